@@ -1,0 +1,58 @@
+import type { NextFunction, Request, Response } from "express";
+import { QuarryError } from "../errors";
+import { adminAuth } from "../services";
+
+/** The signed-in caller, set by `requireUser`. */
+export interface Caller {
+  uid: string;
+  email?: string;
+}
+
+declare module "express-serve-static-core" {
+  interface Request {
+    caller?: Caller;
+  }
+}
+
+const BEARER = /^Bearer\s+([A-Za-z0-9._-]+)$/;
+
+/**
+ * Verifies the Firebase ID token in `Authorization: Bearer <token>` (revocation checked) and sets
+ * `req.caller`. Every route but `/ok` goes through it.
+ */
+export async function requireUser(req: Request, _res: Response, next: NextFunction): Promise<void> {
+  const header = req.get("authorization");
+  if (!header) {
+    throw new QuarryError(
+      "unauthorized:token",
+      "Missing Authorization header: send `Authorization: Bearer <Firebase ID token>`.",
+    );
+  }
+  const match = BEARER.exec(header.trim());
+  if (!match) {
+    throw new QuarryError(
+      "unauthorized:token",
+      "Malformed Authorization header: expected `Bearer <Firebase ID token>`.",
+    );
+  }
+  const auth = await adminAuth();
+  try {
+    const decoded = await auth.verifyIdToken(match[1], true);
+    req.caller = { uid: decoded.uid, email: decoded.email };
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? "";
+    const why = code.includes("expired")
+      ? "The ID token has expired: refresh it (getIdToken(true)) and retry."
+      : code.includes("revoked")
+        ? "The ID token was revoked: sign in again."
+        : "The ID token is not valid: sign in again and send a fresh Firebase ID token.";
+    throw new QuarryError("unauthorized:token", why, { cause: err });
+  }
+  next();
+}
+
+/** The caller set by `requireUser`; throws if a route forgot the middleware. */
+export function callerOf(req: Request): Caller {
+  if (!req.caller) throw new QuarryError("unauthorized:token", "Sign in first.");
+  return req.caller;
+}

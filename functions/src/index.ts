@@ -1,0 +1,21 @@
+/**
+ * Cloud Functions entry. Keep this file's import graph light: LangChain, Vertex AI, BigQuery,
+ * DuckDB and the Firestore client load on first use, not here (cold start).
+ */
+import { onRequest } from "firebase-functions/v2/https";
+import { CONCURRENCY, MEMORY_MIB, REGION, TIMEOUT_SECONDS, checkEnvironmentAtLoad } from "./config";
+import { createApp } from "./http/app";
+
+checkEnvironmentAtLoad();
+
+/** The Quarry API: LangGraph Agent Server protocol over HTTPS with SSE streaming. */
+export const api = onRequest(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    concurrency: CONCURRENCY,
+    invoker: "public",
+  },
+  createApp(),
+);

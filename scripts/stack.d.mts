@@ -1,0 +1,33 @@
+export const ROOT: string;
+export const PROJECT_ID: string;
+export const REGION: string;
+export const DEFAULT_PORTS: Readonly<Record<string, number>>;
+export const liveGroups: Map<number, string>;
+export class StackError extends Error {}
+export interface Stack {
+  ports: Record<string, number>;
+  env: Record<string, string>;
+  urls: { api?: string; web?: string; auth?: string; firestore?: string };
+  pids: number[];
+  stop(): Promise<void>;
+}
+export interface StackOptions {
+  services?: string[];
+  ports?: "auto" | Record<string, number>;
+  env?: Record<string, string | undefined>;
+  rules?: string;
+  log?: (line: string) => void;
+  onOutput?: (chunk: Buffer) => void;
+}
+export function startStack(options?: StackOptions): Promise<Stack>;
+export function stopGroup(pid: number, signal?: string, graceMs?: number): Promise<void>;
+export function isPortFree(port: number): Promise<boolean>;
+export function freePort(): Promise<number>;
+export function choosePorts(
+  services: string[],
+  ports?: "auto" | Record<string, number>,
+): Promise<Record<string, number>>;
+export function findFirestoreEmulator(env?: Record<string, string | undefined>): {
+  kind: string;
+  bin?: string;
+};

@@ -1,0 +1,391 @@
+#!/usr/bin/env node
+/**
+ * Quarry's local stack: Google's Java Firestore emulator plus firebase-tools' functions, auth and
+ * hosting emulators, all on 127.0.0.1, offline, with a `demo-` project.
+ *
+ * Used by `npm start` (foreground; Ctrl-C or SIGTERM stops everything) and by the test suite's
+ * global setup (`startStack({ ports: "auto" })`). Every process it starts runs in its own process
+ * group and is stopped by group, so the Java wrapper's forked JVM and the functions emulator's
+ * workers never outlive it.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const PROJECT_ID = "demo-quarry";
+export const REGION = "us-central1";
+/** Where Google's Cloud SDK puts the Java Firestore emulator. */
+export const PREINSTALLED_FIRESTORE =
+  "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator";
+/** The ports `npm start` uses unless told otherwise (firestore is not in firebase.json: we run it). */
+/** Process groups started and not yet stopped, so a signal during start-up still cleans up. */
+export const liveGroups = new Map();
+
+export const DEFAULT_PORTS = Object.freeze({
+  firestore: 8080,
+  functions: 5001,
+  auth: 9099,
+  hosting: 5000,
+  hub: 4400,
+  logging: 4500,
+});
+
+/** A clear, user-facing failure of the launcher. */
+export class StackError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "StackError";
+  }
+}
+
+/** Resolves with true when nothing listens on 127.0.0.1:port. */
+export function isPortFree(port) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once("error", () => resolve(false));
+    srv.listen({ port, host: "127.0.0.1", exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A port the OS says is free right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen({ port: 0, host: "127.0.0.1" }, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Picks the ports: "auto" takes free ones; otherwise the given (or default) ports must be free,
+ * and a taken one is an error naming it and the flag that changes it.
+ */
+export async function choosePorts(services, ports = {}) {
+  const chosen = {};
+  const usesFirebaseTools = services.some((s) => s !== "firestore");
+  const needed = new Set([...services, ...(usesFirebaseTools ? ["hub", "logging"] : [])]);
+  for (const name of needed) {
+    if (ports === "auto") {
+      let p = await freePort();
+      while (Object.values(chosen).includes(p)) p = await freePort();
+      chosen[name] = p;
+      continue;
+    }
+    const p = Number(ports[name] ?? DEFAULT_PORTS[name]);
+    if (!(await isPortFree(p))) {
+      throw new StackError(
+        `Port ${p} (${name} emulator) is already in use on 127.0.0.1. Stop whatever uses it ` +
+          `(is another \`npm start\` running?), or choose another port with --${name}-port=N, ` +
+          `or pass --ports=auto to pick free ports.`,
+      );
+    }
+    chosen[name] = p;
+  }
+  return chosen;
+}
+
+/** Finds the Java Firestore emulator, or explains what to install. */
+export function findFirestoreEmulator(env = process.env) {
+  const candidates = [env.QUARRY_FIRESTORE_EMULATOR_BIN, PREINSTALLED_FIRESTORE];
+  const gcloud = spawnSync("gcloud", ["info", "--format=value(installation.sdk_root)"], {
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  if (gcloud.status === 0 && gcloud.stdout.trim()) {
+    candidates.push(
+      path.join(gcloud.stdout.trim(), "platform/cloud-firestore-emulator/cloud_firestore_emulator"),
+    );
+  }
+  const found = candidates.find((c) => c && existsSync(c));
+  if (found) return { kind: "java", bin: found };
+  const java = spawnSync("java", ["-version"], { encoding: "utf8" });
+  const major = Number(/version "(\d+)/.exec(`${java.stderr}${java.stdout}`)?.[1] ?? 0);
+  if (major >= 21) return { kind: "firebase-tools" };
+  throw new StackError(
+    "Google's Firestore emulator was not found. Install it with " +
+      "`gcloud components install cloud-firestore-emulator` (or Debian's " +
+      "`google-cloud-cli-firestore-emulator`), or set QUARRY_FIRESTORE_EMULATOR_BIN to its " +
+      "`cloud_firestore_emulator` script. It needs Java 17+ " +
+      (major ? `(found Java ${major})` : "(no `java` on PATH)") +
+      "; firebase-tools' own Firestore emulator would need Java 21+.",
+  );
+}
+
+/** Keeps the last lines a process printed, for error messages. */
+function tail(child, lines = 60) {
+  const buf = [];
+  const push = (chunk) => {
+    for (const line of String(chunk).split("\n")) {
+      if (line.trim()) buf.push(line);
+      if (buf.length > lines) buf.shift();
+    }
+  };
+  child.stdout?.on("data", push);
+  child.stderr?.on("data", push);
+  return () => buf.join("\n");
+}
+
+function groupAlive(pid) {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stops a process group: a polite signal, then SIGKILL; resolves when no member is left. */
+export async function stopGroup(pid, signal = "SIGTERM", graceMs = 10_000) {
+  if (!pid || !groupAlive(pid)) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* already gone */
+  }
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (groupAlive(pid)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+    while (groupAlive(pid)) await sleep(50);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls a URL until it answers 2xx, the process dies, or the time runs out. */
+async function waitForHttp(url, { child, output, what, timeoutMs }) {
+  const deadline = Date.now() + timeoutMs;
+  let exited = null;
+  child.once("exit", (code, sig) => (exited = { code, sig }));
+  while (Date.now() < deadline) {
+    if (exited) {
+      throw new StackError(
+        `${what} exited (code ${exited.code ?? exited.sig}) before it was ready. Its output:\n${output()}`,
+      );
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return;
+    } catch {
+      /* not up yet */
+    }
+    await sleep(250);
+  }
+  throw new StackError(`${what} did not answer ${url} within ${timeoutMs / 1000}s. Its output:\n${output()}`);
+}
+
+/**
+ * Starts the stack. Options:
+ * - services: subset of ["firestore", "functions", "auth", "hosting"] (default all).
+ * - ports: "auto" or { firestore, functions, auth, hosting } (defaults: DEFAULT_PORTS).
+ * - env: extra environment for the emulators (passed through to the function).
+ * - rules: path of firestore rules for the Firestore emulator.
+ * - log: function receiving progress lines.
+ * Resolves with { ports, env, urls, pids, stop() }.
+ */
+export async function startStack(options = {}) {
+  const services = options.services ?? ["firestore", "functions", "auth", "hosting"];
+  const log = options.log ?? (() => {});
+  const ports = await choosePorts(services, options.ports ?? {});
+  const started = [];
+  const cleanups = [];
+  const stop = async () => {
+    for (const s of started.reverse()) {
+      await stopGroup(s.pid, s.signal);
+      liveGroups.delete(s.pid);
+    }
+    started.length = 0;
+    for (const c of cleanups.splice(0)) c();
+  };
+  const baseEnv = {
+    ...process.env,
+    ...options.env,
+    CI: "true",
+    METADATA_SERVER_DETECTION: "none",
+    GCLOUD_PROJECT: PROJECT_ID,
+  };
+  const env = {};
+  try {
+    if (services.includes("firestore")) {
+      const emu = findFirestoreEmulator(baseEnv);
+      if (emu.kind === "java") {
+        const args = ["start", "--host=127.0.0.1", `--port=${ports.firestore}`, `--project_id=${PROJECT_ID}`];
+        if (options.rules) args.push(`--rules=${path.resolve(options.rules)}`);
+        log(`Starting Firestore emulator on 127.0.0.1:${ports.firestore}`);
+        const child = spawn(emu.bin, args, {
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"],
+          env: baseEnv,
+        });
+        started.push({ pid: child.pid, signal: "SIGTERM", name: "firestore" });
+        liveGroups.set(child.pid, "SIGTERM");
+        const output = tail(child);
+        await waitForHttp(`http://127.0.0.1:${ports.firestore}/`, {
+          child,
+          output,
+          what: "The Firestore emulator",
+          timeoutMs: 60_000,
+        });
+      }
+      env.FIRESTORE_EMULATOR_HOST = `127.0.0.1:${ports.firestore}`;
+    }
+    const firebaseServices = services.filter((s) => ["functions", "auth", "hosting"].includes(s));
+    if (services.includes("firestore") && !env.FIRESTORE_EMULATOR_HOST) {
+      firebaseServices.push("firestore");
+    }
+    if (firebaseServices.length > 0) {
+      const fnEnv = { ...baseEnv, ...env };
+      if (firebaseServices.includes("functions") && !fnEnv.FIRESTORE_EMULATOR_HOST) {
+        throw new StackError(
+          "FIRESTORE_EMULATOR_HOST is not set: the functions emulator needs a Firestore emulator. " +
+            "Include firestore in the services, or export FIRESTORE_EMULATOR_HOST=127.0.0.1:<port>.",
+        );
+      }
+      const cfg = JSON.parse(readFileSync(path.join(ROOT, "firebase.json"), "utf8"));
+      cfg.emulators = { singleProjectMode: true, ui: { enabled: false } };
+      for (const name of [...firebaseServices, "hub", "logging"]) {
+        cfg.emulators[name] = { host: "127.0.0.1", port: ports[name] };
+      }
+      // firebase-tools treats the config file's folder as the project root, so it lives at ROOT.
+      const cfgPath = path.join(ROOT, `.firebase.stack-${process.pid}-${ports.hub}.json`);
+      writeFileSync(cfgPath, JSON.stringify(cfg, null, 2));
+      cleanups.push(() => rmSync(cfgPath, { force: true }));
+      const firebaseBin = path.join(ROOT, "node_modules/firebase-tools/lib/bin/firebase.js");
+      if (!existsSync(firebaseBin))
+        throw new StackError("firebase-tools is not installed: run `npm install`.");
+      if (firebaseServices.includes("functions") && !existsSync(path.join(ROOT, "functions/lib/index.js"))) {
+        throw new StackError("functions/lib is missing: run `npm run build` first.");
+      }
+      log(`Starting firebase emulators (${firebaseServices.join(", ")})`);
+      const child = spawn(
+        process.execPath,
+        [
+          firebaseBin,
+          "emulators:start",
+          "--only",
+          firebaseServices.join(","),
+          "--project",
+          PROJECT_ID,
+          "--config",
+          cfgPath,
+        ],
+        { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: fnEnv },
+      );
+      started.push({ pid: child.pid, signal: "SIGINT", name: "firebase" });
+      liveGroups.set(child.pid, "SIGINT");
+      const output = tail(child, 120);
+      if (options.onOutput) {
+        child.stdout.on("data", options.onOutput);
+        child.stderr.on("data", options.onOutput);
+      }
+      const timeoutMs = 180_000;
+      if (firebaseServices.includes("auth")) {
+        await waitForHttp(`http://127.0.0.1:${ports.auth}/`, {
+          child,
+          output,
+          what: "The auth emulator",
+          timeoutMs,
+        });
+        env.FIREBASE_AUTH_EMULATOR_HOST = `127.0.0.1:${ports.auth}`;
+      }
+      if (firebaseServices.includes("functions")) {
+        const okUrl = `http://127.0.0.1:${ports.functions}/${PROJECT_ID}/${REGION}/api/ok`;
+        await waitForHttp(okUrl, { child, output, what: "The functions emulator", timeoutMs });
+      }
+      if (firebaseServices.includes("hosting")) {
+        await waitForHttp(`http://127.0.0.1:${ports.hosting}/`, {
+          child,
+          output,
+          what: "The hosting emulator",
+          timeoutMs,
+        });
+      }
+      if (firebaseServices.includes("firestore"))
+        env.FIRESTORE_EMULATOR_HOST = `127.0.0.1:${ports.firestore}`;
+      started.at(-1).output = output;
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const urls = {
+    api: services.includes("functions")
+      ? `http://127.0.0.1:${ports.functions}/${PROJECT_ID}/${REGION}/api`
+      : undefined,
+    web: services.includes("hosting") ? `http://127.0.0.1:${ports.hosting}` : undefined,
+    auth: services.includes("auth") ? `http://127.0.0.1:${ports.auth}` : undefined,
+    firestore: env.FIRESTORE_EMULATOR_HOST ? `http://${env.FIRESTORE_EMULATOR_HOST}` : undefined,
+  };
+  return {
+    ports,
+    env: { ...env, GCLOUD_PROJECT: PROJECT_ID },
+    urls,
+    pids: started.map((s) => s.pid),
+    stop,
+  };
+}
+
+function parseArgs(argv) {
+  const opts = { ports: {} };
+  for (const arg of argv) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new StackError(`Unknown argument ${arg}. Try --ports=auto or --functions-port=5002.`);
+    const [, key, value] = m;
+    if (key === "ports" && value === "auto") opts.ports = "auto";
+    else if (key === "only") opts.services = value.split(",");
+    else if (key.endsWith("-port") && /^\d+$/.test(value ?? "")) {
+      if (opts.ports !== "auto") opts.ports[key.slice(0, -5)] = Number(value);
+    } else throw new StackError(`Unknown argument ${arg}.`);
+  }
+  return opts;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  let stopping = false;
+  let stack;
+  const shutdown = async (sig) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n[quarry] ${sig}: stopping the emulators…`);
+    if (stack) await stack.stop();
+    for (const [pid, signal] of liveGroups) await stopGroup(pid, signal);
+    console.log("[quarry] stopped.");
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  const passThrough = ["VERTEX_AI_EMULATOR_HOST", "BIGQUERY_EMULATOR_HOST", "GOOGLE_APPLICATION_CREDENTIALS"];
+  const env = Object.fromEntries(passThrough.filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+  stack = await startStack({
+    ...opts,
+    env,
+    rules: path.join(ROOT, "firestore.rules"),
+    log: (l) => console.log(`[quarry] ${l}`),
+    onOutput: (chunk) => process.stdout.write(chunk),
+  });
+  console.log("");
+  console.log(`[quarry] Web app:      ${stack.urls.web ?? "(hosting not started)"}`);
+  console.log(`[quarry] API base URL: ${stack.urls.api ?? "(functions not started)"}`);
+  console.log(
+    `[quarry] Auth emulator: ${stack.urls.auth ?? "-"}   Firestore emulator: ${stack.urls.firestore ?? "-"}`,
+  );
+  console.log("[quarry] Ready. Press Ctrl-C to stop.");
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error(`[quarry] ${err instanceof StackError ? err.message : err.stack}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,17 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { ROOT, startStack, type StackOptions } from "../../scripts/stack.mjs";
+
+/** Starts a stack on free ports for one vitest project and provides its addresses to the tests. */
+export async function provideStack(project: TestProject, options: StackOptions) {
+  const needsFunctions = options.services?.includes("functions");
+  if (needsFunctions && !existsSync(path.join(ROOT, "functions/lib/index.js"))) {
+    throw new Error("functions/lib is missing: run `npm run build` before the integration tests.");
+  }
+  const stack = await startStack({ ports: "auto", ...options });
+  project.provide("stack", { env: stack.env, urls: stack.urls, pids: stack.pids });
+  return async () => {
+    await stack.stop();
+  };
+}

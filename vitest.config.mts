@@ -1,0 +1,54 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Test projects:
+ * - unit:        test/unit/**\/*.test.ts and functions/src/**\/*.test.ts — nothing running.
+ * - integration: test/integration/**\/*.int.ts — starts Firestore + functions + auth emulators.
+ * - rules:       test/rules/**\/*.rules.ts — starts the Firestore emulator.
+ * - e2e:         test/e2e/**\/*.e2e.ts — the whole stack plus Debian Chromium.
+ */
+export default defineConfig({
+  test: {
+    globals: true,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts", "functions/src/**/*.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.int.ts"],
+          globalSetup: ["test/support/global-stack.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "rules",
+          include: ["test/rules/**/*.rules.ts"],
+          globalSetup: ["test/support/global-firestore.ts"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.e2e.ts"],
+          globalSetup: ["test/support/global-full-stack.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
