@@ -35,6 +35,64 @@ export interface EmulatorHosts {
   bigQuery?: string;
 }
 
+export interface WarehouseConfig {
+  /** `duckdb` (embedded, local default) or `bigquery` (production). */
+  engine: "duckdb" | "bigquery";
+  bigquery: {
+    /** Project that runs and pays for query jobs. */
+    billingProject: string;
+    /** Job location, e.g. `US` or `europe-west1`. */
+    location: string;
+    /** Allowed datasets as `project.dataset` (or `dataset` in the billing project). */
+    datasets: string[];
+    /** Largest dry-run estimate one query may have, bytes. */
+    maxBytesPerQuery: number;
+    /** Bytes one conversation (thread) may bill in total. */
+    maxBytesPerThread: number;
+    /** A job running longer is cancelled, ms. */
+    timeoutMs: number;
+    /** `http://host:port` of a BigQuery REST stand-in (from BIGQUERY_EMULATOR_HOST). */
+    apiEndpoint?: string;
+  };
+  duckdb: {
+    /** Database file; unset means the generated sample dataset. */
+    path?: string;
+    /** Extra tables from local CSV/Parquet files: table name → file path. */
+    files: Record<string, string>;
+  };
+  /** Rows kept for the client (table, chart, CSV). */
+  maxRows: number;
+  /** Rows the model sees. */
+  previewRows: number;
+  /** Characters of the preview the model sees. */
+  previewChars: number;
+  /** Characters of the full result kept for the client. */
+  maxResultChars: number;
+}
+
+export interface ModelConfig {
+  /** Gemini model name. */
+  model: string;
+  /** Vertex AI project (defaults to the Firebase project). */
+  project: string;
+  /** Vertex AI location. */
+  location: string;
+  /** `host:port` of a local Vertex AI stand-in (VERTEX_AI_EMULATOR_HOST). */
+  emulatorHost?: string;
+  temperature: number;
+}
+
+export interface AgentConfig {
+  /** Re-plans after an error or empty result before the generator explains what failed. */
+  maxRetries: number;
+  /** Hard cap on model calls in one turn. */
+  maxModelCalls: number;
+  /** History above this many (estimated) tokens is summarized. */
+  contextTokenBudget: number;
+  /** Ask the model whether a non-empty result answers the question. */
+  adequacyCheck: boolean;
+}
+
 export interface RuntimeConfig {
   /** Google Cloud / Firebase project id. */
   projectId: string;
@@ -43,6 +101,13 @@ export interface RuntimeConfig {
   emulators: EmulatorHosts;
   /** Root collection of thread metadata. */
   threadsCollection: string;
+  /** Root collection of the FirestoreCheckpointer. */
+  checkpointsCollection: string;
+  /** Days after which checkpoint documents expire (Firestore TTL field); 0 = never. */
+  checkpointTtlDays: number;
+  warehouse: WarehouseConfig;
+  model: ModelConfig;
+  agent: AgentConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -83,7 +148,85 @@ export function readConfig(env: Env): RuntimeConfig {
       bigQuery: env.BIGQUERY_EMULATOR_HOST || undefined,
     }),
     threadsCollection: env.QUARRY_THREADS_COLLECTION || "threads",
+    checkpointsCollection: env.QUARRY_CHECKPOINTS_COLLECTION || "checkpoints",
+    checkpointTtlDays: int(env, "QUARRY_CHECKPOINT_TTL_DAYS", 0),
+    warehouse: {
+      engine: oneOf(env, "QUARRY_WAREHOUSE", ["duckdb", "bigquery"], "duckdb"),
+      bigquery: {
+        billingProject: env.QUARRY_BQ_PROJECT || projectId,
+        location: env.QUARRY_BQ_LOCATION || "US",
+        datasets: list(env.QUARRY_BQ_DATASETS),
+        maxBytesPerQuery: int(env, "QUARRY_MAX_BYTES_PER_QUERY", 1_000_000_000),
+        maxBytesPerThread: int(env, "QUARRY_MAX_BYTES_PER_THREAD", 10_000_000_000),
+        timeoutMs: int(env, "QUARRY_QUERY_TIMEOUT_MS", 60_000),
+        apiEndpoint: env.BIGQUERY_EMULATOR_HOST ? `http://${env.BIGQUERY_EMULATOR_HOST}` : undefined,
+      },
+      duckdb: {
+        path: env.QUARRY_DUCKDB_PATH || undefined,
+        files: pairs(env.QUARRY_DUCKDB_FILES),
+      },
+      maxRows: int(env, "QUARRY_MAX_ROWS", 10_000),
+      previewRows: int(env, "QUARRY_PREVIEW_ROWS", 50),
+      previewChars: int(env, "QUARRY_PREVIEW_CHARS", 8_000),
+      maxResultChars: int(env, "QUARRY_MAX_RESULT_CHARS", 2_000_000),
+    },
+    model: {
+      model: env.QUARRY_MODEL || "gemini-2.5-flash",
+      project: env.QUARRY_VERTEX_PROJECT || projectId,
+      location: env.QUARRY_VERTEX_LOCATION || "us-central1",
+      emulatorHost: env.VERTEX_AI_EMULATOR_HOST || undefined,
+      temperature: num(env, "QUARRY_TEMPERATURE", 0),
+    },
+    agent: {
+      maxRetries: int(env, "QUARRY_MAX_RETRIES", 2),
+      maxModelCalls: int(env, "QUARRY_MAX_MODEL_CALLS", 8),
+      contextTokenBudget: int(env, "QUARRY_CONTEXT_TOKEN_BUDGET", 24_000),
+      adequacyCheck: env.QUARRY_ADEQUACY_CHECK === "true",
+    },
   });
+}
+
+function num(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) {
+    throw new ConfigError(`${name} must be a non-negative number, got "${raw}".`);
+  }
+  return n;
+}
+
+function int(env: Env, name: string, fallback: number): number {
+  const n = num(env, name, fallback);
+  if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number, got "${env[name]}".`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}".`);
+  }
+  return raw as T;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `name=path,name2=path2` → { name: path, name2: path2 }. */
+function pairs(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list(raw)) {
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw new ConfigError(`QUARRY_DUCKDB_FILES entries look like table=path, got "${item}".`);
+    out[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+  }
+  return out;
 }
 
 let cached: RuntimeConfig | undefined;
