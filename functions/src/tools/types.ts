@@ -131,3 +131,25 @@ export interface Warehouse {
   query(sql: string, ctx: QueryContext): Promise<QueryResult>;
   close(): Promise<void>;
 }
+
+/**
+ * What a tool returns besides the text the model sees (LangChain `content_and_artifact`): the
+ * executor turns it into custom events and keeps it on the ToolMessage in state, so the client can
+ * redraw tables and charts after a reload.
+ */
+export type ToolArtifact =
+  | { kind: "query"; result: QueryResult }
+  | { kind: "tables"; tables: TableInfo[] }
+  | { kind: "schema"; schema: TableSchema }
+  | {
+      kind: "error";
+      category: WarehouseErrorCategory;
+      message: string;
+      details: WarehouseErrorDetails;
+      /** The SQL that failed, for bq_query. */
+      sql?: string;
+    };
+
+/** Tool names the model sees. */
+export const TOOL_NAMES = ["bq_query", "list_tables", "describe_table"] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
