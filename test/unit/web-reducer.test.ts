@@ -1,0 +1,263 @@
+import { describe, expect, it } from "vitest";
+import type { QuarryEvent } from "../../functions/src/agent/events";
+import type { ToolArtifact } from "../../functions/src/tools/types";
+import { chatReducer, EMPTY_CHAT, type ChatAction, type ChatState } from "../../web/src/chat/reducer";
+import { turnsFromMessages, type MessageDict } from "../../web/src/chat/model";
+
+const run = (actions: ChatAction[], start: ChatState = EMPTY_CHAT) => actions.reduce(chatReducer, start);
+const custom = (data: QuarryEvent): ChatAction => ({ type: "stream", event: "custom", data });
+const chunk = (id: string, content: string, meta: object = { langgraph_node: "generator" }): ChatAction => ({
+  type: "stream",
+  event: "messages",
+  data: [{ type: "AIMessageChunk", id, content }, meta],
+});
+
+const SQL = "SELECT region, SUM(amount) AS total FROM shop.orders GROUP BY region";
+const result = {
+  sql: SQL,
+  columns: [
+    { name: "region", type: "VARCHAR" },
+    { name: "total", type: "DOUBLE" },
+  ],
+  rows: [
+    { region: "EU", total: 10 },
+    { region: "US", total: 20 },
+  ],
+  totalRows: 2,
+  truncated: false,
+  bytesProcessed: 2048,
+  bytesBilled: 10485760,
+  cacheHit: false,
+  durationMs: 12,
+};
+
+/** The messages a one-query turn checkpoints, as the API's plain dicts. */
+const turnMessages = (question: string, answer: string): MessageDict[] => [
+  { type: "human", id: `h-${question}`, content: question },
+  { type: "ai", id: "a1", content: "", tool_calls: [{ id: "call-1", name: "bq_query", args: { sql: SQL } }] },
+  {
+    type: "tool",
+    id: "t1",
+    tool_call_id: "call-1",
+    name: "bq_query",
+    content: "region,total\nEU,10\nUS,20",
+    artifact: {
+      kind: "query",
+      result: { ...result, preview: "", previewRows: 2, estimatedBytes: 2048 },
+    } satisfies ToolArtifact,
+  },
+  { type: "ai", id: "a2", content: [{ type: "text", text: answer }] },
+];
+
+describe("chatReducer: a live run", () => {
+  const live = run([
+    { type: "submitted", key: "k1", question: "Sales by region?" },
+    { type: "stream", event: "metadata", data: { run_id: "run-1", attempt: 1 } },
+    custom({ type: "phase", phase: "planning" }),
+    custom({ type: "sql", toolCallId: "call-1", sql: SQL, estimatedBytes: 2048, attempt: 1 }),
+    custom({ type: "phase", phase: "querying" }),
+  ]);
+
+  it("shows the question at once, then the run id, phase and the SQL with its estimate", () => {
+    const t = live.turns[0];
+    expect(t).toMatchObject({
+      question: "Sales by region?",
+      status: "streaming",
+      runId: "run-1",
+      phase: "querying",
+    });
+    expect(t.queries).toEqual([
+      { id: "call-1", tool: "bq_query", sql: SQL, estimatedBytes: 2048, attempt: 1, status: "running" },
+    ]);
+  });
+
+  it("attaches the result, streams answer tokens, and finishes", () => {
+    const s = run(
+      [
+        custom({ type: "result", ref: "call-1", ...result }),
+        custom({ type: "phase", phase: "answering" }),
+        chunk("a2", "EU sold "),
+        chunk("a2", "10, US 20."),
+        custom({
+          type: "usage",
+          turn: {
+            inputTokens: 10,
+            outputTokens: 5,
+            totalTokens: 15,
+            bytesBilled: 10485760,
+            modelCalls: 3,
+            toolCalls: 1,
+          },
+          thread: {
+            inputTokens: 10,
+            outputTokens: 5,
+            totalTokens: 15,
+            bytesBilled: 10485760,
+            modelCalls: 3,
+            toolCalls: 1,
+          },
+        }),
+        { type: "finished" },
+      ],
+      live,
+    );
+    const t = s.turns[0];
+    expect(t.answer).toBe("EU sold 10, US 20.");
+    expect(t.status).toBe("done");
+    expect(t.queries[0]).toMatchObject({
+      status: "done",
+      estimatedBytes: 2048,
+      result: { bytesBilled: 10485760, totalRows: 2 },
+    });
+    expect(t.queries[0].result?.rows).toHaveLength(2);
+    expect(t.usage?.modelCalls).toBe(3);
+  });
+
+  it("keeps planner tokens and tool-call chunks out of the answer", () => {
+    const s = run(
+      [
+        chunk("p1", "thinking about tools", { tags: ["nostream"] }),
+        {
+          type: "stream",
+          event: "messages",
+          data: [{ type: "AIMessageChunk", id: "p2", content: "", tool_call_chunks: [{}] }, {}],
+        },
+        chunk("a2", "Answer."),
+      ],
+      live,
+    );
+    expect(s.turns[0].answer).toBe("Answer.");
+  });
+
+  it("records tool errors and retries with their reasons", () => {
+    const s = run(
+      [
+        custom({
+          type: "tool_error",
+          toolCallId: "call-1",
+          tool: "bq_query",
+          category: "invalid_query",
+          message: "Unrecognized name: regon; Did you mean region?",
+          sql: SQL,
+        }),
+        custom({ type: "retry", attempt: 1, maxRetries: 2, reason: "Fix the column name: regon → region" }),
+        custom({ type: "sql", toolCallId: "call-2", sql: SQL, estimatedBytes: 2048, attempt: 2 }),
+      ],
+      live,
+    );
+    const t = s.turns[0];
+    expect(t.queries.map((q) => [q.id, q.status])).toEqual([
+      ["call-1", "failed"],
+      ["call-2", "running"],
+    ]);
+    expect(t.queries[0].error?.message).toMatch(/Did you mean region/);
+    expect(t.retries).toEqual([{ attempt: 1, maxRetries: 2, reason: "Fix the column name: regon → region" }]);
+  });
+
+  it("a values event fills in what custom events missed, keeping the live estimate", () => {
+    const s = run(
+      [{ type: "stream", event: "values", data: { messages: turnMessages("Sales by region?", "Done.") } }],
+      live,
+    );
+    const t = s.turns[0];
+    expect(t.answer).toBe("Done.");
+    expect(t.queries).toHaveLength(1);
+    expect(t.queries[0]).toMatchObject({ status: "done", estimatedBytes: 2048, result: { totalRows: 2 } });
+  });
+
+  it("an in-band error event becomes words, and the run ending does not hide it", () => {
+    const s = run(
+      [
+        { type: "stream", event: "error", data: { error: "internal", message: "Internal error." } },
+        { type: "finished" },
+      ],
+      live,
+    );
+    expect(s.turns[0].status).toBe("error");
+    expect(s.turns[0].error).toMatch(/Try again/);
+  });
+
+  it("stop marks the turn stopped and its unfinished query as not finished", () => {
+    const s = run([{ type: "stopped" }], live);
+    expect(s.turns[0].status).toBe("stopped");
+    expect(s.turns[0].queries[0]).toMatchObject({ status: "failed", error: { category: "cancelled" } });
+  });
+
+  it("a refused POST (busy thread) becomes advice", () => {
+    const err = Object.assign(new Error('HTTP 409: {"error":"conflict:run","message":"busy"}'), {
+      status: 409,
+    });
+    const s = run([{ type: "failed", error: err }], live);
+    expect(s.turns[0]).toMatchObject({ status: "error" });
+    expect(s.turns[0].error).toMatch(/still answering/);
+  });
+});
+
+describe("after a reload: turns from checkpointed messages", () => {
+  it("rebuilds every turn with its SQL, rows and answer", () => {
+    const s = chatReducer(EMPTY_CHAT, {
+      type: "loaded",
+      values: { messages: [...turnMessages("Q1", "A1"), ...turnMessages("Q2", "A2")], summary: "" },
+    });
+    expect(s.turns.map((t) => [t.question, t.answer, t.status])).toEqual([
+      ["Q1", "A1", "done"],
+      ["Q2", "A2", "done"],
+    ]);
+    expect(s.turns[1].queries[0]).toMatchObject({ sql: SQL, status: "done", estimatedBytes: 2048 });
+    expect(s.turns[1].queries[0].result?.columns.map((c) => c.name)).toEqual(["region", "total"]);
+    expect(s.summarized).toBe(false);
+  });
+
+  it("a failed query keeps its error; an unfinished run shows as stopped", () => {
+    const msgs: MessageDict[] = [
+      { type: "human", id: "h", content: "Q" },
+      {
+        type: "ai",
+        id: "a",
+        content: "",
+        tool_calls: [{ id: "c1", name: "bq_query", args: { sql: "SELECT x" } }],
+      },
+      {
+        type: "tool",
+        tool_call_id: "c1",
+        content: "error",
+        artifact: { kind: "error", category: "not_found", message: "Table shop.x not found", details: {} },
+      },
+      {
+        type: "ai",
+        id: "b",
+        content: "",
+        tool_calls: [{ id: "c2", name: "bq_query", args: { sql: "SELECT y" } }],
+      },
+    ];
+    const [t] = turnsFromMessages(msgs);
+    expect(t.status).toBe("stopped");
+    expect(t.queries.map((q) => [q.sql, q.status, q.error?.category])).toEqual([
+      ["SELECT x", "failed", "not_found"],
+      ["SELECT y", "failed", "cancelled"],
+    ]);
+  });
+
+  it("hides successful schema look-ups and ignores messages before the first question", () => {
+    const msgs: MessageDict[] = [
+      { type: "system", content: "summary" },
+      { type: "human", id: "h", content: [{ type: "text", text: "Which tables?" }] },
+      { type: "ai", id: "a", content: "", tool_calls: [{ id: "c1", name: "list_tables", args: {} }] },
+      { type: "tool", tool_call_id: "c1", content: "shop.orders", artifact: { kind: "tables", tables: [] } },
+      { type: "ai", id: "b", content: "There is shop.orders." },
+    ];
+    const turns = turnsFromMessages(msgs);
+    expect(turns).toHaveLength(1);
+    expect(turns[0]).toMatchObject({
+      question: "Which tables?",
+      answer: "There is shop.orders.",
+      queries: [],
+    });
+  });
+
+  it("notes when older turns were summarized", () => {
+    expect(
+      chatReducer(EMPTY_CHAT, { type: "loaded", values: { messages: [], summary: "earlier..." } }).summarized,
+    ).toBe(true);
+  });
+});

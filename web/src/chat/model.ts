@@ -1,0 +1,216 @@
+/**
+ * What the page shows of a conversation: turns (a question and everything the agent did for it),
+ * and how to rebuild them from the checkpointed messages after a reload.
+ */
+import type { Phase, Usage } from "../../../functions/src/agent/events";
+import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "../../../functions/src/tools/types";
+import type { ColumnInfo, Row } from "../data/columns";
+
+export type { Phase, Usage };
+
+/** A query's rows and costs, enough for the table, chart and CSV. */
+export interface ResultView {
+  columns: ColumnInfo[];
+  rows: Row[];
+  totalRows: number;
+  truncated: boolean;
+  bytesProcessed: number;
+  bytesBilled: number;
+  cacheHit: boolean;
+  durationMs?: number;
+}
+
+/** One tool call of a turn: a query (with its SQL) or a schema look-up that failed. */
+export interface QueryView {
+  id: string;
+  tool: string;
+  sql?: string;
+  attempt?: number;
+  estimatedBytes?: number;
+  result?: ResultView;
+  error?: { category: WarehouseErrorCategory | string; message: string };
+  status: "running" | "done" | "failed";
+}
+
+export interface RetryView {
+  attempt: number;
+  maxRetries: number;
+  reason: string;
+}
+
+export type TurnStatus = "streaming" | "done" | "stopped" | "error";
+
+export interface Turn {
+  key: string;
+  question: string;
+  answer: string;
+  phase?: Phase;
+  queries: QueryView[];
+  retries: RetryView[];
+  usage?: Usage;
+  status: TurnStatus;
+  error?: string;
+  runId?: string;
+  /** Streamed text per AI message id (internal: the answer is the latest one). */
+  streamed?: Record<string, string>;
+}
+
+/** A message as the API sends it: a plain dict (`{ type, content, id, tool_calls, artifact }`). */
+export interface MessageDict {
+  type: string;
+  content?: unknown;
+  id?: string;
+  tool_calls?: { id?: string; name: string; args?: Record<string, unknown> }[];
+  tool_call_chunks?: unknown[];
+  tool_call_id?: string;
+  name?: string;
+  artifact?: unknown;
+  status?: string;
+}
+
+/** Text of a message's content: a string, or the text blocks of a content array. */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) =>
+        typeof b === "string"
+          ? b
+          : b && typeof b === "object" && (b as { type?: unknown }).type === "text"
+            ? String((b as { text?: unknown }).text ?? "")
+            : "",
+      )
+      .join("");
+  }
+  return "";
+}
+
+const isType = (m: MessageDict, ...types: string[]) => types.includes(m.type);
+export const isHuman = (m: MessageDict) => isType(m, "human", "HumanMessage", "HumanMessageChunk", "user");
+export const isAi = (m: MessageDict) => isType(m, "ai", "AIMessage", "AIMessageChunk", "assistant");
+export const isTool = (m: MessageDict) => isType(m, "tool", "ToolMessage", "ToolMessageChunk");
+
+/** A QueryResult (artifact or `result` event) as the view needs it. */
+export function toResultView(
+  r: Omit<QueryResult, "preview" | "previewRows" | "estimatedBytes" | "sql">,
+): ResultView {
+  return {
+    columns: r.columns ?? [],
+    rows: r.rows ?? [],
+    totalRows: r.totalRows ?? r.rows?.length ?? 0,
+    truncated: !!r.truncated,
+    bytesProcessed: r.bytesProcessed ?? 0,
+    bytesBilled: r.bytesBilled ?? 0,
+    cacheHit: !!r.cacheHit,
+    durationMs: r.durationMs,
+  };
+}
+
+function isArtifact(a: unknown): a is ToolArtifact {
+  return typeof a === "object" && a !== null && typeof (a as { kind?: unknown }).kind === "string";
+}
+
+/**
+ * The queries, answer and status of the messages of one turn (everything after its question):
+ * tool calls give the SQL, tool messages' artifacts the rows or the error, the last AI text the answer.
+ */
+export function turnPartsFromMessages(messages: MessageDict[]): Pick<Turn, "queries" | "answer"> {
+  const queries: QueryView[] = [];
+  let answer = "";
+  const find = (id: string) => queries.find((q) => q.id === id);
+  for (const m of messages) {
+    if (isAi(m)) {
+      const calls = m.tool_calls ?? [];
+      for (const c of calls) {
+        const id = c.id ?? `${m.id ?? "call"}-${queries.length}`;
+        const sql =
+          typeof c.args?.sql === "string"
+            ? c.args.sql
+            : typeof c.args?.query === "string"
+              ? c.args.query
+              : undefined;
+        if (!find(id)) queries.push({ id, tool: c.name, sql, status: "running" });
+      }
+      const text = messageText(m.content);
+      if (!calls.length && text.trim()) answer = text;
+    } else if (isTool(m) && m.tool_call_id) {
+      const q = find(m.tool_call_id) ?? {
+        id: m.tool_call_id,
+        tool: m.name ?? "tool",
+        status: "running" as const,
+      };
+      if (!find(q.id)) queries.push(q);
+      const a = m.artifact;
+      if (isArtifact(a) && a.kind === "query") {
+        q.result = toResultView(a.result);
+        q.sql = q.sql ?? a.result.sql;
+        q.estimatedBytes = q.estimatedBytes ?? a.result.estimatedBytes;
+        q.status = "done";
+      } else if (isArtifact(a) && a.kind === "error") {
+        q.error = { category: a.category, message: a.message };
+        q.sql = q.sql ?? a.sql;
+        q.status = "failed";
+      } else {
+        q.status = m.status === "error" ? "failed" : "done";
+        if (m.status === "error") q.error = { category: "internal", message: messageText(m.content) };
+      }
+    }
+  }
+  // Only queries and failures are evidence worth showing; successful schema look-ups are not.
+  return { queries: queries.filter((q) => q.sql || q.error || q.result), answer };
+}
+
+/** All turns of a thread from its checkpointed messages (after a reload). */
+export function turnsFromMessages(messages: MessageDict[]): Turn[] {
+  const turns: Turn[] = [];
+  let current: { question: MessageDict; rest: MessageDict[] } | null = null;
+  const flush = () => {
+    if (!current) return;
+    const parts = turnPartsFromMessages(current.rest);
+    // A checkpoint is final: a call without a tool message never finished (the run was stopped).
+    for (const q of parts.queries) {
+      if (q.status === "running") {
+        q.status = "failed";
+        q.error = q.error ?? {
+          category: "cancelled",
+          message: "This query did not finish: the run was stopped.",
+        };
+      }
+    }
+    turns.push({
+      key: current.question.id ?? `turn-${turns.length}`,
+      question: messageText(current.question.content),
+      ...parts,
+      retries: [],
+      status: parts.answer ? "done" : "stopped",
+    });
+  };
+  for (const m of messages) {
+    if (isHuman(m)) {
+      flush();
+      current = { question: m, rest: [] };
+    } else if (current) {
+      current.rest.push(m);
+    }
+  }
+  flush();
+  return turns;
+}
+
+/** Live and checkpointed views of the same queries: union by id, live details kept. */
+export function mergeQueries(live: QueryView[], stored: QueryView[]): QueryView[] {
+  const out = live.map((q) => ({ ...q }));
+  for (const s of stored) {
+    const l = out.find((q) => q.id === s.id);
+    if (!l) {
+      out.push(s);
+      continue;
+    }
+    l.sql = l.sql ?? s.sql;
+    l.result = l.result ?? s.result;
+    l.error = l.error ?? s.error;
+    l.estimatedBytes = l.estimatedBytes ?? s.estimatedBytes;
+    if (l.status === "running") l.status = s.status;
+  }
+  return out;
+}

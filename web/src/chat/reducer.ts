@@ -1,0 +1,233 @@
+/**
+ * The conversation's state machine: a reload's checkpointed messages, a new question, and every
+ * stream event of its run (SDK `runs.stream` with values, messages-tuple, custom and updates
+ * modes) fold into the turns the page shows. Pure, so every event sequence is unit-tested.
+ */
+import type { QuarryEvent, Usage } from "../../../functions/src/agent/events";
+import { errorInWords } from "../data/format";
+import {
+  isAi,
+  isHuman,
+  mergeQueries,
+  messageText,
+  toResultView,
+  turnPartsFromMessages,
+  turnsFromMessages,
+  type MessageDict,
+  type QueryView,
+  type Turn,
+} from "./model";
+
+export interface ChatState {
+  turns: Turn[];
+  threadUsage?: Usage;
+  /** Set when older turns were folded into a running summary by the server. */
+  summarized: boolean;
+}
+
+export const EMPTY_CHAT: ChatState = { turns: [], summarized: false };
+
+export type ChatAction =
+  | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
+  | { type: "submitted"; key: string; question: string }
+  | { type: "run_created"; runId: string }
+  | { type: "stream"; event: string; data: unknown }
+  | { type: "finished" }
+  | { type: "stopped" }
+  | { type: "failed"; error: unknown };
+
+function updateLast(state: ChatState, fn: (t: Turn) => Turn): ChatState {
+  const last = state.turns[state.turns.length - 1];
+  if (!last) return state;
+  return { ...state, turns: [...state.turns.slice(0, -1), fn(last)] };
+}
+
+function upsertQuery(queries: QueryView[], id: string, patch: Partial<QueryView>): QueryView[] {
+  const i = queries.findIndex((q) => q.id === id);
+  if (i < 0) return [...queries, { id, tool: "bq_query", status: "running", ...patch }];
+  return queries.map((q, j) => (j === i ? { ...q, ...patch } : q));
+}
+
+/** A custom event (phases, SQL, results, tool errors, retries, usage) applied to the live turn. */
+export function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
+  switch (ev.type) {
+    case "phase":
+      return { ...turn, phase: ev.phase };
+    case "sql":
+      return {
+        ...turn,
+        queries: upsertQuery(turn.queries, ev.toolCallId, {
+          tool: "bq_query",
+          sql: ev.sql,
+          estimatedBytes: ev.estimatedBytes,
+          attempt: ev.attempt,
+          status: "running",
+        }),
+      };
+    case "result":
+      return {
+        ...turn,
+        queries: upsertQuery(turn.queries, ev.ref, { sql: ev.sql, result: toResultView(ev), status: "done" }),
+      };
+    case "tool_error":
+      return {
+        ...turn,
+        queries: upsertQuery(turn.queries, ev.toolCallId, {
+          tool: ev.tool,
+          ...(ev.sql ? { sql: ev.sql } : {}),
+          error: { category: ev.category, message: ev.message },
+          status: "failed",
+        }),
+      };
+    case "retry":
+      return {
+        ...turn,
+        retries: [...turn.retries, { attempt: ev.attempt, maxRetries: ev.maxRetries, reason: ev.reason }],
+      };
+    case "usage":
+      return { ...turn, usage: ev.turn };
+    default:
+      return turn;
+  }
+}
+
+type ChunkMeta = { tags?: string[]; langgraph_node?: string } | undefined;
+
+/** A messages-tuple event: an AI token chunk appended to its message's text. */
+function applyMessageChunk(turn: Turn, data: unknown): Turn {
+  if (!Array.isArray(data)) return turn;
+  const [msg, meta] = data as [MessageDict, ChunkMeta];
+  if (!msg || !isAi(msg)) return turn;
+  // Internal model calls (planner, verifier) are tagged to stay out of the user's token stream.
+  if (meta?.tags?.some((t) => t === "nostream" || t === "internal")) return turn;
+  if ((msg.tool_calls?.length ?? 0) > 0 || (msg.tool_call_chunks?.length ?? 0) > 0) return turn;
+  const text = messageText(msg.content);
+  if (!text) return turn;
+  const id = msg.id ?? "stream";
+  const streamed = { ...(turn.streamed ?? {}) };
+  // A chunk event carries a delta; a complete message (type "ai") repeats the whole text.
+  streamed[id] = msg.type === "AIMessageChunk" ? (streamed[id] ?? "") + text : text;
+  return { ...turn, streamed, answer: streamed[id] };
+}
+
+/** A values event: the checkpointed messages of this turn are the source of truth. */
+function applyValues(state: ChatState, values: Record<string, unknown>): ChatState {
+  const messages = Array.isArray(values.messages) ? (values.messages as MessageDict[]) : [];
+  let lastHuman = -1;
+  messages.forEach((m, i) => {
+    if (isHuman(m)) lastHuman = i;
+  });
+  const usage = values.usage as Usage | undefined;
+  const next = updateLast(state, (turn) => {
+    if (lastHuman < 0) return turn;
+    const parts = turnPartsFromMessages(messages.slice(lastHuman + 1));
+    return {
+      ...turn,
+      answer: parts.answer || turn.answer,
+      queries: mergeQueries(turn.queries, parts.queries),
+    };
+  });
+  return usage ? { ...next, threadUsage: usage } : next;
+}
+
+function applyStream(state: ChatState, event: string, data: unknown): ChatState {
+  // Subgraph events are named "mode|namespace".
+  const mode = event.split("|")[0];
+  switch (mode) {
+    case "metadata": {
+      const runId = (data as { run_id?: unknown })?.run_id;
+      return typeof runId === "string" ? updateLast(state, (t) => ({ ...t, runId })) : state;
+    }
+    case "custom":
+      return updateLast(state, (t) => applyCustom(t, data as QuarryEvent));
+    case "messages":
+    case "messages/partial":
+      return updateLast(state, (t) => applyMessageChunk(t, data));
+    case "values":
+      return data && typeof data === "object" ? applyValues(state, data as Record<string, unknown>) : state;
+    case "updates": {
+      // Phase fallback for graphs that report it only in state updates.
+      let phase: string | undefined;
+      for (const u of Object.values((data ?? {}) as Record<string, unknown>)) {
+        const p = (u as { phase?: unknown } | null)?.phase;
+        if (typeof p === "string") phase = p;
+      }
+      return phase ? updateLast(state, (t) => ({ ...t, phase: phase as Turn["phase"] })) : state;
+    }
+    case "error":
+      return updateLast(state, (t) => ({ ...t, status: "error", error: errorInWords(data) }));
+    default:
+      return state;
+  }
+}
+
+/** The reducer behind the chat view. */
+export function chatReducer(state: ChatState, action: ChatAction): ChatState {
+  switch (action.type) {
+    case "loaded": {
+      const v = action.values ?? {};
+      return { turns: turnsFromMessages(v.messages ?? []), threadUsage: v.usage, summarized: !!v.summary };
+    }
+    case "submitted":
+      return {
+        ...state,
+        turns: [
+          ...state.turns,
+          {
+            key: action.key,
+            question: action.question,
+            answer: "",
+            queries: [],
+            retries: [],
+            status: "streaming",
+            phase: "ingress",
+          },
+        ],
+      };
+    case "run_created":
+      return updateLast(state, (t) => ({ ...t, runId: action.runId }));
+    case "stream":
+      return applyStream(state, action.event, action.data);
+    case "finished":
+      return updateLast(state, (t) =>
+        t.status === "streaming"
+          ? { ...t, status: "done", phase: "done", queries: settle(t.queries, "The query did not finish.") }
+          : t,
+      );
+    case "stopped":
+      return updateLast(state, (t) =>
+        t.status === "streaming"
+          ? { ...t, status: "stopped", queries: settle(t.queries, "Stopped before the query finished.") }
+          : t,
+      );
+    case "failed":
+      return updateLast(state, (t) =>
+        t.status === "error"
+          ? t
+          : {
+              ...t,
+              status: "error",
+              error: errorInWords(action.error),
+              queries: settle(t.queries, "The run failed before the query finished."),
+            },
+      );
+    default:
+      return state;
+  }
+}
+
+/** When a run ends, a query still marked running will never finish. */
+function settle(queries: QueryView[], why: string): QueryView[] {
+  return queries.map((q) =>
+    q.status === "running"
+      ? { ...q, status: "failed", error: q.error ?? { category: "cancelled", message: why } }
+      : q,
+  );
+}
+
+/** The question text of the human message we send (kept for optimistic display). */
+export function humanInput(content: string): { messages: MessageDict[] } {
+  return { messages: [{ type: "human", content }] };
+}
+
+export { messageText };
