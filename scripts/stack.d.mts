@@ -13,7 +13,8 @@ export interface Stack {
 }
 export interface StackOptions {
   services?: string[];
-  ports?: "auto" | Record<string, number>;
+  ports?: "auto" | Record<string, number | "auto">;
+  functionsEnv?: Record<string, string>;
   env?: Record<string, string | undefined>;
   rules?: string;
   log?: (line: string) => void;

@@ -71,7 +71,7 @@ export async function choosePorts(services, ports = {}) {
   const usesFirebaseTools = services.some((s) => s !== "firestore");
   const needed = new Set([...services, ...(usesFirebaseTools ? ["hub", "logging"] : [])]);
   for (const name of needed) {
-    if (ports === "auto") {
+    if (ports === "auto" || ports[name] === "auto") {
       let p = await freePort();
       while (Object.values(chosen).includes(p)) p = await freePort();
       chosen[name] = p;
@@ -189,6 +189,7 @@ async function waitForHttp(url, { child, output, what, timeoutMs }) {
  * - services: subset of ["firestore", "functions", "auth", "hosting"] (default all).
  * - ports: "auto" or { firestore, functions, auth, hosting } (defaults: DEFAULT_PORTS).
  * - env: extra environment for the emulators (passed through to the function).
+ * - functionsEnv: environment for firebase-tools applied after the launcher's own (overrides it).
  * - rules: path of firestore rules for the Firestore emulator.
  * - log: function receiving progress lines.
  * Resolves with { ports, env, urls, pids, stop() }.
@@ -244,7 +245,8 @@ export async function startStack(options = {}) {
       firebaseServices.push("firestore");
     }
     if (firebaseServices.length > 0) {
-      const fnEnv = { ...baseEnv, ...env };
+      // functionsEnv comes last: tests use it to put a fault-injecting proxy in front of Firestore.
+      const fnEnv = { ...baseEnv, ...env, ...options.functionsEnv };
       if (firebaseServices.includes("functions") && !fnEnv.FIRESTORE_EMULATOR_HOST) {
         throw new StackError(
           "FIRESTORE_EMULATOR_HOST is not set: the functions emulator needs a Firestore emulator. " +

@@ -80,6 +80,10 @@ export interface ModelConfig {
   /** `host:port` of a local Vertex AI stand-in (VERTEX_AI_EMULATOR_HOST). */
   emulatorHost?: string;
   temperature: number;
+  /** Service-account key file for Google APIs (GOOGLE_APPLICATION_CREDENTIALS), if any. */
+  credentialsFile?: string;
+  /** Running on Google Cloud (Cloud Functions/Run set K_SERVICE), where the metadata server has credentials. */
+  onGoogleCloud: boolean;
 }
 
 export interface AgentConfig {
@@ -105,6 +109,12 @@ export interface RuntimeConfig {
   checkpointsCollection: string;
   /** Days after which checkpoint documents expire (Firestore TTL field); 0 = never. */
   checkpointTtlDays: number;
+  /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
+  runLeaseSeconds: number;
+  /** The API's public base URL (the function URL), for the web client. */
+  apiUrl: string;
+  /** Region of the function (for the default apiUrl). */
+  region: string;
   warehouse: WarehouseConfig;
   model: ModelConfig;
   agent: AgentConfig;
@@ -150,6 +160,11 @@ export function readConfig(env: Env): RuntimeConfig {
     threadsCollection: env.QUARRY_THREADS_COLLECTION || "threads",
     checkpointsCollection: env.QUARRY_CHECKPOINTS_COLLECTION || "checkpoints",
     checkpointTtlDays: int(env, "QUARRY_CHECKPOINT_TTL_DAYS", 0),
+    runLeaseSeconds: int(env, "QUARRY_RUN_LEASE_SECONDS", 60),
+    region: env.QUARRY_REGION || "us-central1",
+    apiUrl:
+      env.QUARRY_API_URL ||
+      `https://${env.QUARRY_REGION || "us-central1"}-${projectId}.cloudfunctions.net/api`,
     warehouse: {
       engine: oneOf(env, "QUARRY_WAREHOUSE", ["duckdb", "bigquery"], "duckdb"),
       bigquery: {
@@ -176,6 +191,8 @@ export function readConfig(env: Env): RuntimeConfig {
       location: env.QUARRY_VERTEX_LOCATION || "us-central1",
       emulatorHost: env.VERTEX_AI_EMULATOR_HOST || undefined,
       temperature: num(env, "QUARRY_TEMPERATURE", 0),
+      credentialsFile: env.GOOGLE_APPLICATION_CREDENTIALS || undefined,
+      onGoogleCloud: Boolean(env.K_SERVICE) && env.FUNCTIONS_EMULATOR !== "true",
     },
     agent: {
       maxRetries: int(env, "QUARRY_MAX_RETRIES", 2),

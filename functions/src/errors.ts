@@ -13,6 +13,7 @@ export type ErrorCode =
   | "not_found:assistant"
   | "not_found:run"
   | "conflict:run"
+  | "conflict:thread"
   | "payload_too_large:body"
   | "unavailable:config"
   | "internal";

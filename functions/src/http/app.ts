@@ -1,11 +1,26 @@
+import cors from "cors";
 import express, { type NextFunction, type Request, type Response } from "express";
 import * as logger from "firebase-functions/logger";
+import { CORS_ORIGINS, config } from "../config";
 import { QuarryError, toErrorBody } from "../errors";
+import { assistantRoutes } from "./assistants";
 import { requireUser } from "./auth";
+import { runRoutes } from "./runs";
 import { threadRoutes } from "./threads";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 export const BODY_LIMIT = "256kb";
+const BODY_LIMIT_BYTES = 256 * 1024;
+
+/** The platform pre-parses bodies up to its own (much larger) limit, so ours is enforced here. */
+function limitBodySize(req: Request, _res: Response, next: NextFunction): void {
+  const raw = (req as Request & { rawBody?: Buffer }).rawBody;
+  const size = raw?.length ?? Number(req.get("content-length") ?? 0);
+  if (size > BODY_LIMIT_BYTES) {
+    throw new QuarryError("payload_too_large:body", `The request body is larger than ${BODY_LIMIT}.`);
+  }
+  next();
+}
 
 /**
  * The API as an express app. It is mounted at `/` (function URL) and at `/api` (Hosting rewrite
@@ -15,17 +30,45 @@ export function createApp(): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", true);
+  // The web app calls the function URL directly (Hosting rewrites buffer streams), so CORS matters.
+  app.use(
+    cors({
+      origin: (origin, cb) => cb(null, !origin || allowedOrigins().includes(origin)),
+      exposedHeaders: ["Content-Location", "Location"],
+      maxAge: 3600,
+    }),
+  );
 
   const api = express.Router();
   // Agent Server answers `GET /ok` without auth: it is the health check.
   api.get("/ok", (_req, res) => {
     res.json({ ok: true });
   });
-  api.use(express.json({ limit: BODY_LIMIT }));
+  // What the web page needs before sign-in: where the API and (locally) the emulators are.
+  api.get("/client-config", (_req, res) => {
+    const cfg = config();
+    res.json({
+      projectId: cfg.projectId,
+      region: cfg.region,
+      apiUrl: cfg.apiUrl,
+      ...(cfg.inEmulator && cfg.emulators.auth ? { authEmulatorUrl: `http://${cfg.emulators.auth}` } : {}),
+      ...(cfg.inEmulator && cfg.emulators.firestore
+        ? { firestoreEmulatorHost: cfg.emulators.firestore }
+        : {}),
+    });
+  });
+  api.use(limitBodySize);
+  // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
+  api.use(express.json({ limit: BODY_LIMIT, strict: false }));
   api.use(requireUser);
+  api.use(assistantRoutes());
   api.use(threadRoutes());
+  api.use(runRoutes());
   api.use((req) => {
-    throw new QuarryError("not_found:route", `No route ${req.method} ${req.path}.`);
+    throw new QuarryError(
+      "not_found:route",
+      `No route ${req.method} ${req.path}. See the README for the API.`,
+    );
   });
 
   app.use("/api", api);
@@ -34,10 +77,18 @@ export function createApp(): express.Express {
   return app;
 }
 
+function allowedOrigins(): string[] {
+  return CORS_ORIGINS.value()
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
   const mapped = mapBodyParserError(err) ?? err;
   const { status, body, expected } = toErrorBody(mapped);
-  if (!expected) logger.error("Unhandled error", { path: req.path, err: String(err) });
+  if (!expected)
+    logger.error("Unhandled error", { path: req.path, err: String((err as Error)?.stack ?? err) });
   if (res.headersSent) {
     res.end();
     return;

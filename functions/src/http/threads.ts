@@ -1,73 +1,133 @@
 import { randomUUID } from "node:crypto";
-import { Router } from "express";
-import { config } from "../config";
+import { Router, type Request } from "express";
 import { QuarryError } from "../errors";
-import { firestore } from "../services";
 import { callerOf } from "./auth";
+import { checkpointSaver, agentGraph, threadStore } from "./runtime";
+import {
+  CreateThreadBody,
+  HistoryBody,
+  PatchThreadBody,
+  SearchThreadsBody,
+  ThreadIdParam,
+  parse,
+} from "./schemas";
+import { toThreadState } from "./serialize";
+import { toThread } from "./thread-store";
 
-/** Thread metadata as stored in Firestore (`threads/{threadId}`). */
-export interface ThreadDoc {
-  owner: string;
-  title: string;
-  status: "idle" | "busy" | "interrupted" | "error";
-  metadata: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
+function threadParam(req: Request): string {
+  return parse(ThreadIdParam, req.params.threadId, "path");
 }
-
-/** Agent Server thread shape. */
-export function toThread(id: string, doc: ThreadDoc) {
-  return {
-    thread_id: id,
-    created_at: doc.createdAt,
-    updated_at: doc.updatedAt,
-    metadata: { ...doc.metadata, owner: doc.owner, title: doc.title },
-    status: doc.status,
-    values: null,
-    interrupts: {},
-  };
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function threadRoutes(): Router {
   const r = Router();
 
   r.post("/threads", async (req, res) => {
     const { uid } = callerOf(req);
-    const body = (req.body ?? {}) as { thread_id?: unknown; metadata?: unknown };
-    const id = typeof body.thread_id === "string" ? body.thread_id : randomUUID();
-    if (!UUID.test(id)) throw new QuarryError("bad_request:body", "thread_id must be a UUID.");
-    const now = new Date().toISOString();
-    const doc: ThreadDoc = {
-      owner: uid,
-      title: "",
-      status: "idle",
-      metadata: isPlainObject(body.metadata) ? body.metadata : {},
-      createdAt: now,
-      updatedAt: now,
-    };
-    const db = await firestore();
-    await db.collection(config().threadsCollection).doc(id).create(doc);
+    const body = parse(CreateThreadBody, req.body ?? {}, "body");
+    const id = body.thread_id ?? randomUUID();
+    const doc = await (await threadStore()).create(id, uid, body.metadata ?? {}, body.if_exists ?? "raise");
     res.json(toThread(id, doc));
+  });
+
+  r.post("/threads/search", async (req, res) => {
+    const { uid } = callerOf(req);
+    const body = parse(SearchThreadsBody, req.body ?? {}, "body");
+    if (body.sort_by && body.sort_by !== "updated_at") {
+      throw new QuarryError("bad_request:body", 'Threads can be sorted by "updated_at" only.');
+    }
+    const found = await (
+      await threadStore()
+    ).search(uid, {
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+      status: body.status,
+      order: body.sort_order ?? "desc",
+    });
+    const wanted = body.metadata ? Object.entries(body.metadata) : [];
+    const threads = found
+      .map(({ id, doc }) => toThread(id, doc))
+      .filter((t) => (body.ids ? body.ids.includes(t.thread_id) : true))
+      .filter((t) =>
+        wanted.every(
+          ([k, v]) => JSON.stringify((t.metadata as Record<string, unknown>)[k]) === JSON.stringify(v),
+        ),
+      );
+    res.json(threads);
   });
 
   r.get("/threads/:threadId", async (req, res) => {
     const { uid } = callerOf(req);
-    const id = req.params.threadId;
-    const db = await firestore();
-    const snap = UUID.test(id) ? await db.collection(config().threadsCollection).doc(id).get() : undefined;
-    const doc = snap?.data() as ThreadDoc | undefined;
-    // Another user's thread is indistinguishable from a missing one.
-    if (!doc || doc.owner !== uid) {
-      throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+    const id = threadParam(req);
+    res.json(toThread(id, await (await threadStore()).get(id, uid)));
+  });
+
+  r.patch("/threads/:threadId", async (req, res) => {
+    const { uid } = callerOf(req);
+    const id = threadParam(req);
+    const body = parse(PatchThreadBody, req.body ?? {}, "body");
+    res.json(toThread(id, await (await threadStore()).patchMetadata(id, uid, body.metadata)));
+  });
+
+  r.delete("/threads/:threadId", async (req, res) => {
+    const { uid } = callerOf(req);
+    const id = threadParam(req);
+    const store = await threadStore();
+    const doc = await store.get(id, uid);
+    if (doc.run && doc.run.expiresAt.toMillis() > Date.now())
+      await store.requestCancel(id, uid, doc.run.runId);
+    // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
+    await (await checkpointSaver()).deleteThread(id);
+    await store.delete(id);
+    res.status(204).end();
+  });
+
+  r.get("/threads/:threadId/state", async (req, res) => {
+    const { uid } = callerOf(req);
+    const id = threadParam(req);
+    await (await threadStore()).get(id, uid);
+    const graph = await agentGraph();
+    const snap = await graph.getState({ configurable: { thread_id: id } });
+    res.json(toThreadState(snap, id));
+  });
+
+  const history = async (req: Request, body: ReturnType<typeof HistoryBody.parse>) => {
+    const { uid } = callerOf(req);
+    const id = threadParam(req);
+    await (await threadStore()).get(id, uid);
+    const graph = await agentGraph();
+    const before =
+      typeof body.before === "string"
+        ? { configurable: { thread_id: id, checkpoint_id: body.before } }
+        : body.before?.checkpoint_id
+          ? { configurable: { thread_id: id, checkpoint_id: body.before.checkpoint_id } }
+          : undefined;
+    const config = {
+      configurable: {
+        thread_id: id,
+        ...(body.checkpoint?.checkpoint_ns !== undefined
+          ? { checkpoint_ns: body.checkpoint.checkpoint_ns }
+          : {}),
+        ...(body.checkpoint?.checkpoint_id ? { checkpoint_id: body.checkpoint.checkpoint_id } : {}),
+      },
+    };
+    const states = [];
+    for await (const snap of graph.getStateHistory(config, {
+      limit: body.limit ?? 10,
+      before,
+      filter: body.metadata,
+    })) {
+      states.push(toThreadState(snap, id));
     }
-    res.json(toThread(id, doc));
+    return states;
+  };
+
+  r.post("/threads/:threadId/history", async (req, res) => {
+    res.json(await history(req, parse(HistoryBody, req.body ?? {}, "body")));
+  });
+  r.get("/threads/:threadId/history", async (req, res) => {
+    const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
+    res.json(await history(req, parse(HistoryBody, { limit }, "query")));
   });
 
   return r;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -1,0 +1,144 @@
+/**
+ * Request schemas (zod), shaped like the LangGraph Agent Server's, strict: an unknown field is an
+ * error that names it, so a typo never silently changes behaviour.
+ */
+import { z } from "zod";
+import { QuarryError, type ErrorCode } from "../errors";
+
+/** Longest question accepted, characters. */
+export const MAX_MESSAGE_CHARS = 8_000;
+export const ASSISTANT_ID = "quarry";
+
+const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
+const metadata = z
+  .record(z.string().max(200), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= 16_000, {
+    message: "metadata must be at most 16 KB of JSON",
+  });
+
+export const ThreadIdParam = uuid;
+export const RunIdParam = uuid;
+
+export const CreateThreadBody = z.strictObject({
+  thread_id: uuid.optional(),
+  metadata: metadata.optional(),
+  if_exists: z.enum(["raise", "do_nothing"]).optional(),
+  graph_id: z.literal(ASSISTANT_ID).optional(),
+  supersteps: z.undefined({ message: "supersteps are not supported" }).optional(),
+  ttl: z.undefined({ message: "thread ttl is not supported" }).optional(),
+});
+
+export const PatchThreadBody = z.strictObject({
+  metadata: metadata,
+});
+
+export const SearchThreadsBody = z.strictObject({
+  metadata: metadata.optional(),
+  status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+  limit: z.number().int().min(1).max(100).optional(),
+  offset: z.number().int().min(0).max(10_000).optional(),
+  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).optional(),
+  sort_order: z.enum(["asc", "desc"]).optional(),
+  select: z.array(z.string()).optional(),
+  values: z.undefined({ message: "searching by values is not supported" }).optional(),
+  ids: z.array(uuid).max(100).optional(),
+});
+
+const checkpointRef = z.strictObject({
+  checkpoint_id: z.string().min(1).max(200).optional(),
+  checkpoint_ns: z.string().max(500).optional(),
+  thread_id: z.string().optional(),
+  checkpoint_map: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const HistoryBody = z.strictObject({
+  limit: z.number().int().min(1).max(1000).optional(),
+  before: z.union([z.string(), checkpointRef]).optional(),
+  metadata: metadata.optional(),
+  checkpoint: checkpointRef.optional(),
+});
+
+const content = z.union([z.string(), z.array(z.looseObject({ type: z.string() })).max(50)]);
+
+/** A message as the SDK sends it: `{ type: "human", content }` (role/"user" accepted too). */
+const InputMessage = z.looseObject({
+  type: z.enum(["human", "user"]).optional(),
+  role: z.enum(["human", "user"]).optional(),
+  content,
+  id: z.string().max(200).optional(),
+});
+
+export const RunInput = z.strictObject({
+  messages: z
+    .array(InputMessage)
+    .min(1, "input.messages needs the user's message")
+    .max(1, "send one message per run"),
+});
+
+const STREAM_MODES = ["values", "updates", "messages-tuple", "custom", "messages"] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
+
+export const RunStreamBody = z.strictObject({
+  assistant_id: z.string().min(1).max(200),
+  input: RunInput.nullish(),
+  command: z.null().optional(),
+  config: z.looseObject({}).nullish(),
+  context: z.looseObject({}).nullish(),
+  metadata: metadata.nullish(),
+  stream_mode: z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES)).max(5)]).optional(),
+  stream_subgraphs: z.boolean().optional(),
+  stream_resumable: z.boolean().optional(),
+  feedback_keys: z.array(z.string()).optional(),
+  interrupt_before: z.undefined({ message: "interrupt_before is not supported" }).optional(),
+  interrupt_after: z.undefined({ message: "interrupt_after is not supported" }).optional(),
+  checkpoint: checkpointRef.nullish(),
+  checkpoint_id: z.string().max(200).nullish(),
+  webhook: z.undefined({ message: "webhooks are not supported" }).optional(),
+  multitask_strategy: z
+    .enum(["reject"], { message: "only multitask_strategy 'reject' is supported" })
+    .optional(),
+  on_completion: z.enum(["delete", "keep"]).optional(),
+  on_disconnect: z.enum(["cancel", "continue"]).optional(),
+  after_seconds: z.undefined({ message: "after_seconds is not supported" }).optional(),
+  if_not_exists: z.enum(["reject", "create"]).optional(),
+  checkpoint_during: z.boolean().optional(),
+  durability: z.enum(["sync", "async", "exit"]).optional(),
+});
+export type RunStreamBody = z.infer<typeof RunStreamBody>;
+
+export const CancelQuery = z.strictObject({
+  wait: z.enum(["true", "false", "0", "1"]).optional(),
+  action: z.enum(["interrupt", "rollback"]).optional(),
+});
+
+/** Parses or throws a 400 that lists each problem as `path: message`. */
+export function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const code: ErrorCode =
+    what === "query" ? "bad_request:query" : what === "path" ? "bad_request:params" : "bad_request:body";
+  const problems = result.error.issues.map((i) => {
+    const where = i.path.length ? i.path.join(".") : what;
+    if (i.code === "unrecognized_keys")
+      return `unknown field(s) ${i.keys.map((k) => `"${k}"`).join(", ")} in ${where}`;
+    return `${where}: ${i.message}`;
+  });
+  throw new QuarryError(code, `Invalid ${what}: ${problems.join("; ")}.`);
+}
+
+/** The user's question as text, with the length limit checked. */
+export function questionText(input: z.infer<typeof RunInput>): string {
+  const c = input.messages[0].content;
+  const text = typeof c === "string" ? c : c.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+  if (!text.trim())
+    throw new QuarryError("bad_request:body", "input.messages[0].content is empty: ask a question.");
+  if (text.length > MAX_MESSAGE_CHARS) {
+    throw new QuarryError(
+      "bad_request:body",
+      `The question is ${text.length} characters; the limit is ${MAX_MESSAGE_CHARS}. Shorten it.`,
+    );
+  }
+  return text;
+}

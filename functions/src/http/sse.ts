@@ -1,0 +1,49 @@
+import type { Response } from "express";
+
+/** Comment heartbeats keep proxies and the client from timing out an idle stream. */
+export const HEARTBEAT_MS = 10_000;
+
+/**
+ * A Server-Sent Events writer for an express response: named events with JSON data, comment
+ * heartbeats, and writes that become no-ops once the client is gone.
+ */
+export class SseWriter {
+  private heartbeat: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly res: Response) {}
+
+  open(headers: Record<string, string>): void {
+    this.res.status(200);
+    this.res.set({
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-cache, no-transform",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+      ...headers,
+    });
+    this.res.flushHeaders();
+    this.heartbeat = setInterval(() => this.comment("heartbeat"), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  get isOpen(): boolean {
+    return !this.closed && !this.res.writableEnded && !this.res.destroyed;
+  }
+
+  send(event: string, data: unknown): void {
+    if (!this.isOpen) return;
+    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  comment(text: string): void {
+    if (!this.isOpen) return;
+    this.res.write(`: ${text}\n\n`);
+  }
+
+  end(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (!this.closed && !this.res.writableEnded) this.res.end();
+    this.closed = true;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Thread metadata in Firestore (`threads/{threadId}`): owner, title, status, timestamps, usage
+ * totals, and the run lease that allows one run per thread across all instances.
+ */
+import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import { QuarryError } from "../errors";
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  bytesBilled: number;
+  modelCalls: number;
+  toolCalls: number;
+  runs: number;
+}
+
+/** The lease of the run that currently owns the thread. */
+export interface RunLease {
+  runId: string;
+  /** Lease end; a crashed instance's lease simply runs out. */
+  expiresAt: Timestamp;
+  /** Set by the cancel endpoint (any instance); the running instance watches it. */
+  cancel: boolean;
+}
+
+export interface ThreadDoc {
+  owner: string;
+  title: string;
+  status: ThreadStatus;
+  metadata: Record<string, unknown>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  usage: UsageTotals;
+  run: RunLease | null;
+  lastRunId?: string;
+}
+
+export const ZERO_USAGE: UsageTotals = {
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  bytesBilled: 0,
+  modelCalls: 0,
+  toolCalls: 0,
+  runs: 0,
+};
+
+/** Agent Server thread shape. */
+export function toThread(id: string, doc: ThreadDoc) {
+  return {
+    thread_id: id,
+    created_at: doc.createdAt.toDate().toISOString(),
+    updated_at: doc.updatedAt.toDate().toISOString(),
+    metadata: {
+      ...doc.metadata,
+      owner: doc.owner,
+      title: doc.title,
+      graph_id: "quarry",
+      assistant_id: "quarry",
+    },
+    status: doc.status,
+    values: null as unknown,
+    interrupts: {},
+    usage: doc.usage,
+  };
+}
+
+export class ThreadStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly collection: string,
+    private readonly fieldValue: typeof import("firebase-admin/firestore").FieldValue,
+    private readonly timestamp: typeof import("firebase-admin/firestore").Timestamp,
+  ) {}
+
+  ref(id: string): DocumentReference {
+    return this.db.collection(this.collection).doc(id);
+  }
+
+  /** The caller's thread, or 404 (another user's thread looks exactly like a missing one). */
+  async get(id: string, uid: string): Promise<ThreadDoc> {
+    const snap = await this.ref(id).get();
+    const doc = snap.data() as ThreadDoc | undefined;
+    if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+    return doc;
+  }
+
+  async create(id: string, uid: string, metadata: Record<string, unknown>, ifExists: "raise" | "do_nothing") {
+    const now = this.timestamp.now();
+    const title = typeof metadata.title === "string" ? metadata.title.slice(0, 200) : "";
+    const { title: _t, owner: _o, ...rest } = metadata;
+    const doc: ThreadDoc = {
+      owner: uid,
+      title,
+      status: "idle",
+      metadata: rest,
+      createdAt: now,
+      updatedAt: now,
+      usage: { ...ZERO_USAGE },
+      run: null,
+    };
+    try {
+      await this.ref(id).create(doc);
+      return doc;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 6) throw err; // 6 = ALREADY_EXISTS
+      const existing = await this.ref(id).get();
+      const found = existing.data() as ThreadDoc | undefined;
+      if (ifExists === "do_nothing" && found?.owner === uid) return found;
+      // Never reveal that someone else's thread id exists.
+      throw new QuarryError("conflict:thread", `Thread ${id} already exists: choose another thread_id.`);
+    }
+  }
+
+  async patchMetadata(id: string, uid: string, metadata: Record<string, unknown>): Promise<ThreadDoc> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const { title, owner: _o, ...rest } = metadata;
+      const next: ThreadDoc = {
+        ...doc,
+        title: typeof title === "string" ? title.slice(0, 200) : doc.title,
+        metadata: { ...doc.metadata, ...rest },
+        updatedAt: this.timestamp.now(),
+      };
+      tx.set(this.ref(id), next);
+      return next;
+    });
+  }
+
+  /** The caller's threads, newest first (needs the composite index owner + updatedAt). */
+  async search(
+    uid: string,
+    opts: { limit: number; offset: number; status?: ThreadStatus; order: "asc" | "desc" },
+  ) {
+    let q = this.db.collection(this.collection).where("owner", "==", uid);
+    if (opts.status) q = q.where("status", "==", opts.status);
+    const snap = await q.orderBy("updatedAt", opts.order).offset(opts.offset).limit(opts.limit).get();
+    return snap.docs.map((d) => ({ id: d.id, doc: d.data() as ThreadDoc }));
+  }
+
+  /**
+   * Takes the run lease in a transaction: 409 when another run holds an unexpired lease.
+   * Also sets the title from the first question.
+   */
+  async acquireLease(
+    id: string,
+    uid: string,
+    runId: string,
+    leaseMs: number,
+    question: string,
+  ): Promise<ThreadDoc> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const now = Date.now();
+      if (doc.run && doc.run.expiresAt.toMillis() > now) {
+        throw new QuarryError(
+          "conflict:run",
+          `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
+        );
+      }
+      const update = {
+        status: "busy" as const,
+        updatedAt: this.timestamp.fromMillis(now),
+        run: { runId, expiresAt: this.timestamp.fromMillis(now + leaseMs), cancel: false },
+        lastRunId: runId,
+        ...(doc.title ? {} : { title: question.replace(/\s+/g, " ").trim().slice(0, 80) }),
+      };
+      tx.update(this.ref(id), update);
+      return { ...doc, ...update };
+    });
+  }
+
+  /** Extends our lease; false when it is no longer ours (expired and taken). */
+  async renewLease(id: string, runId: string, leaseMs: number): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const run = (snap.data() as ThreadDoc | undefined)?.run;
+      if (!run || run.runId !== runId) return false;
+      tx.update(this.ref(id), { "run.expiresAt": this.timestamp.fromMillis(Date.now() + leaseMs) });
+      return true;
+    });
+  }
+
+  /** Releases our lease (only ours) and records the run's outcome and usage. */
+  async releaseLease(
+    id: string,
+    runId: string,
+    status: ThreadStatus,
+    usage?: Partial<UsageTotals>,
+  ): Promise<void> {
+    await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc) return;
+      const update: Record<string, unknown> = { updatedAt: this.timestamp.now() };
+      if (doc.run?.runId === runId) {
+        update.run = null;
+        update.status = status;
+      }
+      if (usage) {
+        for (const [k, v] of Object.entries(usage)) {
+          if (typeof v === "number" && v !== 0) update[`usage.${k}`] = this.fieldValue.increment(v);
+        }
+      }
+      tx.update(this.ref(id), update);
+    });
+  }
+
+  /** Asks the run to stop, from any instance. False when that run is not the thread's current run. */
+  async requestCancel(id: string, uid: string, runId: string): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      if (doc.run?.runId !== runId) return false;
+      tx.update(this.ref(id), { "run.cancel": true });
+      return true;
+    });
+  }
+
+  /** Watches the thread for a cancel flag on our run; returns the unsubscribe function. */
+  watchCancel(id: string, runId: string, onCancel: () => void): () => void {
+    return this.ref(id).onSnapshot(
+      (snap) => {
+        const run = (snap.data() as ThreadDoc | undefined)?.run;
+        if (run?.runId === runId && run.cancel) onCancel();
+      },
+      () => {
+        /* a broken listener must not crash the run; the lease renewal still bounds it */
+      },
+    );
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.ref(id).delete();
+  }
+}

@@ -1,0 +1,269 @@
+import { initializeApp, deleteApp, type App } from "firebase-admin/app";
+import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
+import type { Client } from "@langchain/langgraph-sdk";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { call, sdkClient } from "../../support/api-client";
+import { stackEnv } from "../../support/stack-env";
+
+let api: string;
+let alice: TestUser;
+let client: Client;
+let admin: App;
+let db: Firestore;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  alice = await signUp(stack.urls.auth!);
+  client = sdkClient(api, alice);
+  admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `runs-${Date.now()}`);
+  db = getFirestore(admin);
+});
+
+afterAll(async () => {
+  await deleteApp(admin);
+});
+
+type Ev = { event: string; data: unknown };
+
+async function collect(stream: AsyncIterable<Ev>): Promise<Ev[]> {
+  const out: Ev[] = [];
+  for await (const ev of stream) out.push(ev);
+  return out;
+}
+
+const ask = (content: string) => ({ messages: [{ type: "human", content }] });
+const MODES = ["values", "updates", "messages-tuple", "custom"] as const;
+
+function lastValues(events: Ev[]) {
+  const values = events.filter((e) => e.event === "values").at(-1)?.data as {
+    messages: Array<Record<string, unknown>>;
+  };
+  return values;
+}
+
+describe("a conversation through the official SDK client", () => {
+  it("streams two turns with all four stream modes, then reads state and history", async () => {
+    const thread = await client.threads.create();
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const first = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("How many orders were placed in total?"),
+        streamMode: [...MODES],
+        onRunCreated: (m) => (created = m),
+      }) as AsyncIterable<Ev>,
+    );
+    expect(first[0].event).toBe("metadata");
+    expect((first[0].data as { run_id: string }).run_id).toBe(created?.run_id);
+    expect(created?.thread_id).toBe(thread.thread_id);
+    const kinds = new Set(first.map((e) => e.event));
+    for (const k of ["values", "updates", "messages", "custom"]) expect(kinds, k).toContain(k);
+    expect(kinds).not.toContain("error");
+    // messages-tuple: [message dict, metadata dict], plain JSON with a type and an id.
+    const tuple = first.find((e) => e.event === "messages")!.data as [
+      Record<string, unknown>,
+      Record<string, unknown>,
+    ];
+    expect(typeof tuple[0].type).toBe("string");
+    expect(typeof tuple[0].id).toBe("string");
+    expect(tuple[1]).toEqual(expect.any(Object));
+    // Custom events carry the phases and the SQL with its estimate.
+    const custom = first.filter((e) => e.event === "custom").map((e) => e.data as { type: string });
+    expect(custom.some((c) => c.type === "phase")).toBe(true);
+    expect(custom.some((c) => c.type === "sql")).toBe(true);
+    expect(custom.some((c) => c.type === "result")).toBe(true);
+    const v1 = lastValues(first);
+    expect(v1.messages[0]).toMatchObject({ type: "human", content: "How many orders were placed in total?" });
+    expect(v1.messages.at(-1)?.type).toBe("ai");
+
+    const second = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("And how many customers?"),
+        streamMode: [...MODES],
+      }) as AsyncIterable<Ev>,
+    );
+    expect(second.some((e) => e.event === "error")).toBe(false);
+    const v2 = lastValues(second);
+    // The second turn sees the first: the history holds both questions.
+    const humans = v2.messages.filter((m) => m.type === "human").map((m) => m.content);
+    expect(humans).toEqual(["How many orders were placed in total?", "And how many customers?"]);
+
+    const state = await client.threads.getState(thread.thread_id);
+    expect((state.values as { messages: unknown[] }).messages.length).toBe(v2.messages.length);
+    expect(state.checkpoint.checkpoint_id).toEqual(expect.any(String));
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
+    expect(history.length).toBeGreaterThan(2);
+    expect(history[0].checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+
+    const meta = await client.threads.get(thread.thread_id);
+    expect(meta.status).toBe("idle");
+    expect((meta.metadata as Record<string, unknown>).title).toBe("How many orders were placed in total?");
+    const doc = (await db.collection("threads").doc(thread.thread_id).get()).data()!;
+    expect(doc.run).toBeNull();
+    expect(doc.usage.runs).toBe(2);
+    expect(doc.usage.modelCalls).toBeGreaterThan(0);
+  });
+
+  it("cancels a run through the cancel endpoint; the lease is released", async () => {
+    const thread = await client.threads.create();
+    let runId: string | undefined;
+    const events: Ev[] = [];
+    const stream = client.runs.stream(thread.thread_id, "quarry", {
+      input: ask("[slow] Tell me about the products table"),
+      streamMode: ["messages-tuple", "custom"],
+      onRunCreated: (m) => (runId = m.run_id),
+    }) as AsyncIterable<Ev>;
+    for await (const ev of stream) {
+      events.push(ev);
+      if (ev.event === "messages" && runId) {
+        await client.runs.cancel(thread.thread_id, runId);
+        break;
+      }
+    }
+    expect(runId).toBeDefined();
+    await expect
+      .poll(async () => (await db.collection("threads").doc(thread.thread_id).get()).get("run"), {
+        timeout: 20_000,
+      })
+      .toBeNull();
+    // A new run on the same thread is accepted now.
+    const again = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("hello"),
+        streamMode: ["values"],
+      }) as AsyncIterable<Ev>,
+    );
+    expect(again.some((e) => e.event === "error")).toBe(false);
+  });
+
+  it("stops the run when the client disconnects mid-stream; the lease is released", async () => {
+    const thread = await client.threads.create();
+    const controller = new AbortController();
+    let tokens = 0;
+    try {
+      for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("[slow] Describe the orders table in detail"),
+        streamMode: ["messages-tuple"],
+        signal: controller.signal,
+      }) as AsyncIterable<Ev>) {
+        if (ev.event === "messages" && ++tokens >= 2) controller.abort();
+      }
+    } catch {
+      /* the aborted fetch rejects */
+    }
+    expect(tokens).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await db.collection("threads").doc(thread.thread_id).get()).get("run"), {
+        timeout: 20_000,
+      })
+      .toBeNull();
+    const state = await client.threads.getState(thread.thread_id);
+    // The user's message was checkpointed even though the answer was cut off.
+    const msgs = (state.values as { messages: Array<{ type: string; content: unknown }> }).messages;
+    expect(msgs[0]).toMatchObject({ type: "human", content: "[slow] Describe the orders table in detail" });
+  });
+
+  it("deletes the thread, its checkpoints and its metadata", async () => {
+    const thread = await client.threads.create();
+    await collect(
+      client.runs.stream(thread.thread_id, "quarry", { input: ask("hello") }) as AsyncIterable<Ev>,
+    );
+    await client.threads.delete(thread.thread_id);
+    const res = await call(api, `/threads/${thread.thread_id}`, { token: alice.idToken });
+    expect(res.status).toBe(404);
+    expect((await db.collection("threads").doc(thread.thread_id).get()).exists).toBe(false);
+    const leftovers = await db.collectionGroup("checkpoints").get();
+    const mine = leftovers.docs.filter((d) => d.ref.path.includes(thread.thread_id));
+    expect(mine).toEqual([]);
+  });
+});
+
+describe("run control", () => {
+  it("two runs on one thread at once: exactly one runs, the other gets 409", async () => {
+    const thread = await client.threads.create();
+    const body = { assistant_id: "quarry", input: ask("[slow] hello"), stream_mode: ["values"] };
+    const [a, b] = await Promise.all([
+      call(api, `/threads/${thread.thread_id}/runs/stream`, { method: "POST", token: alice.idToken, body }),
+      call(api, `/threads/${thread.thread_id}/runs/stream`, { method: "POST", token: alice.idToken, body }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const refused = a.status === 409 ? a : b;
+    expect(refused.json.error).toBe("conflict:run");
+  });
+
+  it("20 different threads at once all succeed", async () => {
+    const threads = await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
+    const results = await Promise.all(
+      threads.map((t) =>
+        collect(
+          client.runs.stream(t.thread_id, "quarry", {
+            input: ask("hello"),
+            streamMode: ["values"],
+          }) as AsyncIterable<Ev>,
+        ),
+      ),
+    );
+    for (const events of results) {
+      expect(events.some((e) => e.event === "error")).toBe(false);
+      expect(lastValues(events).messages.at(-1)?.type).toBe("ai");
+    }
+  });
+
+  it("a lease left by a killed run blocks until it expires, then the thread recovers", async () => {
+    const thread = await client.threads.create();
+    // What a crashed instance leaves behind: a lease nobody renews.
+    await db
+      .collection("threads")
+      .doc(thread.thread_id)
+      .update({
+        status: "busy",
+        run: {
+          runId: "00000000-0000-4000-8000-000000000000",
+          expiresAt: Timestamp.fromMillis(Date.now() + 3000),
+          cancel: false,
+        },
+      });
+    const body = { assistant_id: "quarry", input: ask("hello"), stream_mode: ["values"] };
+    const blocked = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token: alice.idToken,
+      body,
+    });
+    expect(blocked.status).toBe(409);
+    await new Promise((r) => setTimeout(r, 3500));
+    const ok = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token: alice.idToken,
+      body,
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain("event: values");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("a model error becomes an error event; the message is kept and the next turn works", async () => {
+    const thread = await client.threads.create();
+    const events = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("[model-error] hi"),
+        streamMode: ["values"],
+      }) as AsyncIterable<Ev>,
+    );
+    const err = events.find((e) => e.event === "error");
+    expect(err).toBeDefined();
+    expect(err!.data).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("error");
+    const state = await client.threads.getState(thread.thread_id);
+    expect((state.values as { messages: Array<{ content: unknown }> }).messages[0].content).toBe(
+      "[model-error] hi",
+    );
+    const next = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("hello again"),
+        streamMode: ["values"],
+      }) as AsyncIterable<Ev>,
+    );
+    expect(next.some((e) => e.event === "error")).toBe(false);
+  });
+});
