@@ -1,0 +1,93 @@
+/**
+ * Pure views over the message history: where the current turn starts, the earlier conversation as
+ * plain text turns, pending tool calls, and token estimates for the context budget.
+ */
+import { AIMessage, HumanMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+
+/** Plain text of a message's content (text parts only). */
+export function messageText(m: BaseMessage): string {
+  if (typeof m.content === "string") return m.content;
+  return m.content
+    .map((part) => (typeof part === "string" ? part : part.type === "text" ? String(part.text) : ""))
+    .join("");
+}
+
+const isHuman = (m: BaseMessage) => m.getType() === "human";
+const isAi = (m: BaseMessage): m is AIMessage => m.getType() === "ai";
+
+/** Index of the message that started the current turn (the last human message), or -1. */
+export function turnStartIndex(messages: BaseMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (isHuman(messages[i])) return i;
+  return -1;
+}
+
+/** The current turn: the last human message and everything after it. */
+export function currentTurn(messages: BaseMessage[]): BaseMessage[] {
+  const i = turnStartIndex(messages);
+  return i < 0 ? [] : messages.slice(i);
+}
+
+/** The user's latest question, as text. */
+export function latestQuestion(messages: BaseMessage[]): string {
+  const i = turnStartIndex(messages);
+  return i < 0 ? "" : messageText(messages[i]);
+}
+
+/**
+ * Earlier turns as plain human/AI text messages: tool calls and tool results of past turns are
+ * dropped (their conclusions are in the answers), which keeps prompts small and valid for models
+ * that reject function-call history without the matching tools.
+ */
+export function priorConversation(messages: BaseMessage[]): BaseMessage[] {
+  return plainTurns(messages.slice(0, Math.max(turnStartIndex(messages), 0)));
+}
+
+/** Human questions and AI answers as plain text messages, without tool traffic. */
+export function plainTurns(messages: BaseMessage[]): BaseMessage[] {
+  const out: BaseMessage[] = [];
+  for (const m of messages) {
+    const text = messageText(m);
+    if (!text) continue;
+    if (isHuman(m)) out.push(new HumanMessage(text));
+    else if (isAi(m) && !m.tool_calls?.length) out.push(new AIMessage(text));
+  }
+  return out;
+}
+
+/** Tool calls of the last AI message that have no tool message answering them yet. */
+export function pendingToolCalls(messages: BaseMessage[]): ToolCall[] {
+  const lastMsg = messages[messages.length - 1];
+  if (!lastMsg || !isAi(lastMsg)) return [];
+  return lastMsg.tool_calls ?? [];
+}
+
+/** Rough token estimate (4 characters per token): budgets need a bound, not an exact count. */
+export function estimateTokens(messages: BaseMessage[], summary = ""): number {
+  let chars = summary.length;
+  for (const m of messages) {
+    chars += messageText(m).length;
+    if (isAi(m) && m.tool_calls?.length) chars += JSON.stringify(m.tool_calls).length;
+  }
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * Splits the history for summarization: everything before the latest turn may be folded into the
+ * summary; the latest turn stays verbatim. Returns no `older` messages when within budget.
+ */
+export function splitForSummary(
+  messages: BaseMessage[],
+  summary: string,
+  budgetTokens: number,
+): { older: BaseMessage[]; keep: BaseMessage[] } {
+  if (estimateTokens(messages, summary) <= budgetTokens) return { older: [], keep: messages };
+  const start = Math.max(turnStartIndex(messages), 0);
+  return { older: messages.slice(0, start), keep: messages.slice(start) };
+}
+
+/** Older turns as a transcript for the summarizer prompt. */
+export function transcript(messages: BaseMessage[]): string {
+  return plainTurns(messages)
+    .map((m) => `${isHuman(m) ? "User" : "Quarry"}: ${messageText(m)}`)
+    .join("\n");
+}

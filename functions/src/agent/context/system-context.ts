@@ -1,0 +1,48 @@
+/** Pure builders for the global context every prompt shares (computed once per turn by ingress). */
+import type { TableInfo } from "../../tools/types";
+import type { SystemContext, UserContext } from "../state";
+import { SYSTEM_PREAMBLE, fill } from "../prompts";
+
+/** Turns the warehouse's facts into the turn's system context. */
+export function buildSystemContext(input: {
+  now: Date;
+  dialect: string;
+  dialectNote: string;
+  tables: TableInfo[];
+}): SystemContext {
+  return {
+    now: input.now.toISOString(),
+    dialect: input.dialect,
+    dialectNote: input.dialectNote,
+    tables: input.tables.map(describeTableLine),
+  };
+}
+
+function describeTableLine(t: TableInfo): string {
+  const parts = [t.id];
+  if (t.rowCount !== undefined) parts.push(`${t.rowCount} rows`);
+  if (t.partitioning) parts.push(`partitioned by ${t.partitioning}`);
+  const head = parts.join(", ");
+  return t.description ? `- ${head}: ${t.description}` : `- ${head}`;
+}
+
+/** What the user told us about themselves, as prompt text ("" when nothing). */
+export function renderUserContext(user: UserContext): string {
+  const lines: string[] = [];
+  if (user.displayName) lines.push(`The user's name is ${user.displayName}.`);
+  if (user.timezone) lines.push(`The user's time zone is ${user.timezone}.`);
+  if (user.preferences) lines.push(`The user's preferences: ${user.preferences}`);
+  return lines.length ? `${lines.join("\n")}\n` : "";
+}
+
+/** The shared preamble filled with the turn's context, the user's context and the running summary. */
+export function renderPreamble(sys: SystemContext, user: UserContext, summary: string): string {
+  return fill(SYSTEM_PREAMBLE, {
+    now: sys.now,
+    dialect: sys.dialect,
+    dialectNote: sys.dialectNote,
+    tables: sys.tables.length ? sys.tables.join("\n") : "(no tables are available)",
+    userContext: renderUserContext(user),
+    summary: summary ? `Summary of the earlier conversation: ${summary}\n` : "",
+  });
+}

@@ -1,0 +1,23 @@
+/** Writes Quarry's custom stream events through the graph's stream writer. */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Phase, QuarryEvent, Usage } from "./events";
+import { addUsage, subtractUsage, type QuarryStateType } from "./state";
+
+/** Sends one custom event (a no-op when the caller did not ask for the `custom` stream mode). */
+export function emit(config: LangGraphRunnableConfig, event: QuarryEvent): void {
+  config.writer?.(event);
+}
+
+export function emitPhase(config: LangGraphRunnableConfig, phase: Phase, detail?: string): void {
+  emit(config, detail === undefined ? { type: "phase", phase } : { type: "phase", phase, detail });
+}
+
+/** Emits the turn's and the thread's usage after a node added `delta` to it. */
+export function emitUsage(
+  config: LangGraphRunnableConfig,
+  state: QuarryStateType,
+  delta: Partial<Usage>,
+): void {
+  const thread = addUsage(state.usage, delta);
+  emit(config, { type: "usage", turn: subtractUsage(thread, state.usageAtTurnStart), thread });
+}

@@ -1,0 +1,162 @@
+/**
+ * `executor`: runs the planner's tool calls in parallel, each with a timeout and the run's abort
+ * signal. A failing, throwing or hanging tool becomes a tool message the planner can act on
+ * ("Error (<category>): …" + an error artifact), never a crash of the run.
+ */
+import { ToolMessage, type ToolCall } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentDeps } from "../deps";
+import { emit, emitPhase, emitUsage } from "../emit";
+import { pendingToolCalls } from "../context/history";
+import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
+import type { DryRunResult, QueryContext, ToolArtifact, WarehouseErrorCategory } from "../../tools/types";
+
+export function makeExecutor(deps: AgentDeps) {
+  return async function executor(
+    state: QuarryStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<QuarryUpdate> {
+    emitPhase(config, "querying");
+    const calls = pendingToolCalls(state.messages);
+    const configurable = (config.configurable ?? {}) as Record<string, unknown>;
+    const runId = typeof configurable.run_id === "string" ? configurable.run_id : "";
+    const outcomes = await Promise.all(calls.map((call) => runOne(deps, state, config, call, runId)));
+
+    const results: TurnResult[] = [];
+    let bytes = 0;
+    for (const { call, message, artifact } of outcomes) {
+      results.push({ toolCallId: call.id ?? "", tool: call.name, args: call.args, artifact });
+      if (artifact.kind === "query") {
+        const r = artifact.result;
+        bytes += r.bytesBilled;
+        emit(config, {
+          type: "result",
+          ref: message.tool_call_id,
+          sql: r.sql,
+          columns: r.columns,
+          rows: r.rows,
+          totalRows: r.totalRows,
+          truncated: r.truncated,
+          bytesProcessed: r.bytesProcessed,
+          bytesBilled: r.bytesBilled,
+          cacheHit: r.cacheHit,
+          durationMs: r.durationMs,
+          ...(r.jobId ? { jobId: r.jobId } : {}),
+        });
+      } else if (artifact.kind === "error") {
+        emit(config, {
+          type: "tool_error",
+          toolCallId: message.tool_call_id,
+          tool: call.name,
+          category: artifact.category,
+          message: artifact.message,
+          ...(artifact.sql ? { sql: artifact.sql } : {}),
+        });
+      }
+    }
+    const delta = { toolCalls: calls.length, bytesBilled: bytes };
+    emitUsage(config, state, delta);
+    return {
+      phase: "querying",
+      messages: outcomes.map((o) => o.message),
+      turnResults: [...state.turnResults, ...results],
+      usage: delta,
+      bytesBilled: bytes,
+    };
+  };
+}
+
+async function runOne(
+  deps: AgentDeps,
+  state: QuarryStateType,
+  config: LangGraphRunnableConfig,
+  call: ToolCall,
+  runId: string,
+): Promise<{ call: ToolCall; message: ToolMessage; artifact: ToolArtifact }> {
+  const id = call.id ?? `${call.name}_${Math.random().toString(36).slice(2)}`;
+  const tool = deps.tools.find((t) => t.name === call.name);
+  if (!tool) {
+    const names = deps.tools.map((t) => t.name).join(", ");
+    return failure(call, id, "bad_input", `There is no tool named "${call.name}"; use one of: ${names}.`);
+  }
+  const timeout = new AbortController();
+  const signal = config.signal ? AbortSignal.any([config.signal, timeout.signal]) : timeout.signal;
+  const quarry: QueryContext = {
+    userId: state.userId,
+    threadId: state.threadId,
+    runId,
+    bytesBilledSoFar: state.bytesBilled,
+    signal,
+    onEstimate: (e: DryRunResult) =>
+      emit(config, {
+        type: "sql",
+        toolCallId: id,
+        sql: e.sql,
+        estimatedBytes: e.estimatedBytes,
+        attempt: state.retryCount + 1,
+      }),
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => {
+      timeout.abort(new Error(`${call.name} timed out`));
+      resolve("timeout");
+    }, deps.toolTimeoutMs);
+  });
+  try {
+    const out = await Promise.race([
+      tool.invoke(
+        { ...call, id, type: "tool_call" },
+        { ...config, signal, configurable: { ...config.configurable, quarry } },
+      ) as Promise<unknown>,
+      timedOut,
+    ]);
+    if (out === "timeout") {
+      const seconds = Math.round(deps.toolTimeoutMs / 100) / 10;
+      return failure(
+        call,
+        id,
+        "timeout",
+        `${call.name} did not finish within ${seconds} s and was cancelled.`,
+      );
+    }
+    if (out instanceof ToolMessage) {
+      const artifact = (out.artifact as ToolArtifact | undefined) ?? artifactFromContent(out);
+      return { call, message: out, artifact };
+    }
+    // A tool without an artifact (not one of ours): keep its text so the planner can still use it.
+    const message = new ToolMessage({ content: String(out), tool_call_id: id, name: call.name });
+    return { call, message, artifact: artifactFromContent(message) };
+  } catch (err) {
+    config.signal?.throwIfAborted();
+    const msg = err instanceof Error ? err.message : String(err);
+    return failure(call, id, "internal", `${call.name} failed: ${msg}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function failure(call: ToolCall, id: string, category: WarehouseErrorCategory, message: string) {
+  const artifact: ToolArtifact = { kind: "error", category, message, details: {} };
+  if (call.name === "bq_query" && typeof call.args.sql === "string") artifact.sql = call.args.sql;
+  const content = `Error (${category}): ${message}`;
+  return {
+    call,
+    message: new ToolMessage({
+      content,
+      tool_call_id: id,
+      name: call.name,
+      artifact,
+      status: "error" as const,
+    }),
+    artifact,
+  };
+}
+
+function artifactFromContent(m: ToolMessage): ToolArtifact {
+  const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+  const match = /^Error \((\w+)\):\s*([\s\S]*)$/.exec(text);
+  if (match)
+    return { kind: "error", category: match[1] as WarehouseErrorCategory, message: match[2], details: {} };
+  return { kind: "tables", tables: [] };
+}

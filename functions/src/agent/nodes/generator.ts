@@ -1,0 +1,52 @@
+/** `generator`: writes the answer; the only node whose model tokens stream to the user. */
+import { SystemMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentDeps } from "../deps";
+import { emitPhase, emitUsage } from "../emit";
+import { callModel } from "../model-call";
+import { messageText, plainTurns, priorConversation, turnStartIndex } from "../context/history";
+import { digestResults } from "../context/results";
+import { renderPreamble } from "../context/system-context";
+import { usageOfModelCall } from "../context/usage";
+import { FAILURE_BLOCK, GENERATOR_PROMPT, RESULTS_BLOCK, fill } from "../prompts";
+import type { QuarryStateType, QuarryUpdate } from "../state";
+
+/** The generator's prompt: results as a digest, earlier turns as text, the question last. */
+export function generatorMessages(state: QuarryStateType, digestChars: number) {
+  if (!state.systemContext) throw new Error("generator ran before ingress built the system context.");
+  const results = state.turnResults.length
+    ? fill(RESULTS_BLOCK, { digest: digestResults(state.turnResults, digestChars) })
+    : "";
+  const failure =
+    state.verdict?.action === "give_up" ? fill(FAILURE_BLOCK, { reason: state.verdict.reason ?? "" }) : "";
+  const system = fill(GENERATOR_PROMPT, {
+    preamble: renderPreamble(state.systemContext, state.userContext, state.summary),
+    results,
+    failure,
+  });
+  const question = state.messages.slice(turnStartIndex(state.messages), turnStartIndex(state.messages) + 1);
+  return [new SystemMessage(system), ...priorConversation(state.messages), ...plainTurns(question)];
+}
+
+export function makeGenerator(deps: AgentDeps) {
+  return async function generator(
+    state: QuarryStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<QuarryUpdate> {
+    emitPhase(config, "answering");
+    const reply = await callModel(deps, config, {
+      node: "generator",
+      messages: generatorMessages(state, deps.digestChars),
+      streamToUser: true,
+    });
+    const delta = usageOfModelCall(reply);
+    emitUsage(config, state, delta);
+    return {
+      phase: "answering",
+      messages: [reply],
+      finalAnswer: messageText(reply),
+      modelCalls: state.modelCalls + 1,
+      usage: delta,
+    };
+  };
+}

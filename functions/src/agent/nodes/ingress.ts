@@ -1,0 +1,100 @@
+/**
+ * `ingress`: checks the turn's input, resets the per-turn state and builds the system context once.
+ * It makes no model call, so the checkpoint written after it holds the user's message even when
+ * the model fails later.
+ */
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { z } from "zod";
+import type { AgentDeps } from "../deps";
+import { emitPhase } from "../emit";
+import { buildSystemContext } from "../context/system-context";
+import { messageText, turnStartIndex } from "../context/history";
+import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
+import type { TableInfo, ToolArtifact } from "../../tools/types";
+
+export const MAX_QUESTION_CHARS = 8_000;
+
+// Quarry is read-only; a request phrased as a write statement is refused before any model sees it.
+const WRITE_STATEMENT =
+  /\b(drop|truncate|alter)\s+(table|schema|database|view|dataset)\b|\bdelete\s+from\b|\binsert\s+into\b|\bupdate\s+[\w.`"]+\s+set\b|\bgrant\s+\w+\s+on\b/i;
+
+const UserContextSchema = z
+  .object({
+    displayName: z.string().max(200).optional(),
+    preferences: z.string().max(2_000).optional(),
+    timezone: z.string().max(100).optional(),
+  })
+  .catch({});
+
+/** Why this input is refused, or null when it is fine. Pure, exported for tests. */
+export function refusalFor(messages: BaseMessage[]): string | null {
+  const i = turnStartIndex(messages);
+  if (i < 0 || i !== messages.length - 1) return "Please send a question as a message.";
+  const text = messageText(messages[i]).trim();
+  if (!text)
+    return "Your message was empty. Ask a question about your data, e.g. “How many orders were placed last month?”";
+  if (text.length > MAX_QUESTION_CHARS) {
+    return `Your message is ${text.length} characters long; please keep questions under ${MAX_QUESTION_CHARS} characters.`;
+  }
+  if (WRITE_STATEMENT.test(text)) {
+    return "Quarry only reads data: it cannot change, delete or create tables. Ask a question about the data instead.";
+  }
+  return null;
+}
+
+export function makeIngress(deps: AgentDeps) {
+  return async function ingress(
+    state: QuarryStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<QuarryUpdate> {
+    emitPhase(config, "ingress");
+    const configurable = (config.configurable ?? {}) as Record<string, unknown>;
+    const reset: QuarryUpdate = {
+      userId: typeof configurable.user_id === "string" ? configurable.user_id : state.userId,
+      threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : state.threadId,
+      userContext: UserContextSchema.parse(configurable.user_context ?? state.userContext) as UserContext,
+      phase: "ingress",
+      turnResults: [],
+      retryCount: 0,
+      modelCalls: 0,
+      verdict: null,
+      refusal: null,
+      finalAnswer: "",
+      usageAtTurnStart: state.usage,
+    };
+    const refusal = refusalFor(state.messages);
+    if (refusal) {
+      return { ...reset, refusal, finalAnswer: refusal, messages: [new AIMessage(refusal)] };
+    }
+    const tables = await listTables(deps, config);
+    return {
+      ...reset,
+      systemContext: buildSystemContext({
+        now: deps.now(),
+        dialect: deps.dialect.name,
+        dialectNote: deps.dialect.note,
+        tables,
+      }),
+    };
+  };
+}
+
+/**
+ * The dataset list for the system prompt, read through the same `list_tables` tool the model has
+ * (the graph only knows tools, not the warehouse). A failure leaves the list empty: the planner can
+ * still call list_tables itself.
+ */
+async function listTables(deps: AgentDeps, config: LangGraphRunnableConfig): Promise<TableInfo[]> {
+  const tool = deps.tools.find((t) => t.name === "list_tables");
+  if (!tool) return [];
+  try {
+    const msg = (await tool.invoke(
+      { id: "ingress_list_tables", name: "list_tables", args: {}, type: "tool_call" },
+      { signal: config.signal, configurable: config.configurable },
+    )) as { artifact?: ToolArtifact };
+    return msg.artifact?.kind === "tables" ? msg.artifact.tables : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * `planner`: one model call with the tools bound. Tool calls go to the executor; a reply without
+ * tool calls is not kept (the generator writes the answer the user sees), which keeps a greeting
+ * at two model calls.
+ */
+import { SystemMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentDeps } from "../deps";
+import { emitPhase, emitUsage } from "../emit";
+import { callModel } from "../model-call";
+import { currentTurn, priorConversation } from "../context/history";
+import { renderPreamble } from "../context/system-context";
+import { usageOfModelCall } from "../context/usage";
+import { PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts";
+import type { QuarryStateType, QuarryUpdate } from "../state";
+
+/** The planner's prompt: preamble, refinement, earlier turns as text, the current turn verbatim. */
+export function plannerMessages(state: QuarryStateType, maxRetries: number) {
+  if (!state.systemContext) throw new Error("planner ran before ingress built the system context.");
+  const refinement =
+    state.verdict?.action === "replan" && state.verdict.reason
+      ? fill(REFINEMENT_BLOCK, {
+          attempt: String(state.retryCount),
+          maxRetries: String(maxRetries),
+          reason: state.verdict.reason,
+        })
+      : "";
+  const system = fill(PLANNER_PROMPT, {
+    preamble: renderPreamble(state.systemContext, state.userContext, state.summary),
+    refinement,
+  });
+  return [new SystemMessage(system), ...priorConversation(state.messages), ...currentTurn(state.messages)];
+}
+
+export function makePlanner(deps: AgentDeps) {
+  return async function planner(
+    state: QuarryStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<QuarryUpdate> {
+    // Keep one call in reserve for the generator, which must always be able to answer.
+    if (state.modelCalls + 2 > deps.agent.maxModelCalls) {
+      return {
+        verdict: {
+          action: "give_up",
+          reason: `the turn used its budget of ${deps.agent.maxModelCalls} model calls before the data was retrieved`,
+        },
+      };
+    }
+    emitPhase(config, "planning");
+    const reply = await callModel(deps, config, {
+      node: "planner",
+      messages: plannerMessages(state, deps.agent.maxRetries),
+      withTools: true,
+    });
+    const delta = usageOfModelCall(reply);
+    emitUsage(config, state, delta);
+    const update: QuarryUpdate = {
+      phase: "planning",
+      modelCalls: state.modelCalls + 1,
+      usage: delta,
+      verdict: null,
+    };
+    if (reply.tool_calls?.length) update.messages = [reply];
+    return update;
+  };
+}

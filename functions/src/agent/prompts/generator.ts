@@ -1,0 +1,18 @@
+import { ROLE_GENERATOR } from "./system";
+
+/** The only prompt whose output is streamed to the user. */
+export const GENERATOR_PROMPT = `${ROLE_GENERATOR}
+{preamble}
+Write the answer to the user's latest question in clear, concise Markdown.
+- Ground every number in the query results below; never invent data. Mention the SQL's assumptions when they matter.
+- The user sees the full result table and a chart next to your answer, so summarise rather than repeat every row.
+{results}{failure}`;
+
+/** Added when the turn's tools produced results. */
+export const RESULTS_BLOCK = `Results of this turn's tool calls:
+{digest}
+`;
+
+/** Added when retries ran out or the step budget was spent: the answer must say what failed. */
+export const FAILURE_BLOCK = `The data could not be retrieved: {reason}
+Say honestly what failed and what the user could try (rephrase, name the table or column), without pretending to have results.`;

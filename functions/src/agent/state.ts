@@ -1,0 +1,109 @@
+/**
+ * The graph's state. Reducers decide how node updates combine: messages append (and honour
+ * RemoveMessage, which the summarizer uses), usage accumulates over the whole thread, everything
+ * else is last-write-wins and is reset by `ingress` at the start of each turn.
+ */
+import { Annotation, messagesStateReducer } from "@langchain/langgraph";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { Phase, Usage } from "./events";
+import type { ToolArtifact } from "../tools/types";
+
+/** Who is asking and what they told us about themselves (settings document, display name). */
+export interface UserContext {
+  displayName?: string;
+  /** Free-text preferences, e.g. "answer in French", "use metric units". */
+  preferences?: string;
+  timezone?: string;
+}
+
+/** Computed once per turn by `ingress`; every prompt reads it instead of recomputing it. */
+export interface SystemContext {
+  /** ISO timestamp of the turn's start. */
+  now: string;
+  dialect: string;
+  dialectNote: string;
+  /** One line per table the model may query. */
+  tables: string[];
+}
+
+/** One tool call of the current turn and what came of it. */
+export interface TurnResult {
+  toolCallId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  artifact: ToolArtifact;
+}
+
+/** The verifier's decision, read by the router after it and by the planner's/generator's prompts. */
+export interface Verdict {
+  action: "replan" | "answer" | "give_up";
+  /** For `replan`: the concrete refinement the planner gets; for `give_up`: what failed. */
+  reason?: string;
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  bytesBilled: 0,
+  modelCalls: 0,
+  toolCalls: 0,
+});
+
+/** Adds usage deltas; the reducer of the thread-wide `usage` channel. */
+export function addUsage(a: Usage, b: Partial<Usage>): Usage {
+  return {
+    inputTokens: a.inputTokens + (b.inputTokens ?? 0),
+    outputTokens: a.outputTokens + (b.outputTokens ?? 0),
+    totalTokens: a.totalTokens + (b.totalTokens ?? 0),
+    bytesBilled: a.bytesBilled + (b.bytesBilled ?? 0),
+    modelCalls: a.modelCalls + (b.modelCalls ?? 0),
+    toolCalls: a.toolCalls + (b.toolCalls ?? 0),
+  };
+}
+
+/** `a - b`, for the usage of the current turn (thread usage minus usage at the turn's start). */
+export function subtractUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens - b.inputTokens,
+    outputTokens: a.outputTokens - b.outputTokens,
+    totalTokens: a.totalTokens - b.totalTokens,
+    bytesBilled: a.bytesBilled - b.bytesBilled,
+    modelCalls: a.modelCalls - b.modelCalls,
+    toolCalls: a.toolCalls - b.toolCalls,
+  };
+}
+
+const last = <T>(fallback: () => T) => Annotation<T>({ reducer: (_a: T, b: T) => b, default: fallback });
+
+export const QuarryState = Annotation.Root({
+  /** Conversation history; appends, replaces by id, removes on RemoveMessage. */
+  messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),
+  userId: last<string>(() => ""),
+  threadId: last<string>(() => ""),
+  userContext: last<UserContext>(() => ({})),
+  systemContext: last<SystemContext | null>(() => null),
+  phase: last<Phase>(() => "ingress"),
+  /** Tool calls of the current turn with their artifacts (reset by ingress). */
+  turnResults: last<TurnResult[]>(() => []),
+  /** Re-plans after errors/empty results in this turn (bounded by AgentConfig.maxRetries). */
+  retryCount: last<number>(() => 0),
+  /** Model calls in this turn (bounded by AgentConfig.maxModelCalls). */
+  modelCalls: last<number>(() => 0),
+  verdict: last<Verdict | null>(() => null),
+  /** Thread-wide usage: tokens, bytes billed, model and tool calls (accumulates). */
+  usage: Annotation<Usage, Partial<Usage>>({ reducer: addUsage, default: () => ({ ...ZERO_USAGE }) }),
+  /** `usage` when this turn began, so the turn's share is a subtraction. */
+  usageAtTurnStart: last<Usage>(() => ({ ...ZERO_USAGE })),
+  /** Bytes billed by queries over the thread (accumulates; also inside `usage`). */
+  bytesBilled: Annotation<number>({ reducer: (a: number, b: number) => a + b, default: () => 0 }),
+  /** Running summary of turns removed from `messages` by the summarizer. */
+  summary: last<string>(() => ""),
+  /** Set when ingress refuses the input: the message shown instead of an answer. */
+  refusal: last<string | null>(() => null),
+  /** The generator's answer for this turn. */
+  finalAnswer: last<string>(() => ""),
+});
+
+export type QuarryStateType = typeof QuarryState.State;
+export type QuarryUpdate = typeof QuarryState.Update;

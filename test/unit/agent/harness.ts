@@ -1,0 +1,105 @@
+/**
+ * Shared set-up for the agent tests: the real graph with a MemorySaver, a scripted model, and the
+ * real warehouse tools over DuckDB's sample dataset (or any tools), streamed the way the HTTP
+ * layer streams it.
+ */
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { readConfig, type RuntimeConfig } from "../../../functions/src/config";
+import { createAgentGraph, type QuarryEvent } from "../../../functions/src/agent";
+import { createWarehouseTools, getWarehouse } from "../../../functions/src/tools";
+import { ScriptedChatModel } from "../../support/scripted-model";
+import type { Script } from "../../support/scripted-model-script";
+
+export function testConfig(env: Record<string, string> = {}): RuntimeConfig {
+  return readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...env });
+}
+
+/** The real tools over the DuckDB sample dataset. */
+export async function duckTools(cfg = testConfig()): Promise<StructuredToolInterface[]> {
+  return createWarehouseTools(await getWarehouse(cfg.warehouse));
+}
+
+export interface Harness {
+  graph: Awaited<ReturnType<typeof createAgentGraph>>;
+  model: ScriptedChatModel;
+  checkpointer: BaseCheckpointSaver;
+}
+
+export async function harness(
+  script: Script,
+  opts: {
+    tools?: StructuredToolInterface[];
+    env?: Record<string, string>;
+    toolTimeoutMs?: number;
+    checkpointer?: BaseCheckpointSaver;
+  } = {},
+): Promise<Harness> {
+  const cfg = testConfig(opts.env);
+  const model = new ScriptedChatModel(script);
+  const checkpointer = opts.checkpointer ?? new MemorySaver();
+  const graph = await createAgentGraph({
+    checkpointer,
+    model,
+    tools: opts.tools ?? (await duckTools(cfg)),
+    config: cfg,
+    toolTimeoutMs: opts.toolTimeoutMs,
+    now: () => new Date("2026-01-15T10:00:00Z"),
+  });
+  return { graph, model, checkpointer };
+}
+
+export interface TurnOutput {
+  custom: QuarryEvent[];
+  /** `messages` mode chunks: the message and LangGraph's metadata (langgraph_node, tags). */
+  messages: { message: BaseMessage; metadata: Record<string, unknown> }[];
+  updates: Record<string, unknown>[];
+  values: Record<string, unknown>[];
+  /** Everything in arrival order, for ordering assertions. */
+  all: [string, unknown][];
+  error?: unknown;
+}
+
+/** Streams one turn like the HTTP layer does and collects every chunk by mode. */
+export async function runTurn(
+  h: Harness,
+  threadId: string,
+  text: string,
+  signal?: AbortSignal,
+): Promise<TurnOutput> {
+  const out: TurnOutput = { custom: [], messages: [], updates: [], values: [], all: [] };
+  try {
+    const stream = await h.graph.stream(
+      { messages: [new HumanMessage(text)] },
+      {
+        configurable: { thread_id: threadId, user_id: "user-1", run_id: `run-${Math.random()}` },
+        streamMode: ["values", "updates", "messages", "custom"],
+        signal,
+      },
+    );
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      out.all.push([mode, chunk]);
+      if (mode === "custom") out.custom.push(chunk as QuarryEvent);
+      else if (mode === "messages") {
+        const [message, metadata] = chunk as [BaseMessage, Record<string, unknown>];
+        out.messages.push({ message, metadata });
+      } else if (mode === "updates") out.updates.push(chunk as Record<string, unknown>);
+      else if (mode === "values") out.values.push(chunk as Record<string, unknown>);
+    }
+  } catch (err) {
+    out.error = err;
+  }
+  return out;
+}
+
+/** Token chunks (AIMessageChunk) in the messages stream, with the node that produced them. */
+export function tokenChunks(out: TurnOutput) {
+  return out.messages
+    .filter((m) => m.message.getType() === "ai" && m.message.constructor.name === "AIMessageChunk")
+    .map((m) => ({ node: m.metadata.langgraph_node as string, text: String(m.message.content) }));
+}
+
+export function toolCallsOf(h: Harness): string[] {
+  return h.model.calls.flatMap((c) => (c.reply.toolCalls ?? []).map((t) => t.name));
+}
