@@ -1,0 +1,343 @@
+/**
+ * The embedded DuckDB engine, Quarry's local default.
+ *
+ * Safety by construction, then by check: the data is ATTACHed read-only (the sample dataset or a
+ * configured file) and registered CSV/Parquet files are copied into memory at open; after that
+ * file system access, extension loading and every setting are switched off and locked, so SQL
+ * cannot read files or change the rules. On top, each query must be a single statement whose
+ * engine-reported type is SELECT, and read only listed tables.
+ */
+import path from "node:path";
+import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from "@duckdb/node-api";
+import { ConfigError, type WarehouseConfig } from "../../config";
+import { checkSqlInput, requireInScope, requireSelect, throwIfAborted } from "../policy";
+import { RowCollector, renderPreview } from "../result";
+import {
+  WarehouseError,
+  type DryRunResult,
+  type QueryContext,
+  type QueryResult,
+  type TableInfo,
+  type TableSchema,
+  type Warehouse,
+} from "../types";
+import { mapDuckDbError } from "./errors";
+import { ensureSampleDb } from "./sample-db";
+import { SAMPLE_SCHEMA } from "./sample-schema";
+import { columnInfo, createNormalizer } from "./values";
+
+type Duck = typeof import("@duckdb/node-api");
+
+export interface DuckDbWarehouseOptions {
+  /** Directory for the generated sample database file (default: the OS temp dir). */
+  sampleDir?: string;
+  /** A query running longer is interrupted, ms (default: the warehouse's BigQuery timeout). */
+  timeoutMs?: number;
+}
+
+const FILES_SCHEMA = "files";
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export class DuckDbWarehouse implements Warehouse {
+  readonly dialect = "duckdb" as const;
+  readonly dialectNote: string;
+  private tables: TableInfo[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly duck: Duck,
+    private readonly instance: DuckDBInstance,
+    private readonly cfg: WarehouseConfig,
+    private readonly timeoutMs: number,
+  ) {
+    this.dialectNote =
+      "SQL dialect: DuckDB (PostgreSQL-like). Name tables as schema.table exactly as list_tables shows them " +
+      "(e.g. shop.orders). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
+      "COUNT(DISTINCT x), ILIKE; DECIMAL money sums are exact. Send one SELECT statement only: " +
+      "no DDL/DML, no files, no settings.";
+  }
+
+  /** Opens the configured database read-only (the generated sample dataset unless `duckdb.path` is set). */
+  static async open(cfg: WarehouseConfig, options: DuckDbWarehouseOptions = {}): Promise<DuckDbWarehouse> {
+    const duck: Duck = await import("@duckdb/node-api");
+    const instance = await duck.DuckDBInstance.create(":memory:");
+    const wh = new DuckDbWarehouse(duck, instance, cfg, options.timeoutMs ?? cfg.bigquery.timeoutMs);
+    try {
+      await wh.setUp(options);
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    }
+    return wh;
+  }
+
+  private async setUp(options: DuckDbWarehouseOptions): Promise<void> {
+    const conn = await this.instance.connect();
+    try {
+      const file = this.cfg.duckdb.path ?? (await ensureSampleDb(options.sampleDir));
+      const alias = this.cfg.duckdb.path ? aliasFor(file) : SAMPLE_SCHEMA;
+      await conn.run(`ATTACH ${lit(file)} AS "${alias}" (READ_ONLY)`).catch((err: unknown) => {
+        throw new ConfigError(
+          `DuckDB could not open ${file} (QUARRY_DUCKDB_PATH): ${(err as Error).message}`,
+        );
+      });
+      await this.registerFiles(conn);
+      // From here on SQL cannot touch the file system, load extensions, or undo these settings.
+      await conn.run("SET enable_external_access = false");
+      await conn.run("SET autoinstall_known_extensions = false");
+      await conn.run("SET autoload_known_extensions = false");
+      await conn.run("SET lock_configuration = true");
+      this.tables = await this.readTables(conn, alias);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  private async registerFiles(conn: DuckDBConnection): Promise<void> {
+    const entries = Object.entries(this.cfg.duckdb.files);
+    if (!entries.length) return;
+    await conn.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
+    for (const [name, file] of entries) {
+      if (!NAME.test(name)) {
+        throw new ConfigError(
+          `QUARRY_DUCKDB_FILES: "${name}" is not a valid table name (letters, digits, _).`,
+        );
+      }
+      const ext = path.extname(file).toLowerCase();
+      const reader =
+        ext === ".parquet" ? "read_parquet" : [".csv", ".tsv", ".txt"].includes(ext) ? "read_csv" : undefined;
+      if (!reader) {
+        throw new ConfigError(`QUARRY_DUCKDB_FILES: ${file} must be a .csv, .tsv or .parquet file.`);
+      }
+      // Copied into memory so the table keeps working after file access is switched off.
+      await conn
+        .run(`CREATE TABLE ${FILES_SCHEMA}."${name}" AS SELECT * FROM ${reader}(${lit(path.resolve(file))})`)
+        .catch((err: unknown) => {
+          throw new ConfigError(
+            `QUARRY_DUCKDB_FILES: could not load ${file} as ${name}: ${(err as Error).message}`,
+          );
+        });
+    }
+  }
+
+  private async readTables(conn: DuckDBConnection, alias: string): Promise<TableInfo[]> {
+    const reader = await conn.runAndReadAll(
+      `SELECT database_name, schema_name, table_name, comment FROM duckdb_tables()
+       WHERE (database_name = ${lit(alias)}) OR (database_name = current_database() AND schema_name = ${lit(FILES_SCHEMA)})
+       ORDER BY database_name <> ${lit(alias)}, table_name`,
+    );
+    const out: TableInfo[] = [];
+    for (const [db, schema, table, comment] of reader.getRows() as [
+      string,
+      string,
+      string,
+      string | null,
+    ][]) {
+      const id =
+        db === alias
+          ? schema === "main"
+            ? `${db}.${table}`
+            : `${db}.${schema}.${table}`
+          : `${schema}.${table}`;
+      const count = await conn.runAndReadAll(`SELECT count(*) FROM ${quoteId(id)}`);
+      out.push({ id, description: comment || undefined, rowCount: Number(count.getRows()[0][0]) });
+    }
+    return out;
+  }
+
+  async listTables(): Promise<TableInfo[]> {
+    return this.tables.map((t) => ({ ...t }));
+  }
+
+  async describeTable(table: string): Promise<TableSchema> {
+    const info = this.resolve(table);
+    const conn = await this.connect();
+    try {
+      const comments = await conn.runAndReadAll(
+        `SELECT column_name, comment FROM duckdb_columns() WHERE ${whereTable(info.id)} ORDER BY column_index`,
+      );
+      const byName = new Map((comments.getRows() as [string, string | null][]).map(([n, c]) => [n, c]));
+      const sample = await conn.runAndReadAll(`SELECT * FROM ${quoteId(info.id)} LIMIT 5`);
+      const names = sample.deduplicatedColumnNames();
+      const types = sample.columnTypes();
+      const norm = createNormalizer(this.duck);
+      const columns = names.map((n, i) => {
+        const c = columnInfo(this.duck, n, types[i]);
+        const description = byName.get(n);
+        return description ? { ...c, description } : c;
+      });
+      const sampleRows = sample
+        .getRows()
+        .map((r) => Object.fromEntries(r.map((v, i) => [names[i], norm(v)])));
+      return { ...info, columns, sampleRows };
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  async dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult> {
+    const conn = await this.connect();
+    try {
+      const { dry, prepared } = await this.prepare(conn, sql, ctx);
+      prepared.destroySync();
+      return dry;
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  async query(sql: string, ctx: QueryContext): Promise<QueryResult> {
+    const started = Date.now();
+    const conn = await this.connect();
+    let interruptedBy: "timeout" | "cancel" | undefined;
+    const interrupt = (why: "timeout" | "cancel") => {
+      interruptedBy ??= why;
+      conn.interrupt();
+    };
+    const timer = setTimeout(() => interrupt("timeout"), this.timeoutMs);
+    const onAbort = () => interrupt("cancel");
+    ctx.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const { dry, prepared } = await this.prepare(conn, sql, ctx);
+      ctx.onEstimate?.(dry);
+      const result = await prepared.stream();
+      const names = result.deduplicatedColumnNames();
+      const types = result.columnTypes();
+      const columns = names.map((n, i) => columnInfo(this.duck, n, types[i]));
+      const norm = createNormalizer(this.duck);
+      const collector = new RowCollector(this.cfg);
+      let total = 0;
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        total += chunk.rowCount;
+        // Past the cap only the count matters; converting values would waste time and memory.
+        if (collector.isFull) {
+          collector.truncated = true;
+          continue;
+        }
+        for (const values of chunk.getRows()) {
+          if (!collector.add(Object.fromEntries(values.map((v, i) => [names[i], norm(v)])))) break;
+        }
+      }
+      if (interruptedBy) throw new Error("INTERRUPT");
+      const { preview, previewRows } = renderPreview(
+        columns,
+        collector.rows,
+        total,
+        collector.truncated,
+        this.cfg,
+      );
+      return {
+        sql: dry.sql,
+        columns,
+        rows: collector.rows,
+        preview,
+        previewRows,
+        totalRows: total,
+        truncated: collector.truncated,
+        estimatedBytes: 0,
+        bytesProcessed: 0,
+        bytesBilled: 0,
+        cacheHit: false,
+        durationMs: Date.now() - started,
+      };
+    } catch (err) {
+      throw mapDuckDbError(err, interruptedBy);
+    } finally {
+      clearTimeout(timer);
+      ctx.signal?.removeEventListener("abort", onAbort);
+      conn.closeSync();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.instance.closeSync();
+  }
+
+  private async connect(): Promise<DuckDBConnection> {
+    if (this.closed) throw new WarehouseError("internal", "The DuckDB warehouse is closed.");
+    return this.instance.connect();
+  }
+
+  /** Parses, checks and binds one statement; the statement type and tables come from DuckDB itself. */
+  private async prepare(
+    conn: DuckDBConnection,
+    rawSql: string,
+    ctx: QueryContext,
+  ): Promise<{ dry: DryRunResult; prepared: DuckDBPreparedStatement }> {
+    const sql = checkSqlInput(rawSql);
+    throwIfAborted(ctx);
+    try {
+      const extracted = await conn.extractStatements(sql);
+      if (extracted.count > 1) requireSelect("SCRIPT", extracted.count);
+      const prepared = await extracted.prepare(0);
+      const statementType = this.duck.StatementType[prepared.statementType] ?? "UNKNOWN";
+      try {
+        requireSelect(statementType);
+        // DuckDB's own parser names the tables (with aliases, which we drop). It is a report and a
+        // second fence; the first is that nothing outside the allowed data is attached at all.
+        const referencedTables = [...new Set(conn.getTableNames(sql, true).map((t) => t.split(/ AS /i)[0]))];
+        requireInScope(referencedTables, (t) => this.inScope(t), this.tables.map((t) => t.id).join(", "));
+        return { dry: { sql, statementType, estimatedBytes: 0, referencedTables }, prepared };
+      } catch (err) {
+        prepared.destroySync();
+        throw err;
+      }
+    } catch (err) {
+      throw mapDuckDbError(err);
+    }
+  }
+
+  private inScope(table: string): boolean {
+    const t = table.toLowerCase().replaceAll('"', "");
+    if (/^(information_schema|pg_catalog)\./.test(t)) return true;
+    return this.tables.some((info) => {
+      const id = info.id.toLowerCase();
+      const [db, ...rest] = id.split(".");
+      return t === id || (rest.length === 1 && t === `${db}.main.${rest[0]}`) || t === `memory.${id}`;
+    });
+  }
+
+  private resolve(table: string): TableInfo {
+    const want = table.trim().toLowerCase().replaceAll('"', "").replaceAll("`", "");
+    const found =
+      this.tables.find((t) => t.id.toLowerCase() === want) ??
+      this.tables.filter((t) => t.id.toLowerCase().endsWith(`.${want}`)).at(0);
+    if (!found) {
+      throw new WarehouseError(
+        "not_found",
+        `Table "${table}" is not available. Available tables: ${this.tables.map((t) => t.id).join(", ")}.`,
+      );
+    }
+    return found;
+  }
+}
+
+function lit(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+function quoteId(id: string): string {
+  return id
+    .split(".")
+    .map((p) => `"${p.replaceAll('"', '""')}"`)
+    .join(".");
+}
+
+function whereTable(id: string): string {
+  const parts = id.split(".");
+  if (parts.length === 2 && parts[0] === FILES_SCHEMA) {
+    return `database_name = current_database() AND schema_name = ${lit(parts[0])} AND table_name = ${lit(parts[1])}`;
+  }
+  const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
+  return `database_name = ${lit(db)} AND schema_name = ${lit(schema)} AND table_name = ${lit(table)}`;
+}
+
+/** A catalog alias for a user-supplied database file: its base name, made a safe identifier. */
+function aliasFor(file: string): string {
+  const base = path.basename(file, path.extname(file)).replace(/[^A-Za-z0-9_]/g, "_");
+  return /^[A-Za-z_]/.test(base) ? base : `db_${base}`;
+}

@@ -1,0 +1,42 @@
+/**
+ * Public API of the warehouse layer. This module is light on purpose: the engines (DuckDB's native
+ * binding, the BigQuery client) load with a dynamic import on first use, never on the function
+ * entry's load path.
+ */
+import { config, type WarehouseConfig } from "../config";
+import type { Warehouse } from "./types";
+
+export { createWarehouseTools, type QuarryToolContext, type ToolCaps } from "./model-tools";
+export { MAX_SQL_CHARS } from "./policy";
+export * from "./types";
+
+const cache = new Map<string, Promise<Warehouse>>();
+
+/** Opens the configured engine (cached per config); DuckDB opens the generated sample dataset read-only by default. */
+export function getWarehouse(cfg: WarehouseConfig = config().warehouse): Promise<Warehouse> {
+  const key = JSON.stringify(cfg);
+  let pending = cache.get(key);
+  if (!pending) {
+    pending = open(cfg);
+    // A failed open (bad path, bad credentials) should be retried on the next call, not cached.
+    pending.catch(() => cache.delete(key));
+    cache.set(key, pending);
+  }
+  return pending;
+}
+
+async function open(cfg: WarehouseConfig): Promise<Warehouse> {
+  if (cfg.engine === "bigquery") {
+    const { BigQueryWarehouse } = await import("./bigquery/warehouse.js");
+    return BigQueryWarehouse.create(cfg);
+  }
+  const { DuckDbWarehouse } = await import("./duckdb/warehouse.js");
+  return DuckDbWarehouse.open(cfg);
+}
+
+/** Closes every cached warehouse (tests, graceful shutdown). */
+export async function closeWarehouses(): Promise<void> {
+  const all = [...cache.values()];
+  cache.clear();
+  await Promise.all(all.map((p) => p.then((w) => w.close()).catch(() => undefined)));
+}

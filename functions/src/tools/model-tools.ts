@@ -1,0 +1,184 @@
+/**
+ * The model's tools over a Warehouse: `bq_query`, `list_tables`, `describe_table`.
+ *
+ * Every failure becomes a tool result the planner can read and act on — "Error (<category>): …"
+ * plus an `{kind: "error"}` artifact — including input that does not match the schema, which
+ * LangChain would otherwise throw as ToolInputParsingException and crash the step.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import {
+  DynamicStructuredTool,
+  ToolInputParsingException,
+  type StructuredToolInterface,
+  type ToolRunnableConfig,
+} from "@langchain/core/tools";
+import { z } from "zod";
+import { renderError, renderQuery, renderSchema, renderTables } from "./render";
+import { WarehouseError, type QueryContext, type ToolArtifact, type ToolName, type Warehouse } from "./types";
+
+/** What the agent puts in `config.configurable.quarry` for each run. */
+export type QuarryToolContext = Omit<QueryContext, "signal">;
+
+type Output = [string, ToolArtifact];
+
+/** Caps for what the schema tools show the model (query previews are capped by the engine). */
+export interface ToolCaps {
+  previewRows: number;
+  previewChars: number;
+}
+
+const DEFAULT_CAPS: ToolCaps = { previewRows: 50, previewChars: 8_000 };
+
+function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
+  const q = (config?.configurable as { quarry?: Partial<QuarryToolContext> } | undefined)?.quarry ?? {};
+  return {
+    userId: q.userId ?? "anonymous",
+    threadId: q.threadId ?? "none",
+    runId: q.runId ?? "none",
+    bytesBilledSoFar: q.bytesBilledSoFar ?? 0,
+    onEstimate: q.onEstimate,
+    signal: config?.signal,
+  };
+}
+
+function toWarehouseError(err: unknown): WarehouseError {
+  if (err instanceof WarehouseError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new WarehouseError("internal", `The tool failed unexpectedly: ${message}`, {}, { cause: err });
+}
+
+function errorOutput(err: unknown, sql?: string): Output {
+  const e = toWarehouseError(err);
+  return [
+    renderError(e),
+    {
+      kind: "error",
+      category: e.category,
+      message: e.message,
+      details: e.details,
+      ...(sql !== undefined ? { sql } : {}),
+    },
+  ];
+}
+
+/**
+ * A DynamicStructuredTool whose schema mismatches come back as tool errors: the zod schema still
+ * describes the arguments to the model, but a wrong call is something the planner should fix,
+ * not an exception that ends the run.
+ */
+class ForgivingTool extends DynamicStructuredTool {
+  override async call(arg: unknown, configArg?: unknown, tags?: string[]): Promise<unknown> {
+    try {
+      return await super.call(arg as never, configArg as never, tags);
+    } catch (err) {
+      if (!(err instanceof ToolInputParsingException)) throw err;
+      const [content, artifact] = errorOutput(
+        new WarehouseError(
+          "bad_input",
+          `The arguments do not match the ${this.name} tool's schema: ${err.message.replace(/\s+/g, " ").trim()}. ` +
+            "Call it again with the documented arguments.",
+        ),
+      );
+      const toolCall = isToolCall(arg)
+        ? arg
+        : (configArg as { toolCall?: { id?: string } } | undefined)?.toolCall;
+      if (!toolCall?.id) return content;
+      return new ToolMessage({
+        status: "error",
+        content,
+        artifact,
+        tool_call_id: toolCall.id,
+        name: this.name,
+      });
+    }
+  }
+}
+
+function isToolCall(x: unknown): x is { id?: string; args: unknown; type: "tool_call" } {
+  return typeof x === "object" && x !== null && (x as { type?: unknown }).type === "tool_call";
+}
+
+function make(
+  name: ToolName,
+  description: string,
+  schema: z.ZodObject,
+  run: (input: Record<string, unknown>, config?: ToolRunnableConfig) => Promise<Output>,
+): StructuredToolInterface {
+  return new ForgivingTool({
+    name,
+    description,
+    schema,
+    responseFormat: "content_and_artifact",
+    func: async (input: Record<string, unknown>, _runManager: unknown, config?: ToolRunnableConfig) =>
+      run(input, config),
+  }) as unknown as StructuredToolInterface;
+}
+
+/**
+ * Builds the model's tools over a warehouse. Content is bounded text for the model; the artifact
+ * (types.ts `ToolArtifact`) carries the full result for the client. Never throws for warehouse
+ * failures or bad input.
+ */
+export function createWarehouseTools(
+  warehouse: Warehouse,
+  caps: ToolCaps = DEFAULT_CAPS,
+): StructuredToolInterface[] {
+  const bqQuery = make(
+    "bq_query",
+    "Run exactly one read-only SELECT statement and get a preview of its result (the user sees the full " +
+      "table). Refused: anything but SELECT, tables outside list_tables, queries over the byte budget. " +
+      warehouse.dialectNote,
+    z.object({
+      sql: z
+        .string()
+        .describe("One SELECT statement in the warehouse's SQL dialect, without a trailing semicolon."),
+    }),
+    async (input, config) => {
+      const sql = input.sql as string;
+      try {
+        const result = await warehouse.query(sql, contextOf(config));
+        return [renderQuery(result), { kind: "query", result }];
+      } catch (err) {
+        return errorOutput(err, typeof sql === "string" ? sql : undefined);
+      }
+    },
+  );
+
+  const listTables = make(
+    "list_tables",
+    "List the tables you may query, with descriptions, row counts, partitioning and clustering.",
+    z.object({}),
+    async () => {
+      try {
+        const tables = await warehouse.listTables();
+        return [renderTables(tables, caps.previewChars), { kind: "tables", tables }];
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  );
+
+  const describeTable = make(
+    "describe_table",
+    "Show a table's columns (types, nested fields, descriptions), partitioning and a few sample rows. " +
+      "Costs nothing: it reads no query job.",
+    z.object({
+      table: z.string().describe("Table name exactly as list_tables shows it, e.g. shop.orders."),
+    }),
+    async (input) => {
+      try {
+        const table = input.table as string;
+        if (!table.trim())
+          throw new WarehouseError("bad_input", "The table argument is empty; pass a name from list_tables.");
+        if (table.length > 1024)
+          throw new WarehouseError("bad_input", "The table name is too long; pass a name from list_tables.");
+        const schema = await warehouse.describeTable(table);
+        return [renderSchema(schema, caps), { kind: "schema", schema }];
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  );
+
+  return [bqQuery, listTables, describeTable];
+}
