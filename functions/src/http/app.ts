@@ -1,12 +1,9 @@
 import cors from "cors";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { CORS_ORIGINS, config } from "../config";
 import { QuarryError, toErrorBody } from "../errors";
-import { assistantRoutes } from "./assistants";
 import { requireUser } from "./auth";
-import { runRoutes } from "./runs";
-import { threadRoutes } from "./threads";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 export const BODY_LIMIT = "256kb";
@@ -61,20 +58,21 @@ export function createApp(): express.Express {
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
   api.use(express.json({ limit: BODY_LIMIT, strict: false }));
   api.use(requireUser);
-  api.use(assistantRoutes());
-  api.use(threadRoutes());
-  api.use(runRoutes());
-  api.use((req) => {
-    throw new QuarryError(
-      "not_found:route",
-      `No route ${req.method} ${req.path}. See the README for the API.`,
-    );
-  });
+  api.use(lazyRoutes());
 
   app.use("/api", api);
   app.use("/", api);
   app.use(errorHandler);
   return app;
+}
+
+/** Loads the route modules (and zod) on first use. */
+function lazyRoutes(): RequestHandler {
+  let routes: Promise<RequestHandler> | undefined;
+  return (req, res, next) => {
+    routes ??= import("./routes.js").then((m) => m.apiRoutes());
+    routes.then((r) => r(req, res, next), next);
+  };
 }
 
 function allowedOrigins(): string[] {

@@ -1,0 +1,23 @@
+/**
+ * The authenticated API routes. Loaded on the first request that needs them (with zod and the
+ * route modules), so the function entry stays as light as a hello-world (cold start).
+ */
+import { Router } from "express";
+import { QuarryError } from "../errors";
+import { assistantRoutes } from "./assistants";
+import { runRoutes } from "./runs";
+import { threadRoutes } from "./threads";
+
+export function apiRoutes(): Router {
+  const r = Router();
+  r.use(assistantRoutes());
+  r.use(threadRoutes());
+  r.use(runRoutes());
+  r.use((req) => {
+    throw new QuarryError(
+      "not_found:route",
+      `No route ${req.method} ${req.path}. See the README for the API.`,
+    );
+  });
+  return r;
+}
