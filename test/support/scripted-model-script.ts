@@ -146,8 +146,10 @@ export function smartScript(): Script {
         usage,
       };
     }
-    if (req.role === "summarizer")
-      return { text: `Summary: the user asked about ${q.slice(0, 60) || "their data"}.`, usage };
+    if (req.role === "summarizer") {
+      const asked = /User: ([^\n]*)/.exec(q)?.[1] ?? "their data";
+      return { text: `Summary: the user asked about ${asked.slice(0, 60)}`, usage };
+    }
     if (req.role === "verifier") return { text: "YES", usage };
     return { text: "OK", usage };
   };
