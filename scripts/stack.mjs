@@ -247,6 +247,13 @@ export async function startStack(options = {}) {
     if (firebaseServices.length > 0) {
       // functionsEnv comes last: tests use it to put a fault-injecting proxy in front of Firestore.
       const fnEnv = { ...baseEnv, ...env, ...options.functionsEnv };
+      if (firebaseServices.includes("functions")) {
+        // The web page learns the API URL from the function (GET /client-config) and calls it cross-origin.
+        fnEnv.QUARRY_API_URL ??= `http://127.0.0.1:${ports.functions}/${PROJECT_ID}/${REGION}/api`;
+        if (ports.hosting) {
+          fnEnv.QUARRY_CORS_ORIGINS ??= `http://127.0.0.1:${ports.hosting},http://localhost:${ports.hosting}`;
+        }
+      }
       if (firebaseServices.includes("functions") && !fnEnv.FIRESTORE_EMULATOR_HOST) {
         throw new StackError(
           "FIRESTORE_EMULATOR_HOST is not set: the functions emulator needs a Firestore emulator. " +

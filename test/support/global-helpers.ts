@@ -4,13 +4,16 @@ import type { TestProject } from "vitest/node";
 import { ROOT, startStack, type StackOptions } from "../../scripts/stack.mjs";
 
 /** Starts a stack on free ports for one vitest project and provides its addresses to the tests. */
-export async function provideStack(project: TestProject, options: StackOptions) {
+export async function provideStack(
+  project: TestProject,
+  { extraEnv, ...options }: StackOptions & { extraEnv?: Record<string, string> },
+) {
   const needsFunctions = options.services?.includes("functions");
   if (needsFunctions && !existsSync(path.join(ROOT, "functions/lib/index.js"))) {
     throw new Error("functions/lib is missing: run `npm run build` before the integration tests.");
   }
   const stack = await startStack({ ports: "auto", ...options });
-  project.provide("stack", { env: stack.env, urls: stack.urls, pids: stack.pids });
+  project.provide("stack", { env: { ...stack.env, ...extraEnv }, urls: stack.urls, pids: stack.pids });
   return async () => {
     await stack.stop();
   };

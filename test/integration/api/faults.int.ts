@@ -1,0 +1,68 @@
+import type { Client } from "@langchain/langgraph-sdk";
+import { signUp } from "../../support/auth-emulator";
+import { call, sdkClient } from "../../support/api-client";
+import { stackEnv } from "../../support/stack-env";
+
+type Ev = { event: string; data: unknown };
+const ask = (content: string) => ({ messages: [{ type: "human", content }] });
+
+let api: string;
+let faultUrl: string;
+let client: Client;
+let token: string;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  faultUrl = stack.env.QUARRY_TEST_FAULT_URL;
+  const user = await signUp(stack.urls.auth!);
+  token = user.idToken;
+  client = sdkClient(api, user);
+});
+
+afterEach(async () => {
+  await fetch(`${faultUrl}/heal`, { method: "POST" });
+});
+
+describe("faults", () => {
+  it("Firestore failing mid-run gives an error event; afterwards the thread loads and the next turn works", async () => {
+    const thread = await client.threads.create();
+    const events: Ev[] = [];
+    let cut = false;
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: ask("[slow] How many orders were placed in total?"),
+      streamMode: ["messages-tuple", "custom", "values"],
+    }) as AsyncIterable<Ev>) {
+      events.push(ev);
+      if (!cut && ev.event === "custom" && (ev.data as { type: string }).type === "sql") {
+        // The function loses Firestore while the run is between checkpoints.
+        await fetch(`${faultUrl}/fail?ms=6000`, { method: "POST" });
+        cut = true;
+      }
+    }
+    expect(cut).toBe(true);
+    const err = events.find((e) => e.event === "error");
+    expect(err, JSON.stringify(events.map((e) => e.event))).toBeDefined();
+    expect(err!.data).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+
+    await fetch(`${faultUrl}/heal`, { method: "POST" });
+    // The thread still loads, with the question that was asked.
+    const state = await client.threads.getState(thread.thread_id);
+    const msgs = (state.values as { messages: Array<{ type: string; content: unknown }> }).messages;
+    expect(msgs[0]).toMatchObject({ type: "human", content: "[slow] How many orders were placed in total?" });
+    // The next turn works once the lease (renewals failed during the outage) is released or expires.
+    await expect
+      .poll(
+        async () =>
+          (
+            await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+              method: "POST",
+              token,
+              body: { assistant_id: "quarry", input: ask("hello"), stream_mode: ["values"] },
+            })
+          ).status,
+        { timeout: 30_000, interval: 1000 },
+      )
+      .toBe(200);
+  });
+});
