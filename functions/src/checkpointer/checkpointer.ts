@@ -1,0 +1,357 @@
+import type { Firestore, Query, QueryDocumentSnapshot } from "@google-cloud/firestore";
+import {
+  BaseCheckpointSaver,
+  getCheckpointId,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { isDeepStrictEqual } from "node:util";
+import { CheckpointerCache } from "./cache";
+import { FirestoreCheckpointerError, withContext } from "./errors";
+import { BLOBS, CHECKPOINTS, checkpointDocId, keyOf, type CheckpointDoc } from "./layout";
+import {
+  blobIdsOf,
+  decodeWrites,
+  fetchBlobs,
+  isCheckpoint,
+  loaded,
+  sendBlobIds,
+  toTuple,
+  type LoadedDoc,
+} from "./read";
+import { deltaHistory } from "./history";
+import { writeCheckpoint, writePendingWrites, type WriteContext } from "./write";
+
+/** Options of {@link FirestoreCheckpointer}. */
+export interface FirestoreCheckpointerOptions {
+  /** A `Firestore` from `@google-cloud/firestore` or `firebase-admin/firestore`. */
+  firestore: Firestore;
+  /** Collection path under which every document of the checkpointer lives. Default `"checkpoints"`. */
+  rootCollection?: string;
+  /**
+   * Sets a timestamp field on every document, `days` after it is written, for a Firestore TTL
+   * policy on that field (collection groups `checkpoints` and `blobs`). Blobs still referenced
+   * by newer checkpoints get their expiry pushed forward.
+   */
+  ttl?: { days: number; field?: string };
+  /** Serializer; defaults to LangGraph's JsonPlusSerializer. */
+  serde?: SerializerProtocol;
+}
+
+/**
+ * LangGraph checkpointer on Cloud Firestore.
+ *
+ * Each checkpoint is one document holding the checkpoint's bookkeeping, its metadata, its pending
+ * writes and one small reference per channel; values live in content-addressed blob documents, so
+ * a message is stored once however many checkpoints include it, values above 1 MB are chunked,
+ * and `getTuple` costs two round trips (the document, then one `getAll` of its blobs) whatever the
+ * thread's length. `put` and `putWrites` each commit one batch. Document ids derive from LangGraph's
+ * ids, so retries never duplicate. Deploy the indexes in `firestore.indexes.json` with it.
+ *
+ * @example
+ * ```ts
+ * import { getFirestore } from "firebase-admin/firestore";
+ * import { FirestoreCheckpointer } from "@quarry/functions/checkpointer";
+ *
+ * const checkpointer = new FirestoreCheckpointer({
+ *   firestore: getFirestore(),
+ *   rootCollection: "checkpoints",
+ *   ttl: { days: 30 }, // optional: pair with a TTL policy on `expireAt`
+ * });
+ * const graph = workflow.compile({ checkpointer });
+ * await graph.invoke(input, { configurable: { thread_id: "thread-1" } });
+ * ```
+ */
+export class FirestoreCheckpointer extends BaseCheckpointSaver {
+  readonly firestore: Firestore;
+  readonly rootCollection: string;
+  private readonly cache = new CheckpointerCache();
+  private readonly ttl?: { days: number; field: string };
+
+  constructor(options: FirestoreCheckpointerOptions) {
+    super(options.serde);
+    if (!options?.firestore) {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        { operation: "constructor" },
+        "the `firestore` option is required (a Firestore from firebase-admin or @google-cloud/firestore)",
+      );
+    }
+    const root = options.rootCollection ?? "checkpoints";
+    if (!root || root.split("/").some((s) => !s) || root.split("/").length % 2 !== 1) {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        { operation: "constructor" },
+        `rootCollection "${root}" is not a collection path (use "name" or "docs/id/name")`,
+      );
+    }
+    if (options.ttl && !(options.ttl.days > 0)) {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        { operation: "constructor" },
+        "ttl.days must be a positive number of days",
+      );
+    }
+    this.firestore = options.firestore;
+    this.rootCollection = root;
+    if (options.ttl) this.ttl = { days: options.ttl.days, field: options.ttl.field ?? "expireAt" };
+  }
+
+  private threadPath(threadId: string): string {
+    return `${this.rootCollection}/${keyOf(threadId)}`;
+  }
+
+  private docPath(threadId: string, ns: string, checkpointId: string): string {
+    return `${this.threadPath(threadId)}/${CHECKPOINTS}/${checkpointDocId(ns, checkpointId)}`;
+  }
+
+  private writeContext(): WriteContext {
+    return { firestore: this.firestore, serde: this.serde, cache: this.cache, ttl: this.ttl };
+  }
+
+  private blobs(docs: LoadedDoc[]) {
+    return fetchBlobs(this.firestore, blobIdsOf(docs), this.cache, this.ttl?.field);
+  }
+
+  /** TASKS writes of the parent: only checkpoints older than format v4 need them (migration). */
+  private async parentSends(doc: LoadedDoc): Promise<CheckpointPendingWrite[] | undefined> {
+    if (!(doc.data.v < 4) || !doc.data.parent_checkpoint_id) return undefined;
+    const snap = await this.firestore
+      .doc(
+        `${doc.threadPath}/${CHECKPOINTS}/${checkpointDocId(doc.data.checkpoint_ns, doc.data.parent_checkpoint_id)}`,
+      )
+      .get();
+    if (!snap.exists) return [];
+    const parent = loaded(snap);
+    const blobs = await fetchBlobs(this.firestore, sendBlobIds(parent), this.cache, this.ttl?.field);
+    return decodeWrites(this.serde, parent, blobs, (w) => w.c === "__pregel_tasks");
+  }
+
+  private async tuple(doc: LoadedDoc, blobs: Map<string, Buffer>): Promise<CheckpointTuple> {
+    const sends = await this.parentSends(doc);
+    return toTuple(this.serde, doc, blobs, sends, (v) => this.getNextVersion(v));
+  }
+
+  /** Remembers a document read in full, so the next put/putWrites need not read it. */
+  private remember(doc: LoadedDoc) {
+    const updateTime = doc.snap.updateTime;
+    this.cache.rememberDoc(doc.path, {
+      channels: doc.data.ch ?? {},
+      writes: updateTime ? { updateTime, keys: new Set(Object.keys(doc.data.w ?? {})) } : undefined,
+    });
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined || threadId === null) return undefined;
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = getCheckpointId(config);
+    const ctx = { operation: "getTuple", threadId: String(threadId), checkpointNs: ns, checkpointId };
+    return withContext(ctx, async () => {
+      const threadPath = this.threadPath(String(threadId));
+      let doc: LoadedDoc;
+      if (checkpointId) {
+        const snap = await this.firestore.doc(this.docPath(String(threadId), ns, checkpointId)).get();
+        if (!isCheckpoint(snap)) return undefined;
+        doc = loaded(snap);
+      } else {
+        const res = await this.firestore
+          .collection(`${threadPath}/${CHECKPOINTS}`)
+          .where("checkpoint_ns", "==", ns)
+          .orderBy("checkpoint_id", "desc")
+          .limit(1)
+          .get();
+        if (res.empty) {
+          // The thread was deleted (perhaps by another instance): blobs this instance knew are gone.
+          if (ns === "") this.cache.forgetThread(threadPath);
+          return undefined;
+        }
+        doc = loaded(res.docs[0]);
+      }
+      const blobs = await this.blobs([doc]);
+      this.remember(doc);
+      return this.tuple(doc, blobs);
+    });
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const { before, filter } = options ?? {};
+    let remaining = options?.limit;
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const ns = config.configurable?.checkpoint_ns as string | undefined;
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    const ctx = { operation: "list", threadId, checkpointNs: ns, checkpointId };
+    let q: Query = threadId
+      ? this.firestore.collection(`${this.threadPath(String(threadId))}/${CHECKPOINTS}`)
+      : this.firestore.collectionGroup(CHECKPOINTS).where("root", "==", this.rootCollection);
+    if (ns !== undefined) q = q.where("checkpoint_ns", "==", ns);
+    if (checkpointId) q = q.where("checkpoint_id", "==", checkpointId);
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    if (beforeId) q = q.where("checkpoint_id", "<", beforeId);
+    q = q.orderBy("checkpoint_id", "desc");
+    const filters = Object.entries(filter ?? {});
+    const pageSize =
+      filters.length === 0 && remaining !== undefined ? Math.max(1, Math.min(remaining, 100)) : 100;
+    let cursor: QueryDocumentSnapshot | undefined;
+    while (remaining === undefined || remaining > 0) {
+      const page = await withContext(ctx, () => (cursor ? q.startAfter(cursor) : q).limit(pageSize).get());
+      if (page.empty) return;
+      cursor = page.docs[page.docs.length - 1];
+      const matched: LoadedDoc[] = [];
+      for (const snap of page.docs) {
+        if (remaining !== undefined && matched.length >= remaining) break;
+        const doc = loaded(snap);
+        if (filters.length > 0) {
+          const metadata = (await this.serde.loadsTyped(doc.data.mt, new Uint8Array(doc.data.m))) as Record<
+            string,
+            unknown
+          >;
+          if (!filters.every(([k, v]) => isDeepStrictEqual(metadata?.[k], v))) continue;
+        }
+        matched.push(doc);
+      }
+      const blobs = await withContext(ctx, () => this.blobs(matched));
+      for (const doc of matched) {
+        const tuple = await withContext(
+          { ...ctx, threadId: doc.data.thread_id, checkpointId: doc.data.checkpoint_id },
+          () => this.tuple(doc, blobs),
+        );
+        if (remaining !== undefined) remaining -= 1;
+        yield tuple;
+      }
+      if (page.docs.length < pageSize) return;
+    }
+  }
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const threadId = config?.configurable?.thread_id as string | undefined;
+    const ns = (config?.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const ctx = { operation: "put", threadId, checkpointNs: ns, checkpointId: checkpoint?.id };
+    if (threadId === undefined || threadId === null || threadId === "") {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        ctx,
+        'config.configurable.thread_id is required: pass { configurable: { thread_id: "..." } } when invoking the graph',
+      );
+    }
+    const tid = String(threadId);
+    const path = this.docPath(tid, ns, checkpoint.id);
+    const parentId = config.configurable?.checkpoint_id as string | undefined;
+    // Queued per document so this instance's putWrites for the same checkpoint run after it.
+    await this.cache.serialize(path, () =>
+      withContext(ctx, () =>
+        writeCheckpoint(this.writeContext(), {
+          root: this.rootCollection,
+          threadId: tid,
+          ns,
+          threadPath: this.threadPath(tid),
+          path,
+          parentPath: parentId ? this.docPath(tid, ns, parentId) : undefined,
+          parentId,
+          checkpoint,
+          metadata,
+          newVersions,
+        }),
+      ),
+    );
+    return { configurable: { thread_id: tid, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    const ctx = { operation: "putWrites", threadId, checkpointNs: ns, checkpointId };
+    if (threadId === undefined || threadId === null || threadId === "") {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        ctx,
+        "config.configurable.thread_id is required",
+      );
+    }
+    if (!checkpointId) {
+      throw new FirestoreCheckpointerError(
+        "checkpointer:bad_config",
+        ctx,
+        "config.configurable.checkpoint_id is required: pass the config returned by put()",
+      );
+    }
+    const tid = String(threadId);
+    const path = this.docPath(tid, ns, checkpointId);
+    await this.cache.serialize(path, () =>
+      withContext(ctx, () =>
+        writePendingWrites(this.writeContext(), {
+          threadPath: this.threadPath(tid),
+          path,
+          writes,
+          taskId,
+          taskPath: taskPath ?? "",
+        }),
+      ),
+    );
+  }
+
+  /** Deletes every checkpoint, pending write and blob of the thread, 300 documents per commit. */
+  async deleteThread(threadId: string): Promise<void> {
+    const threadPath = this.threadPath(String(threadId));
+    await withContext({ operation: "deleteThread", threadId: String(threadId) }, async () => {
+      for (const sub of [CHECKPOINTS, BLOBS]) {
+        const col = this.firestore.collection(`${threadPath}/${sub}`);
+        for (;;) {
+          const page = await col.select().limit(300).get();
+          if (page.empty) break;
+          const batch = this.firestore.batch();
+          for (const d of page.docs) batch.delete(d.ref);
+          await batch.commit();
+          if (page.size < 300) break;
+        }
+      }
+    });
+    this.cache.forgetThread(threadPath);
+  }
+
+  /**
+   * Ancestor walk for `DeltaChannel`s in two round trips: one query for the namespace's checkpoint
+   * documents (parent links, channel entries and writes), then one getAll of the blobs needed.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const threadId = String(config.configurable?.thread_id);
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = getCheckpointId(config);
+    const ctx = { operation: "getDeltaChannelHistory", threadId, checkpointNs: ns, checkpointId };
+    return withContext(ctx, () =>
+      deltaHistory(
+        { firestore: this.firestore, serde: this.serde, cache: this.cache, ttlField: this.ttl?.field },
+        `${this.threadPath(threadId)}/${CHECKPOINTS}`,
+        ns,
+        checkpointId,
+        channels,
+      ),
+    );
+  }
+}
+
+export type { CheckpointDoc };
