@@ -1,0 +1,38 @@
+/**
+ * The official LangGraph SDK Client, pointed at the function URL, with a fresh Firebase ID token on
+ * every request. `onRequest` runs before each fetch (including stream requests and reconnects), and
+ * `getIdToken()` returns the cached token or refreshes it when it is within five minutes of expiry.
+ */
+import { Client } from "@langchain/langgraph-sdk";
+import type { Auth } from "firebase/auth";
+
+/** The graph the API serves. */
+export const ASSISTANT_ID = "quarry";
+
+/** Stream modes the chat asks for: state, answer tokens, Quarry's custom events, node updates. */
+export const STREAM_MODES = ["values", "messages-tuple", "custom", "updates"] as const;
+
+export class SignedOutError extends Error {
+  constructor() {
+    super("You are signed out. Sign in again to continue.");
+    this.name = "SignedOutError";
+  }
+}
+
+/** A Client whose requests carry `Authorization: Bearer <fresh ID token>`. */
+export function createApiClient(apiUrl: string, auth: Auth): Client {
+  return new Client({
+    apiUrl,
+    // Never pick up LANGSMITH/LANGGRAPH keys: this server authenticates with Firebase.
+    apiKey: null,
+    // The SDK retries 5xx and network failures; a couple of tries is enough for a person waiting.
+    callerOptions: { maxRetries: 2 },
+    onRequest: async (_url, init) => {
+      const user = auth.currentUser;
+      if (!user) throw new SignedOutError();
+      const headers = new Headers(init.headers);
+      headers.set("Authorization", `Bearer ${await user.getIdToken()}`);
+      return { ...init, headers };
+    },
+  });
+}

@@ -1,0 +1,119 @@
+/** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import type { ChatApi } from "./useChat";
+import { TurnView } from "./TurnView";
+import type { Settings } from "../settings/useSettings";
+import { formatBytes } from "../data/format";
+
+/** Longest question the composer accepts (the API refuses longer messages). */
+export const MAX_QUESTION = 4000;
+
+interface Props {
+  chat: ChatApi;
+  settings: Settings;
+  onPageSizeChange(size: number): void;
+}
+
+const EXAMPLES = [
+  "Which tables can I query?",
+  "What were total sales by month last year?",
+  "Top 10 customers by revenue",
+];
+
+export function Chat({ chat, settings, onPageSizeChange }: Props) {
+  const [draft, setDraft] = useState("");
+  const input = useRef<HTMLTextAreaElement>(null);
+  const end = useRef<HTMLDivElement>(null);
+  const { state, streaming } = chat;
+  const last = state.turns[state.turns.length - 1];
+
+  // Follow the stream while it grows.
+  useEffect(() => {
+    end.current?.scrollIntoView({ block: "end" });
+  }, [state.turns.length, last?.answer, last?.queries.length]);
+
+  const send = (e?: FormEvent) => {
+    e?.preventDefault();
+    const q = draft.trim();
+    if (!q || streaming) return;
+    setDraft("");
+    void chat.submit(q);
+  };
+
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) send(e);
+  };
+
+  return (
+    <section className="chat" aria-label="Conversation">
+      <div className="turns">
+        {chat.loading && <p className="muted">Loading the conversation…</p>}
+        {chat.loadError && (
+          <p className="error" role="alert">
+            {chat.loadError}
+          </p>
+        )}
+        {state.summarized && (
+          <p className="muted small">Earlier questions were summarized to keep the conversation short.</p>
+        )}
+        {!chat.loading && state.turns.length === 0 && !chat.loadError && (
+          <div className="empty">
+            <h2>Ask your data a question</h2>
+            <p className="muted">
+              Quarry writes the SQL, runs it read-only and shows you the rows and a chart.
+            </p>
+            <ul className="examples">
+              {EXAMPLES.map((x) => (
+                <li key={x}>
+                  <button
+                    type="button"
+                    className="chip"
+                    onClick={() => {
+                      setDraft(x);
+                      input.current?.focus();
+                    }}
+                  >
+                    {x}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
+        {state.turns.map((t) => (
+          <TurnView key={t.key} turn={t} settings={settings} onPageSizeChange={onPageSizeChange} />
+        ))}
+        {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
+          <p className="small muted thread-usage">
+            Conversation total: {formatBytes(state.threadUsage.bytesBilled)} billed
+          </p>
+        )}
+        <div ref={end} />
+      </div>
+      <form className="composer" onSubmit={send}>
+        <label htmlFor="question" className="sr-only">
+          Your question
+        </label>
+        <textarea
+          id="question"
+          ref={input}
+          rows={2}
+          maxLength={MAX_QUESTION}
+          placeholder="Ask about your data…  (Enter to send, Shift+Enter for a new line)"
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={onKey}
+        />
+        {streaming ? (
+          <button type="button" className="danger" onClick={chat.stop}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="primary" disabled={!draft.trim()}>
+            Send
+          </button>
+        )}
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,102 @@
+/** One question and everything the agent did for it: phases, retries, queries, the answer. */
+import type { Phase, Turn } from "./model";
+import { formatBytes, formatCount } from "../data/format";
+import { QueryCard } from "../results/QueryCard";
+import type { Settings } from "../settings/useSettings";
+
+const STEPS: { phase: Phase; label: string }[] = [
+  { phase: "planning", label: "Planning" },
+  { phase: "querying", label: "Querying" },
+  { phase: "verifying", label: "Checking" },
+  { phase: "answering", label: "Answering" },
+];
+const ORDER: Phase[] = ["ingress", "planning", "querying", "verifying", "answering", "summarizing", "done"];
+
+interface Props {
+  turn: Turn;
+  settings: Settings;
+  onPageSizeChange(size: number): void;
+}
+
+function Phases({ phase }: { phase?: Phase }) {
+  const at = ORDER.indexOf(phase ?? "ingress");
+  const current =
+    STEPS.find((s) => s.phase === phase)?.label ?? (phase === "summarizing" ? "Tidying up" : "Starting");
+  return (
+    <div className="phases">
+      <ol aria-hidden="true">
+        {STEPS.map((s) => {
+          const i = ORDER.indexOf(s.phase);
+          return (
+            <li key={s.phase} className={i < at ? "past" : i === at ? "now" : "next"}>
+              {s.label}
+            </li>
+          );
+        })}
+      </ol>
+      <span className="sr-only" role="status">
+        {current}
+      </span>
+    </div>
+  );
+}
+
+export function TurnView({ turn, settings, onPageSizeChange }: Props) {
+  const live = turn.status === "streaming";
+  return (
+    <article className="turn" data-status={turn.status} aria-busy={live}>
+      <div className="question">
+        <h2 className="sr-only">Question</h2>
+        <p>{turn.question}</p>
+      </div>
+      <div className="response">
+        {live && <Phases phase={turn.phase} />}
+        {turn.retries.length > 0 && (
+          <ul className="retries" aria-label="Retries">
+            {turn.retries.map((r) => (
+              <li key={r.attempt}>
+                <strong>
+                  Retry {r.attempt} of {r.maxRetries}:
+                </strong>{" "}
+                {r.reason}
+              </li>
+            ))}
+          </ul>
+        )}
+        {turn.queries.map((q, i) => (
+          <QueryCard
+            key={q.id}
+            query={q}
+            index={i}
+            question={turn.question}
+            settings={settings}
+            onPageSizeChange={onPageSizeChange}
+          />
+        ))}
+        {(turn.answer || live) && (
+          <div className="answer" aria-live={live ? "polite" : undefined}>
+            <h2 className="sr-only">Answer</h2>
+            {turn.answer ? <p>{turn.answer}</p> : <p className="muted">Thinking…</p>}
+            {live && turn.answer && <span className="cursor" aria-hidden="true" />}
+          </div>
+        )}
+        {turn.status === "stopped" && (
+          <p className="notice" role="status">
+            Stopped. {turn.answer ? "The answer above is incomplete." : "Ask again when you are ready."}
+          </p>
+        )}
+        {turn.status === "error" && turn.error && (
+          <p className="error" role="alert">
+            {turn.error}
+          </p>
+        )}
+        {turn.usage && !live && (
+          <p className="usage small muted">
+            {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}
+            {formatCount(turn.usage.totalTokens)} tokens · {formatBytes(turn.usage.bytesBilled)} billed
+          </p>
+        )}
+      </div>
+    </article>
+  );
+}

@@ -1,0 +1,125 @@
+/**
+ * The chat's side effects around the pure reducer: load a thread's checkpointed state, stream a run
+ * with the SDK Client, stop it. Stopping aborts the stream (the server cancels a run whose client
+ * disconnects) and also calls the cancel endpoint, which reaches the run on any instance.
+ */
+import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import type { Client } from "@langchain/langgraph-sdk";
+import { ASSISTANT_ID, STREAM_MODES } from "../api/client";
+import { errorInWords } from "../data/format";
+import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
+
+interface Options {
+  client: Client;
+  threadId: string | null;
+  /** A new thread was created for the first question: the page navigates to it. */
+  onThreadCreated(id: string): void;
+  /** A run ended (done, stopped, failed): thread titles and times may have changed. */
+  onRunEnded(): void;
+}
+
+export interface ChatApi {
+  state: ChatState;
+  loading: boolean;
+  loadError: string | null;
+  streaming: boolean;
+  submit(question: string): Promise<void>;
+  stop(): void;
+}
+
+export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Options): ChatApi {
+  const [state, dispatch] = useReducer(chatReducer, EMPTY_CHAT);
+  const [loading, setLoading] = useState(false);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [streaming, setStreaming] = useState(false);
+  const controller = useRef<AbortController | null>(null);
+  const run = useRef<{ threadId: string; runId?: string } | null>(null);
+  /** The thread this hook created for a first question: navigating to it must not reload it. */
+  const created = useRef<string | null>(null);
+  /** Bumped on every thread switch, so a stream of the previous thread stops touching the state. */
+  const generation = useRef(0);
+
+  useEffect(() => {
+    if (threadId && threadId === created.current) {
+      created.current = null;
+      return;
+    }
+    generation.current++;
+    controller.current?.abort();
+    dispatch({ type: "loaded", values: null });
+    setLoadError(null);
+    if (!threadId) return;
+    let current = true;
+    setLoading(true);
+    client.threads
+      .getState(threadId)
+      .then((s) => {
+        if (current) dispatch({ type: "loaded", values: (s.values ?? null) as never });
+      })
+      .catch((e: unknown) => {
+        if (current) setLoadError(errorInWords(e));
+      })
+      .finally(() => {
+        if (current) setLoading(false);
+      });
+    return () => {
+      current = false;
+    };
+  }, [client, threadId]);
+
+  const submit = useCallback(
+    async (question: string) => {
+      const text = question.trim();
+      if (!text || controller.current) return;
+      const ac = new AbortController();
+      controller.current = ac;
+      const gen = generation.current;
+      const mine = () => gen === generation.current;
+      setStreaming(true);
+      dispatch({ type: "submitted", key: `local-${Date.now()}`, question: text });
+      try {
+        let id = threadId;
+        if (!id) {
+          const t = await client.threads.create({ metadata: { title: text.slice(0, 80) } });
+          id = t.thread_id;
+          created.current = id;
+          onThreadCreated(id);
+        }
+        run.current = { threadId: id };
+        const stream = client.runs.stream(id, ASSISTANT_ID, {
+          input: humanInput(text),
+          streamMode: [...STREAM_MODES],
+          signal: ac.signal,
+          onRunCreated: ({ run_id }) => {
+            if (run.current) run.current.runId = run_id;
+            if (mine()) dispatch({ type: "run_created", runId: run_id });
+          },
+        });
+        for await (const part of stream) {
+          if (!mine()) break;
+          dispatch({ type: "stream", event: part.event, data: part.data });
+        }
+        if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
+      } catch (e) {
+        if (mine()) dispatch(ac.signal.aborted ? { type: "stopped" } : { type: "failed", error: e });
+      } finally {
+        if (controller.current === ac) controller.current = null;
+        run.current = null;
+        setStreaming(false);
+        onRunEnded();
+      }
+    },
+    [client, threadId, onThreadCreated, onRunEnded],
+  );
+
+  const stop = useCallback(() => {
+    const r = run.current;
+    controller.current?.abort();
+    if (r?.runId) {
+      // Best effort: the disconnect alone cancels the run; this also reaches it across instances.
+      client.runs.cancel(r.threadId, r.runId).catch(() => undefined);
+    }
+  }, [client]);
+
+  return { state, loading, loadError, streaming, submit, stop };
+}

@@ -1,0 +1,104 @@
+/** A result as a sortable, paginated table. Headers are buttons; aria-sort tells screen readers. */
+import { useMemo, useState } from "react";
+import { cellText, columnKind, type ColumnInfo, type Row } from "../data/columns";
+import { nextSort, paginate, sortRows, type SortState } from "../data/table";
+import { formatCount } from "../data/format";
+import { PAGE_SIZES } from "../settings/useSettings";
+
+interface Props {
+  columns: ColumnInfo[];
+  rows: Row[];
+  caption: string;
+  pageSize: number;
+  onPageSizeChange?(size: number): void;
+}
+
+export function DataTable({ columns, rows, caption, pageSize, onPageSizeChange }: Props) {
+  const [sort, setSort] = useState<SortState | null>(null);
+  const [page, setPage] = useState(0);
+  const sorted = useMemo(() => sortRows(rows, columns, sort), [rows, columns, sort]);
+  const view = paginate(sorted, page, pageSize);
+
+  return (
+    <div className="table-wrap">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label={`${caption} (scrollable)`}>
+        <table>
+          <caption className="sr-only">{caption}</caption>
+          <thead>
+            <tr>
+              {columns.map((c) => {
+                const active = sort?.column === c.name ? sort.direction : undefined;
+                return (
+                  <th
+                    key={c.name}
+                    scope="col"
+                    aria-sort={active ?? "none"}
+                    className={columnKind(c) === "quantitative" ? "num" : undefined}
+                  >
+                    <button
+                      type="button"
+                      onClick={() => {
+                        setSort(nextSort(sort, c.name));
+                        setPage(0);
+                      }}
+                      title={`${c.type}${c.description ? ` — ${c.description}` : ""}. Sort`}
+                    >
+                      {c.name}
+                      <span aria-hidden="true" className="sort-mark">
+                        {active === "ascending" ? " ▲" : active === "descending" ? " ▼" : ""}
+                      </span>
+                    </button>
+                  </th>
+                );
+              })}
+            </tr>
+          </thead>
+          <tbody>
+            {view.rows.map((r, i) => (
+              <tr key={view.from + i}>
+                {columns.map((c) => (
+                  <td key={c.name} className={columnKind(c) === "quantitative" ? "num" : undefined}>
+                    {r[c.name] === null ? <span className="null">null</span> : cellText(r[c.name])}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className="pager" role="group" aria-label="Table pages">
+        <button type="button" onClick={() => setPage(view.page - 1)} disabled={view.page === 0}>
+          ‹ Previous
+        </button>
+        <span aria-live="polite">
+          Rows {formatCount(view.from)}–{formatCount(view.to)} of {formatCount(view.total)}
+        </span>
+        <button
+          type="button"
+          onClick={() => setPage(view.page + 1)}
+          disabled={view.page >= view.pageCount - 1}
+        >
+          Next ›
+        </button>
+        {onPageSizeChange && (
+          <label className="page-size">
+            Rows per page{" "}
+            <select
+              value={pageSize}
+              onChange={(e) => {
+                onPageSizeChange(Number(e.target.value));
+                setPage(0);
+              }}
+            >
+              {PAGE_SIZES.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,101 @@
+/** One query of a turn: its SQL (copyable), costs, and its result as table, chart and CSV. */
+import { useState } from "react";
+import type { QueryView } from "../chat/model";
+import { csvFileName, toCsv } from "../data/csv";
+import { formatBytes, formatCount } from "../data/format";
+import type { Settings } from "../settings/useSettings";
+import { ChartView } from "./ChartView";
+import { DataTable } from "./DataTable";
+
+interface Props {
+  query: QueryView;
+  index: number;
+  question: string;
+  settings: Settings;
+  onPageSizeChange(size: number): void;
+}
+
+function download(name: string, text: string) {
+  // A BOM so spreadsheet apps read the file as UTF-8.
+  const url = URL.createObjectURL(new Blob(["\uFEFF", text], { type: "text/csv;charset=utf-8" }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function QueryCard({ query, index, question, settings, onPageSizeChange }: Props) {
+  const [copied, setCopied] = useState(false);
+  const r = query.result;
+  const label = `Query ${index + 1}${query.attempt && query.attempt > 1 ? ` (attempt ${query.attempt})` : ""}`;
+
+  const copy = async () => {
+    await navigator.clipboard.writeText(query.sql ?? "");
+    setCopied(true);
+    setTimeout(() => setCopied(false), 2000);
+  };
+
+  return (
+    <section className={`query status-${query.status}`} aria-label={label} data-query-id={query.id}>
+      <header className="query-head">
+        <h3>{label}</h3>
+        <span className="badge" data-status={query.status}>
+          {query.status === "running" ? "running…" : query.status === "failed" ? "failed" : "done"}
+        </span>
+      </header>
+      {query.sql && (
+        <div className="sql">
+          <pre tabIndex={0} aria-label="SQL">
+            <code>{query.sql}</code>
+          </pre>
+          <button type="button" className="copy" onClick={() => void copy().catch(() => setCopied(false))}>
+            {copied ? "Copied" : "Copy SQL"}
+          </button>
+        </div>
+      )}
+      <p className="costs small">
+        {query.estimatedBytes !== undefined && <span>Estimated: {formatBytes(query.estimatedBytes)}</span>}
+        {r && <span>Billed: {formatBytes(r.bytesBilled)}</span>}
+        {r && <span>Processed: {formatBytes(r.bytesProcessed)}</span>}
+        {r && (
+          <span>
+            {r.cacheHit ? "From cache" : r.durationMs !== undefined ? `${formatCount(r.durationMs)} ms` : ""}
+          </span>
+        )}
+      </p>
+      {query.error && (
+        <p className="error" role="note">
+          <strong>{query.error.category.replace(/_/g, " ")}:</strong> {query.error.message}
+        </p>
+      )}
+      {r && (
+        <>
+          <div className="result-bar">
+            <span className="small muted">
+              {formatCount(r.totalRows)} row{r.totalRows === 1 ? "" : "s"}
+              {r.truncated ? ` (showing the first ${formatCount(r.rows.length)})` : ""}
+            </span>
+            <button
+              type="button"
+              onClick={() => download(csvFileName(question), toCsv(r.columns, r.rows))}
+              aria-label={`Download ${label} as CSV`}
+            >
+              Download CSV
+            </button>
+          </div>
+          <DataTable
+            columns={r.columns}
+            rows={r.rows}
+            caption={`${label} result`}
+            pageSize={settings.pageSize}
+            onPageSizeChange={onPageSizeChange}
+          />
+          <ChartView columns={r.columns} rows={r.rows} preferred={settings.chartType} label={query.id} />
+        </>
+      )}
+    </section>
+  );
+}
