@@ -93,10 +93,13 @@ export async function runTurn(
   return out;
 }
 
-/** Token chunks (AIMessageChunk) in the messages stream, with the node that produced them. */
+/**
+ * Chunks the `messages` mode got from a model's token callbacks (metadata `name` is the model
+ * call's run name, `quarry_<node>`), as opposed to whole messages a node returned (name = node).
+ */
 export function tokenChunks(out: TurnOutput) {
   return out.messages
-    .filter((m) => m.message.getType() === "ai" && m.message.constructor.name === "AIMessageChunk")
+    .filter((m) => String(m.metadata.name ?? "").startsWith("quarry_"))
     .map((m) => ({ node: m.metadata.langgraph_node as string, text: String(m.message.content) }));
 }
 

@@ -1,0 +1,231 @@
+/**
+ * A loopback Vertex AI stand-in: an HTTPS server speaking Gemini's `generateContent` and
+ * `streamGenerateContent` (the streamed JSON array ChatVertexAI reads, or SSE with `alt=sse`), with
+ * text and function-call parts and usageMetadata, answering from a Script per request. Point the
+ * real ChatVertexAI at it with VERTEX_AI_EMULATOR_HOST=<host> and trust its certificate with
+ * NODE_EXTRA_CA_CERTS=<certFile> (other processes) or `trust: true` (this one).
+ */
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { makeSelfSignedCert, trustCertificate } from "./vertex-standin-cert";
+import {
+  roleOf,
+  smartScript,
+  type Script,
+  type ScriptReply,
+  type ScriptRequest,
+  type ScriptTurn,
+} from "./scripted-model-script";
+
+export interface StandinOptions {
+  /** Replies per request; defaults to `smartScript()` over the DuckDB sample dataset. */
+  script?: Script;
+  /** Delay before each streamed text chunk, for load tests. */
+  tokenDelayMs?: number;
+  /** Characters of text per streamed chunk. */
+  charsPerChunk?: number;
+  /** Trust the certificate in this process (tls default CA list). */
+  trust?: boolean;
+  port?: number;
+}
+
+export interface RecordedStandinRequest {
+  model: string;
+  method: "generateContent" | "streamGenerateContent";
+  project: string;
+  location: string;
+  body: GeminiRequest;
+  request: ScriptRequest;
+  reply: ScriptReply;
+}
+
+export interface VertexStandin {
+  /** `127.0.0.1:<port>`, the value of VERTEX_AI_EMULATOR_HOST. */
+  host: string;
+  /** PEM file for NODE_EXTRA_CA_CERTS. */
+  certFile: string;
+  certPem: string;
+  requests: RecordedStandinRequest[];
+  /** Replaces the script for the following requests. */
+  setScript(script: Script): void;
+  stop(): Promise<void>;
+}
+
+interface GeminiPart {
+  text?: string;
+  functionCall?: { name: string; args?: Record<string, unknown> };
+  functionResponse?: { name: string; response?: unknown };
+}
+interface GeminiContent {
+  role?: string;
+  parts?: GeminiPart[];
+}
+export interface GeminiRequest {
+  contents?: GeminiContent[];
+  systemInstruction?: GeminiContent;
+  tools?: { functionDeclarations?: { name: string }[] }[];
+}
+
+const PATH =
+  /^\/v1(?:beta1?)?\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+
+export async function startVertexStandin(opts: StandinOptions = {}): Promise<VertexStandin> {
+  const cert = makeSelfSignedCert();
+  if (opts.trust) trustCertificate(cert.cert);
+  let script = opts.script ?? smartScript();
+  let calls = 0;
+  const requests: RecordedStandinRequest[] = [];
+
+  const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      void (async () => {
+        const url = new URL(req.url ?? "/", "https://standin");
+        const m = PATH.exec(url.pathname);
+        if (req.method !== "POST" || !m)
+          return sendError(res, 404, `No such Vertex AI method: ${req.method} ${url.pathname}`);
+        let body: GeminiRequest;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as GeminiRequest;
+        } catch {
+          return sendError(res, 400, "Request body is not JSON.");
+        }
+        const request = normalise(body, calls++);
+        let reply: ScriptReply;
+        try {
+          reply = await script(request);
+        } catch (err) {
+          return sendError(res, 500, `Stand-in script failed: ${String(err)}`);
+        }
+        const method = m[4] as RecordedStandinRequest["method"];
+        requests.push({ project: m[1], location: m[2], model: m[3], method, body, request, reply });
+        if (reply.error) return sendError(res, reply.error.status, reply.error.message);
+        if (method === "generateContent") {
+          res.writeHead(200, { "content-type": "application/json" });
+          return res.end(JSON.stringify(response(reply, reply.text ?? "", true)));
+        }
+        await stream(res, reply, url.searchParams.get("alt") === "sse", opts);
+      })().catch((err) => {
+        if (!res.headersSent) sendError(res, 500, String(err));
+        else res.destroy();
+      });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    host: `127.0.0.1:${port}`,
+    certFile: cert.certFile,
+    certPem: cert.cert,
+    requests,
+    setScript(s) {
+      script = s;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendError(res: import("node:http").ServerResponse, status: number, message: string): void {
+  const code =
+    status === 400
+      ? "INVALID_ARGUMENT"
+      : status === 429
+        ? "RESOURCE_EXHAUSTED"
+        : status === 503
+          ? "UNAVAILABLE"
+          : "INTERNAL";
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { code: status, message, status: code } }));
+}
+
+/** One GenerateContentResponse; usage only on the last chunk, as Vertex AI does. */
+function response(reply: ScriptReply, text: string, last: boolean, withCalls = last) {
+  const parts: GeminiPart[] = [];
+  if (text) parts.push({ text });
+  if (withCalls)
+    for (const c of reply.toolCalls ?? []) parts.push({ functionCall: { name: c.name, args: c.args } });
+  const input = reply.usage?.input ?? 10;
+  const output = reply.usage?.output ?? Math.max(1, Math.ceil((reply.text ?? "").length / 4));
+  return {
+    candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+    ...(last
+      ? {
+          usageMetadata: {
+            promptTokenCount: input,
+            candidatesTokenCount: output,
+            totalTokenCount: input + output,
+          },
+        }
+      : {}),
+    modelVersion: "standin",
+  };
+}
+
+async function stream(
+  res: import("node:http").ServerResponse,
+  reply: ScriptReply,
+  sse: boolean,
+  opts: StandinOptions,
+) {
+  const text = reply.text ?? "";
+  const size = opts.charsPerChunk ?? 8;
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
+  if (pieces.length === 0) pieces.push("");
+  res.writeHead(200, { "content-type": sse ? "text/event-stream" : "application/json" });
+  if (!sse) res.write("[");
+  for (let i = 0; i < pieces.length; i++) {
+    if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
+    if (res.destroyed) return;
+    const body = JSON.stringify(response(reply, pieces[i], i === pieces.length - 1));
+    res.write(sse ? `data: ${body}\r\n\r\n` : `${i ? ",\r\n" : ""}${body}`);
+  }
+  res.end(sse ? "" : "]");
+}
+
+function textOf(c: GeminiContent | undefined): string {
+  return (c?.parts ?? []).map((p) => p.text ?? "").join("");
+}
+
+/** Gemini request → the script's request (system instruction, turns, tool names). */
+export function normalise(body: GeminiRequest, call: number): ScriptRequest {
+  let system = textOf(body.systemInstruction);
+  const contents = [...(body.contents ?? [])];
+  // Without systemInstruction the library sends the system text as a user turn answered "Ok".
+  if (
+    !system &&
+    contents.length > 1 &&
+    roleOf(textOf(contents[0])) !== "unknown" &&
+    textOf(contents[1]) === "Ok"
+  ) {
+    system = textOf(contents.shift());
+    contents.shift();
+  }
+  const turns: ScriptTurn[] = [];
+  for (const c of contents) {
+    for (const p of c.parts ?? []) {
+      if (p.functionResponse) {
+        const r = p.functionResponse.response as { content?: unknown } | undefined;
+        const content = typeof r?.content === "string" ? r.content : JSON.stringify(r?.content ?? r);
+        turns.push({ role: "tool", text: content, toolName: p.functionResponse.name });
+      }
+    }
+    const calls = (c.parts ?? [])
+      .filter((p) => p.functionCall)
+      .map((p) => ({ name: p.functionCall!.name, args: p.functionCall!.args ?? {} }));
+    const text = textOf(c);
+    if (c.role === "model") turns.push({ role: "model", text, toolCalls: calls });
+    else if (c.role === "user" && (text || !(c.parts ?? []).some((p) => p.functionResponse)))
+      turns.push({ role: "user", text });
+  }
+  const tools = (body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name));
+  return { role: roleOf(system || turns[0]?.text || ""), system, turns, tools, call };
+}
