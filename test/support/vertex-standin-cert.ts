@@ -48,6 +48,7 @@ export function makeSelfSignedCert(dir = mkdtempSync(path.join(tmpdir(), "vertex
   } catch (err) {
     throw new Error(
       `Could not create the stand-in's certificate with openssl (install openssl): ${String(err)}`,
+      { cause: err },
     );
   }
   return { key: readFileSync(keyFile, "utf8"), cert: readFileSync(certFile, "utf8"), certFile };
