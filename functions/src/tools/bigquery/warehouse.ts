@@ -1,12 +1,350 @@
-/** BigQuery engine (in progress). */
+/**
+ * The BigQuery engine (production). Every query is dry-run first with `createQueryJob({dryRun})`
+ * — `query({dryRun})` would throw the statistics away — and refused unless the engine says it is
+ * a single SELECT reading only allowed datasets and fitting the per-query and per-conversation
+ * budgets. It then runs with `maximumBytesBilled`, labels, location, a server-side job timeout and
+ * our own deadline that cancels the job; rows are capped by paging with maxResults N+1.
+ */
+import type { BigQuery, Job } from "@google-cloud/bigquery";
 import type { WarehouseConfig } from "../../config";
-import { WarehouseError, type Warehouse } from "../types";
+import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
+import { RowCollector, renderPreview } from "../result";
+import {
+  WarehouseError,
+  type DryRunResult,
+  type QueryContext,
+  type QueryResult,
+  type TableInfo,
+  type TableSchema,
+  type Warehouse,
+} from "../types";
+import { createBigQueryClient } from "./client";
+import { isRetryable, mapBigQueryError } from "./errors";
+import { normalizeRow, toColumns, type BqField } from "./normalize";
 
-export class BigQueryWarehouse {
-  static async create(_cfg: WarehouseConfig): Promise<Warehouse> {
-    throw new WarehouseError(
-      "internal",
-      "The BigQuery engine is not available yet; set QUARRY_WAREHOUSE=duckdb.",
+/** BigQuery bills at least 10 MB per referenced table, so the cap needs that much headroom. */
+export const MIN_BILLED_PER_TABLE = 10 * 1024 * 1024;
+
+export interface BigQueryWarehouseOptions {
+  /** A ready client (tests); default: one built from the config. */
+  client?: BigQuery;
+  /** Retries of quota/rate/backend errors where nothing ran: attempts and first backoff. */
+  retry?: { attempts: number; baseDelayMs: number };
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- BigQuery REST resources are loosely typed */
+type Stats = {
+  statementType?: string;
+  totalBytesProcessed?: string;
+  totalBytesBilled?: string;
+  cacheHit?: boolean;
+};
+
+export class BigQueryWarehouse implements Warehouse {
+  readonly dialect = "bigquery" as const;
+  readonly dialectNote =
+    "SQL dialect: BigQuery GoogleSQL. Name tables in backticks exactly as list_tables shows them " +
+    "(`project.dataset.table`). Use DATE_TRUNC(d, MONTH), FORMAT_DATE('%Y-%m', d), EXTRACT(YEAR FROM d), " +
+    "SAFE_DIVIDE, COUNT(DISTINCT x). Each query is dry-run and must fit a byte budget: select only the " +
+    "columns you need (avoid SELECT *) and filter on partitioning columns. One SELECT statement only.";
+  private readonly datasets: Set<string>;
+  private readonly cfg: WarehouseConfig;
+  private readonly retry: { attempts: number; baseDelayMs: number };
+
+  private constructor(
+    private readonly bq: BigQuery,
+    cfg: WarehouseConfig,
+    options: BigQueryWarehouseOptions,
+  ) {
+    this.cfg = cfg;
+    this.retry = options.retry ?? { attempts: 3, baseDelayMs: 500 };
+    this.datasets = new Set(
+      cfg.bigquery.datasets.map((d) => (d.includes(".") ? d : `${cfg.bigquery.billingProject}.${d}`)),
     );
   }
+
+  static async create(
+    cfg: WarehouseConfig,
+    options: BigQueryWarehouseOptions = {},
+  ): Promise<BigQueryWarehouse> {
+    const client = options.client ?? (await createBigQueryClient(cfg.bigquery));
+    return new BigQueryWarehouse(client, cfg, options);
+  }
+
+  private scope(): string {
+    return this.datasets.size ? `datasets ${[...this.datasets].join(", ")}` : "no datasets are configured";
+  }
+
+  async listTables(): Promise<TableInfo[]> {
+    const out: TableInfo[] = [];
+    for (const ds of this.datasets) {
+      const [projectId, datasetId] = ds.split(".");
+      const [tables] = await this.withRetry(() =>
+        this.bq.dataset(datasetId, { projectId }).getTables(),
+      ).catch((e: unknown) => Promise.reject(mapBigQueryError(e)));
+      // tables.list omits description and row count; tables.get has them (metadata only, free).
+      const infos = await Promise.all(
+        tables.slice(0, 100).map(async (t) => {
+          const [meta] = await t.getMetadata().catch(() => [t.metadata]);
+          return tableInfo(`${projectId}.${datasetId}.${t.id}`, meta);
+        }),
+      );
+      out.push(...infos);
+    }
+    return out;
+  }
+
+  async describeTable(table: string): Promise<TableSchema> {
+    const parts = table.replaceAll("`", "").trim().split(".");
+    if (parts.length < 2 || parts.length > 3 || parts.some((p) => !p)) {
+      throw new WarehouseError(
+        "bad_input",
+        `"${table}" is not a table name; use project.dataset.table as list_tables shows.`,
+      );
+    }
+    const [projectId, datasetId, tableId] =
+      parts.length === 3 ? parts : [this.cfg.bigquery.billingProject, ...parts];
+    const id = `${projectId}.${datasetId}.${tableId}`;
+    requireInScope([id], (t) => this.allowed(t), this.scope());
+    try {
+      const t = this.bq.dataset(datasetId, { projectId }).table(tableId);
+      const [meta] = await this.withRetry(() => t.getMetadata());
+      const fields: BqField[] = meta.schema?.fields ?? [];
+      // tabledata.list: a few rows without a query job, so describing a table costs nothing.
+      const [rows] = await t.getRows({
+        maxResults: 5,
+        autoPaginate: false,
+        wrapIntegers: true,
+        parseJSON: true,
+      });
+      return {
+        ...tableInfo(id, meta),
+        columns: toColumns(fields),
+        sampleRows: (rows as Record<string, unknown>[]).slice(0, 5).map((r) => normalizeRow(fields, r)),
+      };
+    } catch (err) {
+      throw mapBigQueryError(err);
+    }
+  }
+
+  async dryRun(rawSql: string, ctx: QueryContext): Promise<DryRunResult> {
+    const sql = checkSqlInput(rawSql);
+    throwIfAborted(ctx);
+    if (/\bINFORMATION_SCHEMA\b/i.test(sql)) {
+      // Its views are not listed in referencedTables and can describe datasets outside the allowlist.
+      throw new WarehouseError(
+        "refused",
+        "INFORMATION_SCHEMA is not available; use list_tables and describe_table.",
+      );
+    }
+    let job: Job;
+    try {
+      [job] = await this.withRetry(() =>
+        this.bq.createQueryJob({
+          query: sql,
+          dryRun: true,
+          location: this.cfg.bigquery.location,
+          useLegacySql: false,
+        }),
+      );
+    } catch (err) {
+      throw mapBigQueryError(err);
+    }
+    const meta: any = job.metadata ?? {};
+    const stats: Stats = meta.statistics?.query ?? {};
+    const statementType = stats.statementType ?? "UNKNOWN";
+    const referencedTables: string[] = (meta.statistics?.query?.referencedTables ?? []).map(
+      (t: any) => `${t.projectId}.${t.datasetId}.${t.tableId}`,
+    );
+    requireSelect(statementType);
+    requireInScope(referencedTables, (t) => this.allowed(t), this.scope());
+    const estimatedBytes = Number(stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed ?? 0);
+    return { sql, statementType, estimatedBytes, referencedTables };
+  }
+
+  async query(rawSql: string, ctx: QueryContext): Promise<QueryResult> {
+    const started = Date.now();
+    const dry = await this.dryRun(rawSql, ctx);
+    const { maxBytesPerQuery, maxBytesPerThread, timeoutMs, location } = this.cfg.bigquery;
+    const remaining = Math.max(maxBytesPerThread - ctx.bytesBilledSoFar, 0);
+    if (dry.estimatedBytes > maxBytesPerQuery) {
+      throw new WarehouseError(
+        "budget",
+        `The query would process an estimated ${formatBytes(dry.estimatedBytes)}, over the per-query budget of ` +
+          `${formatBytes(maxBytesPerQuery)}. Select fewer columns or filter on the partitioning column.`,
+        { estimatedBytes: dry.estimatedBytes, budgetBytes: maxBytesPerQuery },
+      );
+    }
+    if (dry.estimatedBytes > remaining) {
+      throw new WarehouseError(
+        "budget",
+        `The query would process an estimated ${formatBytes(dry.estimatedBytes)}, but this conversation has ` +
+          `${formatBytes(remaining)} left of its ${formatBytes(maxBytesPerThread)} budget. Ask a narrower question or start a new conversation.`,
+        { estimatedBytes: dry.estimatedBytes, budgetBytes: remaining },
+      );
+    }
+    ctx.onEstimate?.(dry);
+    const headroom = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
+    const cap = Math.min(maxBytesPerQuery, remaining);
+    const maximumBytesBilled = Math.max(Math.min(cap, dry.estimatedBytes + headroom), headroom);
+
+    let job: Job;
+    try {
+      [job] = await this.withRetry(
+        () =>
+          this.bq.createQueryJob({
+            query: dry.sql,
+            location,
+            useLegacySql: false,
+            maximumBytesBilled: String(maximumBytesBilled),
+            jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
+            labels: labels(ctx),
+            jobPrefix: "quarry_",
+          }),
+        true,
+      );
+    } catch (err) {
+      throw mapBigQueryError(err);
+    }
+    return this.collect(job, dry, ctx, started);
+  }
+
+  /** Pages results until N+1 rows (or the character cap), under a deadline that cancels the job. */
+  private async collect(
+    job: Job,
+    dry: DryRunResult,
+    ctx: QueryContext,
+    started: number,
+  ): Promise<QueryResult> {
+    const { maxRows } = this.cfg;
+    const deadline = started + this.cfg.bigquery.timeoutMs;
+    const collector = new RowCollector(this.cfg);
+    let fields: BqField[] = [];
+    let totalRows = 0;
+    let resp: any;
+    let opts: Record<string, unknown> = {
+      maxResults: maxRows + 1,
+      autoPaginate: false,
+      wrapIntegers: true,
+      parseJSON: true,
+    };
+    try {
+      for (;;) {
+        const [rows, , r] = (await this.race(job, job.getQueryResults(opts), deadline, ctx)) as unknown as [
+          any[],
+          unknown,
+          any,
+        ];
+        resp = r ?? {};
+        if (resp.jobComplete === false) continue; // still running: poll again (the call itself waits)
+        fields = resp.schema?.fields ?? fields;
+        totalRows = Number(resp.totalRows ?? totalRows);
+        for (const row of rows ?? []) if (!collector.add(normalizeRow(fields, row))) break;
+        const wanted = maxRows + 1 - collector.seen;
+        if (collector.isFull || !resp.pageToken || wanted <= 0) break;
+        opts = { ...opts, pageToken: resp.pageToken, maxResults: wanted };
+      }
+    } catch (err) {
+      throw mapBigQueryError(err);
+    }
+    const [meta] = await job.getMetadata().catch(() => [job.metadata]);
+    const stats: Stats = (meta as any)?.statistics?.query ?? {};
+    const columns = toColumns(fields);
+    const truncated = collector.truncated || totalRows > collector.rows.length;
+    const { preview, previewRows } = renderPreview(columns, collector.rows, totalRows, truncated, this.cfg);
+    return {
+      sql: dry.sql,
+      columns,
+      rows: collector.rows,
+      preview,
+      previewRows,
+      totalRows,
+      truncated,
+      estimatedBytes: dry.estimatedBytes,
+      bytesProcessed: Number(stats.totalBytesProcessed ?? resp.totalBytesProcessed ?? 0),
+      bytesBilled: Number(stats.totalBytesBilled ?? 0),
+      cacheHit: Boolean(stats.cacheHit ?? resp.cacheHit ?? false),
+      jobId: job.id,
+      durationMs: Date.now() - started,
+    };
+  }
+
+  /** Resolves with `work`, or cancels the job server-side and throws when the deadline or an abort comes first. */
+  private async race<T>(job: Job, work: Promise<T>, deadline: number, ctx: QueryContext): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<"timeout" | "cancel">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), Math.max(deadline - Date.now(), 0));
+      onAbort = () => resolve("cancel");
+      if (ctx.signal?.aborted) resolve("cancel");
+      ctx.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    work.catch(() => undefined); // may settle after we gave up on it
+    try {
+      const first = await Promise.race([work.then((v) => ({ v })), stop]);
+      if (typeof first === "object") return first.v;
+      await job.cancel().catch(() => undefined);
+      throw new WarehouseError(
+        "timeout",
+        first === "cancel"
+          ? "The query was cancelled because the run was cancelled; the BigQuery job was cancelled too."
+          : `The query ran longer than ${this.cfg.bigquery.timeoutMs} ms and its job was cancelled. Filter or aggregate more.`,
+      );
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) ctx.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Bounded exponential backoff for errors where nothing ran (quota, rate, backend). */
+  private async withRetry<T>(fn: () => Promise<T>, onlyHttp = false): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        // An insert that failed inside the job (no HTTP code) may have run: never retry those.
+        const httpLevel = typeof (err as { code?: unknown }).code === "number";
+        if (attempt >= this.retry.attempts || !isRetryable(err) || (onlyHttp && !httpLevel)) throw err;
+        const delay = this.retry.baseDelayMs * 2 ** (attempt - 1) * (1 + Math.random() * 0.25);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private allowed(table: string): boolean {
+    const [p, d] = table.split(".");
+    return this.datasets.has(`${p}.${d}`);
+  }
+
+  async close(): Promise<void> {
+    // The client holds no sockets worth closing; nothing to do.
+  }
+}
+
+function tableInfo(id: string, meta: any): TableInfo {
+  const tp = meta?.timePartitioning;
+  const rp = meta?.rangePartitioning;
+  return {
+    id,
+    ...(meta?.description ? { description: meta.description } : {}),
+    ...(meta?.numRows !== undefined ? { rowCount: Number(meta.numRows) } : {}),
+    ...(tp ? { partitioning: `${tp.field ?? "_PARTITIONTIME"} (${tp.type ?? "DAY"})` } : {}),
+    ...(rp ? { partitioning: `${rp.field} (RANGE)` } : {}),
+    ...(meta?.clustering?.fields?.length ? { clustering: meta.clustering.fields } : {}),
+  };
+}
+
+/** Job labels: lowercase letters, digits, _ and -, at most 63 characters. */
+function labels(ctx: QueryContext): Record<string, string> {
+  const clean = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]/g, "_")
+      .slice(0, 63) || "none";
+  return {
+    app: "quarry",
+    quarry_user: clean(ctx.userId),
+    quarry_thread: clean(ctx.threadId),
+    quarry_run: clean(ctx.runId),
+  };
 }

@@ -1,0 +1,53 @@
+/**
+ * BigQuery API errors → categories the planner can act on. The client raises ApiError with the
+ * HTTP code and BigQuery's `errors[].reason`; job failures carry the same reasons.
+ */
+import { WarehouseError, type WarehouseErrorCategory } from "../types";
+
+interface ApiErrorLike {
+  code?: number;
+  message?: string;
+  errors?: { reason?: string; message?: string; location?: string }[];
+}
+
+const QUOTA = new Set(["quotaExceeded", "rateLimitExceeded", "resourcesExceeded"]);
+/** Reasons worth retrying with backoff: nothing was run, trying later may work. */
+const RETRYABLE = new Set(["quotaExceeded", "rateLimitExceeded", "backendError", "internalError"]);
+
+export function isRetryable(err: unknown): boolean {
+  const e = err as ApiErrorLike;
+  const reason = e?.errors?.[0]?.reason;
+  return (reason !== undefined && RETRYABLE.has(reason)) || e?.code === 429 || (e?.code ?? 0) >= 500;
+}
+
+export function mapBigQueryError(err: unknown): WarehouseError {
+  if (err instanceof WarehouseError) return err;
+  const e = (err ?? {}) as ApiErrorLike;
+  const reason = e.errors?.[0]?.reason ?? "";
+  const engineMessage = (e.errors?.[0]?.message || e.message || String(err)).trim();
+  let category: WarehouseErrorCategory = "internal";
+  let hint = "";
+  const details: WarehouseError["details"] = { engineMessage };
+  if (reason === "bytesBilledLimitExceeded") {
+    category = "bytes_limit";
+    const required = /(\d+) or higher required/.exec(engineMessage)?.[1];
+    if (required) details.requiredBytes = Number(required);
+    hint = " Filter on the partitioning column, select fewer columns, or aggregate a smaller range.";
+  } else if (reason === "invalidQuery" || reason === "invalid") {
+    category = "invalid_query";
+    const at = /at \[(\d+):(\d+)\]/.exec(engineMessage);
+    if (at) details.position = { line: Number(at[1]), column: Number(at[2]) };
+  } else if (reason === "notFound" || e.code === 404) {
+    category = "not_found";
+    hint = " Use list_tables and describe_table to find the right names.";
+  } else if (reason === "accessDenied" || (e.code === 403 && !QUOTA.has(reason))) {
+    category = "access_denied";
+    hint = " Query only the tables list_tables shows.";
+  } else if (QUOTA.has(reason) || e.code === 429) {
+    category = "quota";
+    hint = " BigQuery is busy or a quota is used up; try again later or ask for less data.";
+  } else if (reason === "stopped" || reason === "timeout" || /timed out|cancel/i.test(engineMessage)) {
+    category = "timeout";
+  }
+  return new WarehouseError(category, `BigQuery: ${engineMessage}${hint}`, details, { cause: err });
+}

@@ -1,0 +1,393 @@
+/**
+ * A loopback stand-in for the BigQuery v2 REST API, for tests that drive the real
+ * `@google-cloud/bigquery` client through `apiEndpoint`. It imitates the wire protocol (jobs.insert
+ * with dryRun, jobs.get, jobs.getQueryResults with paging, jobs.cancel, tables.get, tables.list,
+ * tabledata.list, error bodies) and is scripted per test; it records every request so tests can
+ * assert what the client sent. It knows nothing about Quarry's code.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A REST cell value (`v`): strings for scalars, arrays of {v}, {f:[…]} for records. */
+export type RestValue = string | null | { v: RestValue }[] | { f: { v: RestValue }[] };
+export interface RestField {
+  name: string;
+  type: string;
+  mode?: "NULLABLE" | "REQUIRED" | "REPEATED";
+  description?: string;
+  fields?: RestField[];
+}
+export interface TableRef {
+  projectId: string;
+  datasetId: string;
+  tableId: string;
+}
+export interface StandinTable extends TableRef {
+  fields: RestField[];
+  /** Rows as plain JS values in field order; encoded to REST cells with `encodeRow`. */
+  rows: unknown[][];
+  description?: string;
+  timePartitioning?: { type: string; field?: string };
+  clustering?: { fields: string[] };
+}
+export interface ScriptedError {
+  code: number;
+  reason: string;
+  message: string;
+  location?: string;
+}
+export interface QueryScript {
+  /** Which SQL this script answers (first match wins). */
+  match: RegExp | ((sql: string) => boolean);
+  statementType?: string;
+  totalBytesProcessed?: number;
+  totalBytesBilled?: number;
+  cacheHit?: boolean;
+  referencedTables?: TableRef[];
+  fields?: RestField[];
+  rows?: unknown[][];
+  /** Server-side page size limit (BigQuery also cuts pages by bytes). */
+  pageSize?: number;
+  /** getQueryResults answers jobComplete:false this many times first; Infinity = never completes. */
+  pendingPolls?: number;
+  /** Fail the dry run (HTTP error), the insert (job DONE with errorResult) or getQueryResults (HTTP error). */
+  error?: ScriptedError & { at: "dryRun" | "insert" | "results" };
+  /** Fail the first N dry runs or inserts with this error, then succeed (quota/rate tests). */
+  transient?: ScriptedError & { times: number };
+}
+export interface RecordedRequest {
+  method: string;
+  /** Path without the `/bigquery/v2` prefix. */
+  path: string;
+  query: Record<string, string>;
+  body?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  headers: Record<string, string | string[] | undefined>;
+}
+interface JobRecord {
+  ref: { projectId: string; jobId: string; location?: string };
+  script: QueryScript;
+  config: Record<string, unknown>;
+  state: "RUNNING" | "DONE";
+  cancelled: boolean;
+  polls: number;
+}
+
+/** Encodes plain JS values as REST cells, following the field types. */
+export function encodeRow(fields: RestField[], values: unknown[]): { f: { v: RestValue }[] } {
+  return { f: fields.map((field, i) => ({ v: encodeValue(field, values[i]) })) };
+}
+function encodeValue(field: RestField, value: unknown): RestValue {
+  if (value === null || value === undefined) return null;
+  if (field.mode === "REPEATED") {
+    return (value as unknown[]).map((x) => ({ v: encodeValue({ ...field, mode: "NULLABLE" }, x) }));
+  }
+  if (field.type === "RECORD" || field.type === "STRUCT") {
+    const obj = value as Record<string, unknown>;
+    return { f: field.fields!.map((sub) => ({ v: encodeValue(sub, obj[sub.name]) })) };
+  }
+  return String(value);
+}
+
+const err = (e: ScriptedError) => ({
+  error: {
+    code: e.code,
+    message: e.message,
+    errors: [
+      {
+        message: e.message,
+        domain: "global",
+        reason: e.reason,
+        ...(e.location ? { location: e.location } : {}),
+      },
+    ],
+    status:
+      e.code === 404
+        ? "NOT_FOUND"
+        : e.code === 403
+          ? "PERMISSION_DENIED"
+          : e.code === 429
+            ? "RESOURCE_EXHAUSTED"
+            : "INVALID_ARGUMENT",
+  },
+});
+
+export class BigQueryStandin {
+  readonly requests: RecordedRequest[] = [];
+  private readonly tables: StandinTable[] = [];
+  private readonly scripts: QueryScript[] = [];
+  private readonly jobs = new Map<string, JobRecord>();
+  private server?: Server;
+  private jobSeq = 0;
+  url = "";
+
+  addTable(table: StandinTable): this {
+    this.tables.push(table);
+    return this;
+  }
+  /** Scripts the answer to matching SQL (dry run and real run). */
+  onQuery(script: QueryScript): this {
+    this.scripts.unshift(script);
+    return this;
+  }
+  /** Requests whose path contains `fragment` (e.g. "/jobs", "/queries/", "/cancel"). */
+  calls(method: string, fragment: string | RegExp): RecordedRequest[] {
+    return this.requests.filter(
+      (r) =>
+        r.method === method &&
+        (typeof fragment === "string" ? r.path.includes(fragment) : fragment.test(r.path)),
+    );
+  }
+  /** jobs.insert bodies, in order. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  inserts(): any[] {
+    return this.requests.filter((r) => r.method === "POST" && /\/jobs$/.test(r.path)).map((r) => r.body);
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res).catch((e: unknown) =>
+        this.send(res, 500, err({ code: 500, reason: "internalError", message: String(e) })),
+      );
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { "content-type": "application/json; charset=UTF-8" });
+    res.end(JSON.stringify(body));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://x");
+    const path = url.pathname.replace(/^\/bigquery\/v2/, "");
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const body = raw ? JSON.parse(raw) : undefined;
+    this.requests.push({
+      method: req.method!,
+      path,
+      query: Object.fromEntries(url.searchParams),
+      body,
+      headers: req.headers,
+    });
+    const q = url.searchParams;
+    let m: RegExpMatchArray | null;
+    if (req.method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/jobs$/)))
+      return this.insert(res, m[1], body);
+    if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/queries\/([^/]+)$/)))
+      return this.results(res, m[2], q);
+    if (req.method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/jobs\/([^/]+)\/cancel$/))) {
+      const job = this.jobs.get(m[2]);
+      if (!job)
+        return this.send(
+          res,
+          404,
+          err({ code: 404, reason: "notFound", message: `Not found: Job ${m[1]}:${m[2]}` }),
+        );
+      job.cancelled = true;
+      job.state = "DONE";
+      return this.send(res, 200, { kind: "bigquery#jobCancelResponse", job: this.jobResource(job) });
+    }
+    if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/jobs\/([^/]+)$/))) {
+      const job = this.jobs.get(m[2]);
+      if (!job)
+        return this.send(
+          res,
+          404,
+          err({ code: 404, reason: "notFound", message: `Not found: Job ${m[1]}:${m[2]}` }),
+        );
+      return this.send(res, 200, this.jobResource(job));
+    }
+    if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/datasets\/([^/]+)\/tables$/))) {
+      const list = this.tables.filter((t) => t.projectId === m![1] && t.datasetId === m![2]);
+      return this.send(res, 200, {
+        kind: "bigquery#tableList",
+        tables: list.map((t) => ({
+          kind: "bigquery#table",
+          id: `${t.projectId}:${t.datasetId}.${t.tableId}`,
+          tableReference: { projectId: t.projectId, datasetId: t.datasetId, tableId: t.tableId },
+          type: "TABLE",
+          ...(t.timePartitioning ? { timePartitioning: t.timePartitioning } : {}),
+          ...(t.clustering ? { clustering: t.clustering } : {}),
+        })),
+        totalItems: list.length,
+      });
+    }
+    if (
+      req.method === "GET" &&
+      (m = path.match(/^\/projects\/([^/]+)\/datasets\/([^/]+)\/tables\/([^/]+)(\/data)?$/))
+    ) {
+      const t = this.tables.find(
+        (x) => x.projectId === m![1] && x.datasetId === m![2] && x.tableId === m![3],
+      );
+      if (!t) {
+        return this.send(
+          res,
+          404,
+          err({ code: 404, reason: "notFound", message: `Not found: Table ${m[1]}:${m[2]}.${m[3]}` }),
+        );
+      }
+      if (m[4]) {
+        const start = Number(q.get("pageToken") ?? q.get("startIndex") ?? 0);
+        const size = Number(q.get("maxResults") ?? t.rows.length);
+        const rows = t.rows.slice(start, start + size);
+        return this.send(res, 200, {
+          kind: "bigquery#tableDataList",
+          totalRows: String(t.rows.length),
+          rows: rows.map((r) => encodeRow(t.fields, r)),
+          ...(start + size < t.rows.length ? { pageToken: String(start + size) } : {}),
+        });
+      }
+      return this.send(res, 200, {
+        kind: "bigquery#table",
+        id: `${t.projectId}:${t.datasetId}.${t.tableId}`,
+        tableReference: { projectId: t.projectId, datasetId: t.datasetId, tableId: t.tableId },
+        schema: { fields: t.fields },
+        numRows: String(t.rows.length),
+        type: "TABLE",
+        ...(t.description ? { description: t.description } : {}),
+        ...(t.timePartitioning ? { timePartitioning: t.timePartitioning } : {}),
+        ...(t.clustering ? { clustering: t.clustering } : {}),
+      });
+    }
+    this.send(
+      res,
+      404,
+      err({ code: 404, reason: "notFound", message: `The stand-in has no route for ${req.method} ${path}` }),
+    );
+  }
+
+  private script(sql: string): QueryScript {
+    const s = this.scripts.find((x) => (x.match instanceof RegExp ? x.match.test(sql) : x.match(sql)));
+    if (!s) throw new Error(`BigQuery stand-in: no script matches SQL: ${sql}`);
+    return s;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private insert(res: ServerResponse, projectId: string, body: any): void {
+    const sql: string = body?.configuration?.query?.query ?? "";
+    let s: QueryScript;
+    try {
+      s = this.script(sql);
+    } catch (e) {
+      return this.send(res, 400, err({ code: 400, reason: "invalidQuery", message: (e as Error).message }));
+    }
+    if (s.transient && s.transient.times > 0) {
+      s.transient.times--;
+      return this.send(res, s.transient.code, err(s.transient));
+    }
+    const dry = body?.configuration?.dryRun === true;
+    const ref = {
+      projectId,
+      jobId: body?.jobReference?.jobId ?? `job_${++this.jobSeq}`,
+      location: body?.jobReference?.location,
+    };
+    if (dry) {
+      if (s.error?.at === "dryRun") return this.send(res, s.error.code, err(s.error));
+      return this.send(res, 200, {
+        kind: "bigquery#job",
+        jobReference: { projectId, location: ref.location },
+        configuration: body.configuration,
+        status: { state: "DONE" },
+        statistics: {
+          totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+          query: {
+            statementType: s.statementType ?? "SELECT",
+            totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+            totalBytesProcessedAccuracy: "PRECISE",
+            ...(s.referencedTables ? { referencedTables: s.referencedTables } : {}),
+            ...(s.fields ? { schema: { fields: s.fields } } : {}),
+          },
+        },
+      });
+    }
+    const job: JobRecord = {
+      ref,
+      script: s,
+      config: body.configuration,
+      state: "RUNNING",
+      cancelled: false,
+      polls: 0,
+    };
+    this.jobs.set(ref.jobId, job);
+    if (s.error?.at === "insert") job.state = "DONE";
+    this.send(res, 200, this.jobResource(job));
+  }
+
+  private jobResource(job: JobRecord): unknown {
+    const s = job.script;
+    const failed = job.cancelled
+      ? { reason: "stopped", message: "Job execution was cancelled: User requested cancellation" }
+      : s.error?.at === "insert" || (s.error?.at === "results" && job.state === "DONE")
+        ? { reason: s.error.reason, message: s.error.message }
+        : undefined;
+    return {
+      kind: "bigquery#job",
+      id: `${job.ref.projectId}:${job.ref.location ?? "US"}.${job.ref.jobId}`,
+      jobReference: job.ref,
+      configuration: job.config,
+      status: { state: job.state, ...(failed ? { errorResult: failed, errors: [failed] } : {}) },
+      statistics: {
+        query: {
+          statementType: s.statementType ?? "SELECT",
+          totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+          totalBytesBilled: String(s.totalBytesBilled ?? s.totalBytesProcessed ?? 0),
+          cacheHit: s.cacheHit ?? false,
+        },
+      },
+    };
+  }
+
+  private async results(res: ServerResponse, jobId: string, q: URLSearchParams): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job)
+      return this.send(res, 404, err({ code: 404, reason: "notFound", message: `Not found: Job ${jobId}` }));
+    const s = job.script;
+    if (job.cancelled) {
+      return this.send(
+        res,
+        400,
+        err({
+          code: 400,
+          reason: "stopped",
+          message: "Job execution was cancelled: User requested cancellation",
+        }),
+      );
+    }
+    if (job.polls < (s.pendingPolls ?? 0)) {
+      job.polls++;
+      await new Promise((r) => setTimeout(r, 20)); // the real API holds the call up to timeoutMs
+      return this.send(res, 200, {
+        kind: "bigquery#getQueryResultsResponse",
+        jobReference: job.ref,
+        jobComplete: false,
+      });
+    }
+    job.state = "DONE";
+    if (s.error?.at === "results") return this.send(res, s.error.code, err(s.error));
+    const rows = s.rows ?? [];
+    const start = Number(q.get("pageToken") ?? 0);
+    const size = Math.min(Number(q.get("maxResults") ?? rows.length), s.pageSize ?? Infinity);
+    const page = rows.slice(start, start + size);
+    this.send(res, 200, {
+      kind: "bigquery#getQueryResultsResponse",
+      jobReference: job.ref,
+      schema: { fields: s.fields ?? [] },
+      rows: page.map((r) => encodeRow(s.fields ?? [], r)),
+      totalRows: String(rows.length),
+      ...(start + size < rows.length ? { pageToken: String(start + size) } : {}),
+      totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+      jobComplete: true,
+      cacheHit: s.cacheHit ?? false,
+    });
+  }
+}

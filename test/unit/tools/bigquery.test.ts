@@ -1,0 +1,360 @@
+/**
+ * The BigQuery engine through the real @google-cloud/bigquery client, pointed at a loopback REST
+ * stand-in (test/support/bigquery-standin.ts) that records what the client sent.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readConfig, type WarehouseConfig } from "../../../functions/src/config";
+import { BigQueryWarehouse, MIN_BILLED_PER_TABLE } from "../../../functions/src/tools/bigquery/warehouse";
+import { createWarehouseTools } from "../../../functions/src/tools/model-tools";
+import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
+import { BigQueryStandin, type RestField } from "../../support/bigquery-standin";
+
+const P = "demo-bq";
+const orders = { projectId: P, datasetId: "shop", tableId: "orders" };
+const ctx: QueryContext = {
+  userId: "User@Example.com",
+  threadId: "thread-1",
+  runId: "run-1",
+  bytesBilledSoFar: 0,
+};
+const standin = new BigQueryStandin();
+let host = "";
+
+function config(extra: Record<string, string> = {}): WarehouseConfig {
+  return readConfig({
+    GOOGLE_CLOUD_PROJECT: P,
+    QUARRY_WAREHOUSE: "bigquery",
+    QUARRY_BQ_DATASETS: "shop,other-proj.public",
+    QUARRY_BQ_LOCATION: "EU",
+    QUARRY_MAX_ROWS: "10",
+    QUARRY_MAX_BYTES_PER_QUERY: "500000000",
+    QUARRY_MAX_BYTES_PER_THREAD: "2000000000",
+    BIGQUERY_EMULATOR_HOST: host,
+    ...extra,
+  }).warehouse;
+}
+const open = (extra?: Record<string, string>) =>
+  BigQueryWarehouse.create(config(extra), { retry: { attempts: 3, baseDelayMs: 1 } });
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail("expected a WarehouseError"),
+    (e: unknown) => {
+      expect(e).toBeInstanceOf(WarehouseError);
+      return e as WarehouseError;
+    },
+  );
+const realInserts = () => standin.inserts().filter((b) => !b.configuration.dryRun);
+
+const ID: RestField[] = [{ name: "id", type: "INTEGER" }];
+beforeAll(async () => {
+  host = (await standin.start()).replace("http://", "");
+  standin.addTable({
+    ...orders,
+    description: "Orders",
+    timePartitioning: { type: "DAY", field: "order_date" },
+    clustering: { fields: ["customer_id"] },
+    fields: [
+      { name: "order_id", type: "INTEGER", mode: "REQUIRED", description: "Primary key" },
+      { name: "order_date", type: "DATE" },
+      { name: "items", type: "RECORD", mode: "REPEATED", fields: [{ name: "sku", type: "STRING" }] },
+    ],
+    rows: Array.from({ length: 8 }, (_, i) => [i + 1, `2024-01-0${(i % 9) + 1}`, [{ sku: `s${i}` }]]),
+  });
+});
+afterEach(() => {
+  standin.requests.length = 0;
+});
+afterAll(() => standin.stop());
+
+describe("BigQuery engine via the real client and a REST stand-in", () => {
+  it("dry-runs before it executes, with no credentials sent", async () => {
+    standin.onQuery({ match: /^SELECT 1 AS id$/, totalBytesProcessed: 0, fields: ID, rows: [[1]] });
+    const r = await (await open()).query("SELECT 1 AS id", ctx);
+    expect(r.rows).toEqual([{ id: 1 }]);
+    const inserts = standin.inserts();
+    expect(inserts.map((b) => Boolean(b.configuration.dryRun))).toEqual([true, false]);
+    const order = standin.requests.map((q) => `${q.method} ${q.path.replace(/\/[^/]*$/, "/*")}`);
+    expect(order.indexOf(`POST /projects/${P}/jobs`)).toBeLessThan(
+      order.lastIndexOf(`GET /projects/${P}/queries/*`),
+    );
+    expect(standin.requests.every((q) => q.headers.authorization === undefined)).toBe(true);
+  });
+
+  const refusedTypes = [
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "MERGE",
+    "CREATE_TABLE",
+    "DROP_TABLE",
+    "ALTER_TABLE",
+  ].concat(["TRUNCATE_TABLE", "SCRIPT", "CALL", "EXPORT_DATA", "GRANT"]);
+  for (const type of refusedTypes) {
+    it(`refuses a ${type} statement after the dry run, never executing it`, async () => {
+      const sql = `/* ${type} */ statement`;
+      standin.onQuery({ match: (s) => s === sql, statementType: type, totalBytesProcessed: 10 });
+      const e = await failure((await open()).query(sql, ctx));
+      expect(e.category).toBe("refused");
+      expect(e.details.statementType).toBe(type);
+      expect(standin.inserts()).toHaveLength(1);
+      expect(realInserts()).toHaveLength(0);
+    });
+  }
+
+  it("refuses a table outside the dataset allowlist (from referencedTables) and INFORMATION_SCHEMA", async () => {
+    const sql = "SELECT * FROM `demo-bq.secret.salaries` JOIN `demo-bq.shop.orders` USING (id)";
+    standin.onQuery({
+      match: (s) => s === sql,
+      referencedTables: [orders, { projectId: P, datasetId: "secret", tableId: "salaries" }],
+    });
+    const e = await failure((await open()).query(sql, ctx));
+    expect(e.category).toBe("access_denied");
+    expect(e.details.tables).toEqual(["demo-bq.secret.salaries"]);
+    expect(realInserts()).toHaveLength(0);
+    const i = await failure((await open()).query("SELECT * FROM `region-eu`.INFORMATION_SCHEMA.TABLES", ctx));
+    expect(i.category).toBe("refused");
+  });
+
+  it("refuses over the per-query and the per-conversation budget, saying the numbers", async () => {
+    standin.onQuery({ match: /FROM big_scan/, totalBytesProcessed: 600_000_000, referencedTables: [orders] });
+    const e = await failure((await open()).query("SELECT * FROM big_scan", ctx));
+    expect(e.category).toBe("budget");
+    expect(e.message).toContain("600,000,000 bytes");
+    expect(e.message).toContain("500,000,000 bytes");
+    expect(e.details).toMatchObject({ estimatedBytes: 600_000_000, budgetBytes: 500_000_000 });
+
+    standin.onQuery({ match: /FROM mid_scan/, totalBytesProcessed: 300_000_000, referencedTables: [orders] });
+    const t = await failure(
+      (await open()).query("SELECT * FROM mid_scan", { ...ctx, bytesBilledSoFar: 1_800_000_000 }),
+    );
+    expect(t.category).toBe("budget");
+    expect(t.message).toContain("300,000,000 bytes");
+    expect(t.message).toMatch(/has 200,000,000 bytes .* left of its 2,000,000,000 bytes/);
+    expect(t.details).toMatchObject({ estimatedBytes: 300_000_000, budgetBytes: 200_000_000 });
+    expect(realInserts()).toHaveLength(0);
+  });
+
+  it("sends maximumBytesBilled with headroom, labels, location and a job timeout", async () => {
+    standin.onQuery({
+      match: /FROM shop_orders_labelled/,
+      totalBytesProcessed: 1_000_000,
+      totalBytesBilled: 10_485_760,
+      referencedTables: [orders],
+      fields: ID,
+      rows: [[1]],
+    });
+    const r = await (
+      await open({ QUARRY_QUERY_TIMEOUT_MS: "30000" })
+    ).query("SELECT id FROM shop_orders_labelled", ctx);
+    const [run] = realInserts();
+    expect(run.configuration.query.maximumBytesBilled).toBe(String(1_000_000 + MIN_BILLED_PER_TABLE));
+    expect(Number(run.configuration.query.maximumBytesBilled)).toBeGreaterThanOrEqual(10 * 1024 * 1024);
+    expect(run.configuration.labels).toEqual({
+      app: "quarry",
+      quarry_user: "user_example_com",
+      quarry_thread: "thread-1",
+      quarry_run: "run-1",
+    });
+    expect(run.jobReference.location).toBe("EU");
+    expect(run.configuration.jobTimeoutMs).toBe("30000");
+    expect(standin.calls("GET", "/queries/").every((q) => q.query.location === "EU")).toBe(true);
+    expect(r).toMatchObject({
+      bytesBilled: 10_485_760,
+      bytesProcessed: 1_000_000,
+      estimatedBytes: 1_000_000,
+    });
+    expect(r.jobId).toBe(run.jobReference.jobId);
+  });
+
+  it("maps a bytes-billed-limit failure to bytes_limit with the bytes required", async () => {
+    const message = "Query exceeded limit for bytes billed: 20971520. 41943040 or higher required.";
+    for (const at of ["insert", "results"] as const) {
+      const sql = `SELECT id FROM limited_${at}`;
+      standin.onQuery({
+        match: (s) => s === sql,
+        error: { at, code: 400, reason: "bytesBilledLimitExceeded", message },
+      });
+      const e = await failure((await open()).query(sql, ctx));
+      expect(e.category, at).toBe("bytes_limit");
+      expect(e.details.requiredBytes, at).toBe(41_943_040);
+    }
+  });
+
+  it("maps invalid queries with BigQuery's message and position, and not-found", async () => {
+    const message = "Unrecognized name: custmer_id; Did you mean customer_id? at [1:8]";
+    standin.onQuery({
+      match: /custmer_id/,
+      error: { at: "dryRun", code: 400, reason: "invalidQuery", message },
+    });
+    const e = await failure((await open()).query("SELECT custmer_id FROM `demo-bq.shop.orders`", ctx));
+    expect(e.category).toBe("invalid_query");
+    expect(e.message).toContain("Did you mean customer_id?");
+    expect(e.details.position).toEqual({ line: 1, column: 8 });
+    standin.onQuery({
+      match: /ordrs/,
+      error: { at: "dryRun", code: 404, reason: "notFound", message: "Not found: Table demo-bq:shop.ordrs" },
+    });
+    expect((await failure((await open()).query("SELECT 1 FROM shop.ordrs", ctx))).category).toBe("not_found");
+  });
+
+  it("retries quota and rate errors with bounded backoff", async () => {
+    standin.onQuery({
+      match: /busy_twice/,
+      transient: { times: 2, code: 403, reason: "rateLimitExceeded", message: "Exceeded rate limits" },
+      fields: ID,
+      rows: [[7]],
+    });
+    expect((await (await open()).query("SELECT busy_twice", ctx)).rows).toEqual([{ id: 7 }]);
+    // Two refused dry-run attempts, the successful one, then the real job.
+    expect(standin.inserts().map((b) => Boolean(b.configuration.dryRun))).toEqual([true, true, true, false]);
+    standin.onQuery({
+      match: /busy_always/,
+      transient: { times: 99, code: 403, reason: "quotaExceeded", message: "Quota exceeded" },
+    });
+    standin.requests.length = 0;
+    const e = await failure((await open()).query("SELECT busy_always", ctx));
+    expect(e.category).toBe("quota");
+    expect(standin.calls("POST", /\/jobs$/)).toHaveLength(3);
+  });
+
+  it("cancels the job server-side when the timeout passes", async () => {
+    standin.onQuery({ match: /slow_query/, pendingPolls: Infinity, fields: ID });
+    const e = await failure((await open({ QUARRY_QUERY_TIMEOUT_MS: "300" })).query("SELECT slow_query", ctx));
+    expect(e.category).toBe("timeout");
+    const [run] = realInserts();
+    expect(standin.calls("POST", "/cancel").map((q) => q.path)).toEqual([
+      `/projects/${P}/jobs/${run.jobReference.jobId}/cancel`,
+    ]);
+  });
+
+  it("detects truncation by asking for N+1 rows and paging", async () => {
+    standin.onQuery({
+      match: /many_rows/,
+      fields: ID,
+      rows: Array.from({ length: 25 }, (_, i) => [i]),
+      pageSize: 4,
+    });
+    const r = await (await open()).query("SELECT many_rows", ctx);
+    expect(r.rows).toHaveLength(10);
+    expect(r.truncated).toBe(true);
+    expect(r.totalRows).toBe(25);
+    const pages = standin.calls("GET", "/queries/");
+    expect(Number(pages[0].query.maxResults)).toBe(11);
+    expect(pages.reduce((n, q) => n + Math.min(Number(q.query.maxResults), 4), 0)).toBeLessThanOrEqual(12);
+
+    standin.onQuery({ match: /exact_rows/, fields: ID, rows: Array.from({ length: 10 }, (_, i) => [i]) });
+    const exact = await (await open()).query("SELECT exact_rows", ctx);
+    expect(exact.truncated).toBe(false);
+  });
+
+  it("normalizes every BigQuery type to JSON-safe values", async () => {
+    const fields: RestField[] = [
+      { name: "small", type: "INTEGER" },
+      { name: "big", type: "INTEGER" },
+      { name: "num", type: "NUMERIC" },
+      { name: "bignum", type: "BIGNUMERIC" },
+      { name: "f", type: "FLOAT" },
+      { name: "nan", type: "FLOAT" },
+      { name: "ok", type: "BOOLEAN" },
+      { name: "s", type: "STRING" },
+      { name: "b", type: "BYTES" },
+      { name: "d", type: "DATE" },
+      { name: "dt", type: "DATETIME" },
+      { name: "t", type: "TIME" },
+      { name: "ts", type: "TIMESTAMP" },
+      { name: "g", type: "GEOGRAPHY" },
+      { name: "j", type: "JSON" },
+      { name: "arr", type: "INTEGER", mode: "REPEATED" },
+      {
+        name: "rec",
+        type: "RECORD",
+        fields: [
+          { name: "n", type: "NUMERIC" },
+          { name: "tags", type: "STRING", mode: "REPEATED" },
+        ],
+      },
+      { name: "nul", type: "STRING" },
+    ];
+    const row = [
+      "42",
+      "9007199254740993",
+      "123456789.123456789",
+      "0.00000000000000000000000000000000000001",
+      "1.5",
+      "NaN",
+      "true",
+      "hé",
+      Buffer.from("hello").toString("base64"),
+      "2024-02-29",
+      "2024-02-29T13:14:15.123456",
+      "13:14:15",
+      "1709212455123456",
+      "POINT(1 2)",
+      '{"a":[1,2],"b":null}',
+      ["1", "9007199254740993"],
+      { n: "1e-9", tags: ["x", "y"] },
+      null,
+    ];
+    standin.onQuery({ match: /all_types/, fields, rows: [row] });
+    const r = await (await open()).query("SELECT all_types", ctx);
+    expect(r.rows[0]).toEqual({
+      small: 42,
+      big: "9007199254740993",
+      num: "123456789.123456789",
+      bignum: "0.00000000000000000000000000000000000001",
+      f: 1.5,
+      nan: "NaN",
+      ok: true,
+      s: "hé",
+      b: "aGVsbG8=",
+      d: "2024-02-29",
+      dt: "2024-02-29T13:14:15.123456",
+      t: "13:14:15",
+      ts: "2024-02-29T13:14:15.123456Z",
+      g: "POINT(1 2)",
+      j: { a: [1, 2], b: null },
+      arr: [1, "9007199254740993"],
+      rec: { n: "0.000000001", tags: ["x", "y"] },
+      nul: null,
+    });
+    expect(JSON.parse(JSON.stringify(r.rows))).toEqual(r.rows);
+    expect(r.columns.find((c) => c.name === "rec")?.fields?.map((f) => f.name)).toEqual(["n", "tags"]);
+  });
+
+  it("lists and describes allowed tables without running a query job", async () => {
+    const wh = await open();
+    const tables = await wh.listTables();
+    expect(tables.find((t) => t.id === "demo-bq.shop.orders")).toEqual({
+      id: "demo-bq.shop.orders",
+      description: "Orders",
+      rowCount: 8,
+      partitioning: "order_date (DAY)",
+      clustering: ["customer_id"],
+    });
+    const s = await wh.describeTable("`demo-bq.shop.orders`");
+    expect(s.columns[0]).toMatchObject({
+      name: "order_id",
+      type: "INTEGER",
+      mode: "REQUIRED",
+      description: "Primary key",
+    });
+    expect(s.columns[2].fields?.[0].name).toBe("sku");
+    expect(s.sampleRows).toHaveLength(5);
+    expect(s.sampleRows[0]).toEqual({ order_id: 1, order_date: "2024-01-01", items: [{ sku: "s0" }] });
+    expect(standin.calls("GET", /\/data$/)).toHaveLength(1);
+    expect(standin.inserts()).toHaveLength(0);
+    expect((await failure(wh.describeTable("demo-bq.secret.salaries"))).category).toBe("access_denied");
+  });
+
+  it("the tools turn BigQuery failures into tool errors the planner can read", async () => {
+    standin.onQuery({ match: /DELETE/, statementType: "DELETE" });
+    const [bq] = createWarehouseTools(await open());
+    const m = await bq.invoke({
+      type: "tool_call",
+      id: "c1",
+      name: "bq_query",
+      args: { sql: "DELETE FROM x WHERE true" },
+    });
+    expect(m.content).toMatch(/^Error \(refused\): .*DELETE/);
+  });
+});
