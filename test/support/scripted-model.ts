@@ -57,10 +57,21 @@ export class ScriptedChatModel extends BaseChatModel<CallOptions> {
     return this.withConfig({ tools } as Partial<CallOptions>);
   }
 
-  private async reply(messages: BaseMessage[], options: CallOptions, streamed: boolean): Promise<AIMessage> {
+  private async reply(
+    messages: BaseMessage[],
+    options: CallOptions,
+    streamed: boolean,
+    runManager?: CallbackManagerForLLMRun,
+  ): Promise<AIMessage> {
     const request = toRequest(messages, options.tools ?? [], this.calls.length);
     const reply = await this.script(request);
-    this.calls.push({ request, reply, tags: (options as { tags?: string[] }).tags ?? [], streamed });
+    // Tags reach the model through its run manager (LangChain separates them from call options).
+    this.calls.push({
+      request,
+      reply,
+      tags: (runManager as unknown as { tags?: string[] } | undefined)?.tags ?? [],
+      streamed,
+    });
     if (reply.error) throw new ScriptedModelError(reply.error.status, reply.error.message);
     const input = reply.usage?.input ?? 10;
     const output = reply.usage?.output ?? Math.max(1, Math.ceil((reply.text ?? "").length / 4));
@@ -76,8 +87,12 @@ export class ScriptedChatModel extends BaseChatModel<CallOptions> {
     });
   }
 
-  async _generate(messages: BaseMessage[], options: CallOptions): Promise<ChatResult> {
-    const message = await this.reply(messages, options, false);
+  async _generate(
+    messages: BaseMessage[],
+    options: CallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): Promise<ChatResult> {
+    const message = await this.reply(messages, options, false, runManager);
     return { generations: [{ message, text: typeof message.content === "string" ? message.content : "" }] };
   }
 
@@ -86,7 +101,7 @@ export class ScriptedChatModel extends BaseChatModel<CallOptions> {
     options: CallOptions,
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    const message = await this.reply(messages, options, true);
+    const message = await this.reply(messages, options, true, runManager);
     const text = typeof message.content === "string" ? message.content : "";
     const tokens = text.match(/\S+\s*|\s+/g) ?? [];
     for (const token of tokens) {

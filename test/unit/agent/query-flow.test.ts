@@ -124,3 +124,36 @@ describe("an empty result", () => {
     expect(prompt).toContain("returned no rows");
   });
 });
+
+describe("the optional adequacy check", () => {
+  it("asks the model (out of the token stream) and re-plans when the result does not answer", async () => {
+    const h = await harness(
+      byRole({
+        planner: [
+          { toolCalls: [{ name: "bq_query", args: { sql: "SELECT COUNT(*) AS n FROM shop.customers" } }] },
+          { toolCalls: [{ name: "bq_query", args: { sql: "SELECT COUNT(*) AS n FROM shop.orders" } }] },
+        ],
+        verifier: [{ text: "NO, this counts customers, not orders." }, { text: "YES" }],
+        generator: [{ text: "There are many orders." }],
+      }),
+      { env: { QUARRY_ADEQUACY_CHECK: "true" } },
+    );
+    const out = await runTurn(h, "t-adequacy", "How many orders?");
+    expect(out.error).toBeUndefined();
+    expect(h.model.calls.map((c) => c.request.role)).toEqual([
+      "planner",
+      "verifier",
+      "planner",
+      "verifier",
+      "generator",
+    ]);
+    const retry = out.custom.find((e) => e.type === "retry");
+    expect(retry?.type === "retry" && retry.reason).toBe(
+      "The result does not answer the question: this counts customers, not orders.",
+    );
+    for (const c of h.model.calls.filter((c) => c.request.role !== "generator")) {
+      expect(c.tags).toContain("langsmith:nostream");
+    }
+    expect(h.model.callsBy("generator")[0].tags).not.toContain("langsmith:nostream");
+  });
+});
