@@ -113,6 +113,16 @@ describe("chatReducer: a live run", () => {
     expect(t.usage?.modelCalls).toBe(3);
   });
 
+  it("appends deltas serialized as type ai, and a repeated whole message does not double the text", () => {
+    const ai = (content: string): ChatAction => ({
+      type: "stream",
+      event: "messages",
+      data: [{ type: "ai", id: "m1", content }, { langgraph_node: "generator" }],
+    });
+    const s = run([ai("Revenue "), ai("grew "), ai("4%."), ai("Revenue grew 4%.")], live);
+    expect(s.turns[0].answer).toBe("Revenue grew 4%.");
+  });
+
   it("keeps planner tokens and tool-call chunks out of the answer", () => {
     const s = run(
       [

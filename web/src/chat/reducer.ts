@@ -105,8 +105,10 @@ function applyMessageChunk(turn: Turn, data: unknown): Turn {
   if (!text) return turn;
   const id = msg.id ?? "stream";
   const streamed = { ...(turn.streamed ?? {}) };
-  // A chunk event carries a delta; a complete message (type "ai") repeats the whole text.
-  streamed[id] = msg.type === "AIMessageChunk" ? (streamed[id] ?? "") + text : text;
+  // Chunks carry deltas (serialized with type "ai" like whole messages); a node that did not
+  // stream emits its whole message once, which then starts with everything seen so far.
+  const prev = streamed[id] ?? "";
+  streamed[id] = prev && text.startsWith(prev) ? text : prev + text;
   return { ...turn, streamed, answer: streamed[id] };
 }
 

@@ -9,6 +9,9 @@ import { ASSISTANT_ID, STREAM_MODES } from "../api/client";
 import { errorInWords } from "../data/format";
 import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
 
+/** How long after Stop a "thread busy" answer is taken as the stopped run still winding down. */
+const STOP_GRACE_MS = 15_000;
+
 interface Options {
   client: Client;
   threadId: string | null;
@@ -38,6 +41,8 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   const created = useRef<string | null>(null);
   /** Bumped on every thread switch, so a stream of the previous thread stops touching the state. */
   const generation = useRef(0);
+  /** When the person last pressed Stop. */
+  const stoppedAt = useRef(0);
 
   useEffect(() => {
     if (threadId && threadId === created.current) {
@@ -86,18 +91,36 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
           onThreadCreated(id);
         }
         run.current = { threadId: id };
-        const stream = client.runs.stream(id, ASSISTANT_ID, {
-          input: humanInput(text),
-          streamMode: [...STREAM_MODES],
-          signal: ac.signal,
-          onRunCreated: ({ run_id }) => {
-            if (run.current) run.current.runId = run_id;
-            if (mine()) dispatch({ type: "run_created", runId: run_id });
-          },
-        });
-        for await (const part of stream) {
-          if (!mine()) break;
-          dispatch({ type: "stream", event: part.event, data: part.data });
+        for (let attempt = 0; ; attempt++) {
+          let received = false;
+          try {
+            const stream = client.runs.stream(id, ASSISTANT_ID, {
+              input: humanInput(text),
+              streamMode: [...STREAM_MODES],
+              signal: ac.signal,
+              onRunCreated: ({ run_id }) => {
+                if (run.current) run.current.runId = run_id;
+                if (mine()) dispatch({ type: "run_created", runId: run_id });
+              },
+            });
+            for await (const part of stream) {
+              received = true;
+              if (!mine()) break;
+              // The metadata event names the run too (the header may be hidden by a proxy).
+              const runId = (part.data as { run_id?: unknown } | null)?.run_id;
+              if (part.event === "metadata" && typeof runId === "string" && run.current)
+                run.current.runId = runId;
+              dispatch({ type: "stream", event: part.event, data: part.data });
+            }
+            break;
+          } catch (e) {
+            // Right after Stop, the server may still be releasing the stopped run's lease (409):
+            // wait a moment instead of telling the person the thread is busy.
+            const justStopped = Date.now() - stoppedAt.current < STOP_GRACE_MS;
+            if (received || !justStopped || (e as { status?: number }).status !== 409 || attempt >= 5)
+              throw e;
+            await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+          }
         }
         if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
       } catch (e) {
@@ -114,6 +137,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
 
   const stop = useCallback(() => {
     const r = run.current;
+    stoppedAt.current = Date.now();
     controller.current?.abort();
     if (r?.runId) {
       // Best effort: the disconnect alone cancels the run; this also reaches it across instances.

@@ -132,7 +132,7 @@ export function ThreadList({ threads, currentId, error, onSelect, onNew, onRenam
                         }
                       }}
                     >
-                      🗑
+                      ✕
                     </button>
                   </span>
                 </>

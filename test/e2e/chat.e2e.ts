@@ -1,0 +1,301 @@
+/**
+ * The web page end to end in Debian Chromium against the whole local stack (Firestore with the
+ * rules, functions, auth and hosting emulators, DuckDB sample data, the Vertex AI stand-in):
+ * sign in, ask, watch SQL/table/chart arrive while the answer streams, sort, switch chart,
+ * download the CSV, rename, reload, stop a run midway, delete, and a second user sees nothing of
+ * the first. Screenshots go to test-results/e2e/.
+ */
+import { readFileSync } from "node:fs";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, screenshot } from "../support/browser";
+import { stackEnv } from "../support/stack-env";
+
+const QUESTION = "What is the revenue by category, in detail?";
+const STOP_QUESTION = "Write me a long report on categories";
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let web: string;
+let threadId: string;
+
+/** Minimal RFC 4180 reader for the downloaded file. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (ch === "\r" && text[i + 1] === "\n") {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = "";
+      i++;
+    } else cell += ch;
+  }
+  return rows;
+}
+
+async function ask(p: Page, question: string) {
+  const box = p.getByLabel("Your question");
+  await box.fill(question);
+  await box.press("Enter");
+}
+
+const lastTurn = (p: Page) => p.locator("article.turn").last();
+
+beforeAll(async () => {
+  const { urls } = stackEnv();
+  web = urls.web!;
+  browser = await launchBrowser();
+  context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on("dialog", (d) => void d.accept());
+  // The page's own errors end up in the test output, next to the failing step.
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") console.log(`[page ${m.type()}] ${m.text()}`);
+  });
+  page.on("pageerror", (e) => console.log(`[page error] ${e.message}`));
+});
+
+afterEach(async (ctx) => {
+  // On failure: what the page showed, as a screenshot and as text.
+  if (ctx.task.result?.state === "fail" && page) {
+    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
+    console.log(
+      `[page text at failure] ${(
+        await page
+          .locator("body")
+          .innerText()
+          .catch(() => "")
+      ).slice(0, 2000)}`,
+    );
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("Quarry in the browser", () => {
+  it("signs in with the one-click test user", async () => {
+    await page.goto(web);
+    await page.getByRole("button", { name: "Continue as test user" }).click();
+    await page.getByRole("button", { name: "+ New conversation" }).waitFor();
+    await page.getByText("test-user@quarry.local").waitFor();
+    await screenshot(page, "01-signed-in");
+  });
+
+  it("streams an answer with the SQL, the table and the chart arriving while it streams", async () => {
+    // Record, on every DOM change, what was visible while the turn was still streaming.
+    await page.evaluate(() => {
+      const seen = { sql: false, table: false, chart: false, phases: [] as string[], answerGrew: 0 };
+      (window as unknown as { __seen: typeof seen }).__seen = seen;
+      let lastLen = 0;
+      new MutationObserver(() => {
+        const turn = document.querySelector("article.turn:last-of-type");
+        if (!turn || turn.getAttribute("data-status") !== "streaming") return;
+        if (turn.querySelector(".sql code")?.textContent?.includes("SELECT")) seen.sql = true;
+        if (turn.querySelector("table tbody tr")) seen.table = true;
+        if (turn.querySelector(".chart-host svg")) seen.chart = true;
+        const now = turn.querySelector(".phases li.now")?.textContent;
+        if (now && seen.phases[seen.phases.length - 1] !== now) seen.phases.push(now);
+        const len = turn.querySelector(".answer p:not(.muted)")?.textContent?.length ?? 0;
+        if (len > lastLen) {
+          seen.answerGrew++;
+          lastLen = len;
+        }
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await ask(page, QUESTION);
+    await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
+    threadId = page.url().split("/t/")[1];
+    await lastTurn(page).locator("table tbody tr").first().waitFor();
+    await screenshot(page, "02-streaming");
+    await page.locator('article.turn[data-status="done"]').waitFor({ timeout: 60_000 });
+    const seen = await page.evaluate(() => (window as unknown as { __seen: Record<string, unknown> }).__seen);
+    expect(seen).toMatchObject({ sql: true, table: true, chart: true });
+    expect(seen.answerGrew as number).toBeGreaterThan(3);
+    expect(seen.phases).toContain("Answering");
+
+    const turn = lastTurn(page);
+    await expect(turn.locator(".question").textContent()).resolves.toContain(QUESTION);
+    await expect(turn.locator(".answer").textContent()).resolves.toMatch(/Here is what I found \(\d+ rows\)/);
+    const sql = await turn.locator(".sql code").textContent();
+    expect(sql).toMatch(/SELECT p\.category/);
+    const costs = await turn.locator(".costs").textContent();
+    expect(costs).toMatch(/Estimated: \d/);
+    expect(costs).toMatch(/Billed: \d/);
+    await expect(turn.locator(".chart-host svg").count()).resolves.toBe(1);
+    await screenshot(page, "03-answered");
+  });
+
+  it("sorts the table and switches the chart type", async () => {
+    const turn = lastTurn(page);
+    const revenues = async () =>
+      (await turn.locator("table tbody tr td:nth-child(2)").allTextContents()).map(Number);
+    const header = turn.getByRole("button", { name: /^revenue/ });
+    await header.click();
+    await expect(turn.locator("th").nth(1).getAttribute("aria-sort")).resolves.toBe("ascending");
+    const asc = await revenues();
+    expect(asc.length).toBeGreaterThan(1);
+    expect(asc).toEqual([...asc].sort((a, b) => a - b));
+    await header.click();
+    const desc = await revenues();
+    expect(desc).toEqual([...asc].sort((a, b) => b - a));
+
+    const host = turn.locator(".chart-host");
+    expect(await host.getAttribute("data-chart-type")).toBe("bar");
+    await turn.getByText("Line", { exact: true }).click();
+    await expect.poll(() => host.getAttribute("data-chart-type")).toBe("line");
+    await host.locator("svg").waitFor();
+    await screenshot(page, "04-sorted-line-chart");
+  });
+
+  it("downloads the full result as CSV, matching the table", async () => {
+    const turn = lastTurn(page);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      turn.getByRole("button", { name: /Download .* as CSV/ }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^what-is-the-revenue-by-category.*\.csv$/);
+    const text = readFileSync((await download.path())!, "utf8").replace(/^\uFEFF/, "");
+    const csv = parseCsv(text);
+    const headers = await turn.locator("table thead th").allTextContents();
+    expect(csv[0]).toEqual(headers.map((h) => h.replace(/[▲▼]/g, "").trim()));
+    const total = Number(/of (\d+)/.exec((await turn.locator(".pager").textContent()) ?? "")?.[1]);
+    expect(csv.length - 1).toBe(total);
+    // The table is sorted by revenue descending now; the CSV is in result order (also descending).
+    const tableRows = await turn
+      .locator("table tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      );
+    expect(csv.slice(1, 1 + tableRows.length)).toEqual(tableRows);
+  });
+
+  it("lists the thread, renames it, and brings the conversation back after a reload", async () => {
+    const item = page.locator(`li[data-thread-id="${threadId}"]`);
+    await item.waitFor();
+    await expect(item.locator(".thread-title").textContent()).resolves.toContain("revenue by category");
+    await item.getByRole("button", { name: /^Rename/ }).click();
+    const input = page.getByLabel("New title");
+    await input.fill("Category revenue");
+    await input.press("Enter");
+    await expect.poll(() => item.locator(".thread-title").textContent()).toBe("Category revenue");
+
+    const answer = await lastTurn(page).locator(".answer").textContent();
+    await page.reload();
+    const turn = lastTurn(page);
+    await turn.locator("table tbody tr").first().waitFor();
+    await expect(turn.locator(".question").textContent()).resolves.toContain(QUESTION);
+    await expect(turn.locator(".answer").textContent()).resolves.toBe(answer);
+    await expect(turn.locator(".sql code").textContent()).resolves.toMatch(/SELECT p\.category/);
+    await turn.locator(".chart-host svg").waitFor();
+    await expect
+      .poll(() => page.locator(`li[data-thread-id="${threadId}"] .thread-title`).textContent())
+      .toBe("Category revenue");
+    await screenshot(page, "05-after-reload");
+  });
+
+  it("stops a run midway; the thread takes the next question", async () => {
+    await page.getByRole("button", { name: "+ New conversation" }).click();
+    await ask(page, STOP_QUESTION);
+    const turn = lastTurn(page);
+    // Wait until the answer is visibly streaming, then stop.
+    await expect
+      .poll(
+        async () =>
+          (
+            await turn
+              .locator(".answer p:not(.muted)")
+              .textContent()
+              .catch(() => "")
+          )?.length ?? 0,
+        {
+          timeout: 60_000,
+        },
+      )
+      .toBeGreaterThan(100);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator('article.turn[data-status="stopped"]').waitFor();
+    const stoppedAt = (await turn.locator(".answer").textContent())!.length;
+    await screenshot(page, "06-stopped");
+    expect(stoppedAt).toBeLessThan(5000);
+    await page.getByRole("button", { name: "Send" }).waitFor();
+
+    // The lease was released: the same thread answers the next question (a busy thread answers 409).
+    await ask(page, "How many orders are there?");
+    await page.locator('article.turn[data-status="done"]').nth(0).waitFor({ timeout: 60_000 });
+    await expect(page.locator("article.turn").count()).resolves.toBe(2);
+    await expect.poll(() => lastTurn(page).getAttribute("data-status"), { timeout: 60_000 }).toBe("done");
+    const second = await lastTurn(page).textContent();
+    expect(second).not.toMatch(/still answering/);
+    await expect(lastTurn(page).locator(".sql code").textContent()).resolves.toContain("COUNT(*)");
+  });
+
+  it("deletes a thread from the list", async () => {
+    const stoppedId = page.url().split("/t/")[1];
+    const item = page.locator(`li[data-thread-id="${stoppedId}"]`);
+    await item.waitFor();
+    await item.getByRole("button", { name: /^Delete/ }).click();
+    await item.waitFor({ state: "detached" });
+    await expect(page.locator(`li[data-thread-id="${threadId}"]`).count()).resolves.toBe(1);
+  });
+
+  it("is readable on a phone", async () => {
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    try {
+      const p = await phone.newPage();
+      await p.goto(`${web}/t/${threadId}`);
+      await p.getByRole("button", { name: "Continue as test user" }).click();
+      await lastTurn(p).locator("table tbody tr").first().waitFor();
+      const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await screenshot(p, "07-phone");
+      await p.getByRole("button", { name: "Conversations" }).click();
+      await p.locator(`li[data-thread-id="${threadId}"]`).waitFor();
+      await screenshot(p, "08-phone-drawer");
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it("a second user sees none of the first user's threads", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Create an account instead" }).click();
+    await page.getByLabel("Email", { exact: true }).fill(`second-${Date.now()}@example.com`);
+    await page.getByLabel("Password", { exact: true }).fill("second-user-pw");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByText("No conversations yet").waitFor();
+    await expect(page.locator("li[data-thread-id]").count()).resolves.toBe(0);
+    await screenshot(page, "09-second-user");
+
+    // Even with the first user's thread URL, nothing of it shows.
+    await page.goto(`${web}/t/${threadId}`);
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /no longer exists/ })
+      .waitFor();
+    await expect(page.locator("article.turn").count()).resolves.toBe(0);
+    await expect(page.getByText(QUESTION).count()).resolves.toBe(0);
+    await screenshot(page, "10-second-user-probe");
+  });
+});
