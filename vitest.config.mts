@@ -10,6 +10,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     globals: true,
+    // The Admin SDK in test processes must never probe the cloud metadata server.
+    env: { METADATA_SERVER_DETECTION: "none" },
     projects: [
       {
         extends: true,

@@ -31,6 +31,8 @@ export const DEFAULT_PORTS = Object.freeze({
   hosting: 5000,
   hub: 4400,
   logging: 4500,
+  eventarc: 9299,
+  tasks: 9499,
 });
 
 /** A clear, user-facing failure of the launcher. */
@@ -69,7 +71,11 @@ export function freePort() {
 export async function choosePorts(services, ports = {}) {
   const chosen = {};
   const usesFirebaseTools = services.some((s) => s !== "firestore");
-  const needed = new Set([...services, ...(usesFirebaseTools ? ["hub", "logging"] : [])]);
+  // firebase-tools also opens the eventarc and tasks emulators next to functions, on fixed
+  // defaults unless told: two stacks at once would collide there.
+  const support = usesFirebaseTools ? ["hub", "logging"] : [];
+  if (services.includes("functions")) support.push("eventarc", "tasks");
+  const needed = new Set([...services, ...support]);
   for (const name of needed) {
     if (ports === "auto" || ports[name] === "auto") {
       let p = await freePort();
@@ -262,7 +268,8 @@ export async function startStack(options = {}) {
       }
       const cfg = JSON.parse(readFileSync(path.join(ROOT, "firebase.json"), "utf8"));
       cfg.emulators = { singleProjectMode: true, ui: { enabled: false } };
-      for (const name of [...firebaseServices, "hub", "logging"]) {
+      const supportPorts = ["hub", "logging", "eventarc", "tasks"].filter((n) => ports[n]);
+      for (const name of [...firebaseServices, ...supportPorts]) {
         cfg.emulators[name] = { host: "127.0.0.1", port: ports[name] };
       }
       // firebase-tools treats the config file's folder as the project root, so it lives at ROOT.

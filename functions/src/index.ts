@@ -4,9 +4,12 @@
  */
 import { onRequest } from "firebase-functions/v2/https";
 import { CONCURRENCY, MEMORY_MIB, REGION, TIMEOUT_SECONDS, checkEnvironmentAtLoad } from "./config";
+import * as logger from "firebase-functions/logger";
+import { installProcessGuards } from "./http/abort";
 import { createApp } from "./http/app";
 
 checkEnvironmentAtLoad();
+installProcessGuards((message, data) => logger.error(message, data));
 
 /** The Quarry API: LangGraph Agent Server protocol over HTTPS with SSE streaming. */
 export const api = onRequest(

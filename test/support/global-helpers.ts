@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ROOT, startStack, type StackOptions } from "../../scripts/stack.mjs";
@@ -12,7 +12,13 @@ export async function provideStack(
   if (needsFunctions && !existsSync(path.join(ROOT, "functions/lib/index.js"))) {
     throw new Error("functions/lib is missing: run `npm run build` before the integration tests.");
   }
-  const stack = await startStack({ ports: "auto", ...options });
+  // QUARRY_STACK_LOG=<file> keeps the emulators' output for debugging.
+  const logFile = process.env.QUARRY_STACK_LOG;
+  const stack = await startStack({
+    ports: "auto",
+    ...options,
+    ...(logFile ? { onOutput: (chunk: Buffer) => appendFileSync(logFile, chunk) } : {}),
+  });
   project.provide("stack", { env: { ...stack.env, ...extraEnv }, urls: stack.urls, pids: stack.pids });
   return async () => {
     await stack.stop();

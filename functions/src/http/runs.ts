@@ -4,6 +4,7 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { QuarryError, toErrorBody } from "../errors";
 import type { QuarryEvent } from "../agent/events";
+import { RunAbortedError } from "./abort";
 import { callerOf } from "./auth";
 import {
   ASSISTANT_ID,
@@ -70,10 +71,10 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   const sse = new SseWriter(res);
   const abort = new AbortController();
   let cancelledBy: string | undefined;
-  const stop = (why: string) => {
+  const stop = (why: RunAbortedError["why"]) => {
     if (!abort.signal.aborted) {
       cancelledBy = why;
-      abort.abort(new Error(`run ${why}`));
+      abort.abort(new RunAbortedError(why));
     }
   };
   // The client went away before we finished: stop the graph (on_disconnect "cancel", the default).
@@ -98,7 +99,10 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     const message = body.input.messages[0];
     const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id;
     const stream = await graph.stream(
-      { messages: [{ type: "human", content: message.content, id: message.id ?? randomUUID() }] },
+      // A message-like dict: the messages reducer coerces it to a HumanMessage.
+      {
+        messages: [{ type: "human", content: message.content, id: message.id ?? randomUUID() }],
+      } as unknown as Parameters<typeof graph.stream>[0],
       {
         configurable: {
           thread_id: threadId,
@@ -140,10 +144,11 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   } finally {
     clearInterval(renew);
     unwatch();
-    sse.end();
+    // Released before the stream ends, so a client that sees the end can start the next turn at once.
     await store
       .releaseLease(threadId, runId, status, usage)
       .catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
+    sse.end();
   }
 }
 

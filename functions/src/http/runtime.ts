@@ -6,12 +6,8 @@ import { config } from "../config";
 import { firestore } from "../services";
 import { ThreadStore } from "./thread-store";
 
-// TEMPORARY until the agent and checkpointer modules land: untyped specifiers keep tsc green.
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Graph = any;
-type Checkpointer = any;
-const AGENT: string = "../agent/index.js";
-const CHECKPOINTER: string = "../checkpointer/index.js";
+type Graph = import("../agent/index.js").QuarryGraph;
+type Checkpointer = import("../checkpointer/index.js").FirestoreCheckpointer;
 
 let store: Promise<ThreadStore> | undefined;
 let checkpointer: Promise<Checkpointer> | undefined;
@@ -25,7 +21,7 @@ export function threadStore(): Promise<ThreadStore> {
 }
 
 export function checkpointSaver(): Promise<Checkpointer> {
-  checkpointer ??= Promise.all([firestore(), import(CHECKPOINTER)]).then(([db, mod]) => {
+  checkpointer ??= Promise.all([firestore(), import("../checkpointer/index.js")]).then(([db, mod]) => {
     const cfg = config();
     return new mod.FirestoreCheckpointer({
       firestore: db,
@@ -37,7 +33,7 @@ export function checkpointSaver(): Promise<Checkpointer> {
 }
 
 export function agentGraph(): Promise<Graph> {
-  graph ??= Promise.all([checkpointSaver(), import(AGENT)])
+  graph ??= Promise.all([checkpointSaver(), import("../agent/index.js")])
     .then(([saver, agent]) => agent.createAgentGraph({ checkpointer: saver, config: config() }))
     .catch((err: unknown) => {
       graph = undefined; // a failed start (e.g. missing credentials) is retried on the next request
