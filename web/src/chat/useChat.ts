@@ -117,9 +117,8 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
             // Right after Stop, the server may still be releasing the stopped run's lease (409):
             // wait a moment instead of telling the person the thread is busy.
             const justStopped = Date.now() - stoppedAt.current < STOP_GRACE_MS;
-            if (received || !justStopped || (e as { status?: number }).status !== 409 || attempt >= 5)
-              throw e;
-            await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+            if (received || !justStopped || (e as { status?: number }).status !== 409) throw e;
+            await new Promise((r) => setTimeout(r, Math.min(500 * (attempt + 1), 2000)));
           }
         }
         if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
