@@ -42,6 +42,12 @@ export interface FirestoreCheckpointerOptions {
    * by newer checkpoints get their expiry pushed forward.
    */
   ttl?: { days: number; field?: string };
+  /**
+   * Largest commit request in bytes. A put or putWrites whose new blobs exceed it commits the
+   * blobs first, in several batches, and the checkpoint last. Default 3,500,000: Firestore accepts
+   * 10 MiB per request, but the Java emulator stalls above 4 MiB.
+   */
+  maxCommitBytes?: number;
   /** Serializer; defaults to LangGraph's JsonPlusSerializer. */
   serde?: SerializerProtocol;
 }
@@ -75,6 +81,7 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   readonly rootCollection: string;
   private readonly cache = new CheckpointerCache();
   private readonly ttl?: { days: number; field: string };
+  private readonly maxCommitBytes: number;
 
   constructor(options: FirestoreCheckpointerOptions) {
     super(options.serde);
@@ -102,6 +109,7 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     }
     this.firestore = options.firestore;
     this.rootCollection = root;
+    this.maxCommitBytes = options.maxCommitBytes ?? 3_500_000;
     if (options.ttl) this.ttl = { days: options.ttl.days, field: options.ttl.field ?? "expireAt" };
   }
 
@@ -114,7 +122,13 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   }
 
   private writeContext(): WriteContext {
-    return { firestore: this.firestore, serde: this.serde, cache: this.cache, ttl: this.ttl };
+    return {
+      firestore: this.firestore,
+      serde: this.serde,
+      cache: this.cache,
+      ttl: this.ttl,
+      maxCommitBytes: this.maxCommitBytes,
+    };
   }
 
   private blobs(docs: LoadedDoc[]) {

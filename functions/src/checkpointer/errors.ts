@@ -68,7 +68,8 @@ export function wrapError(ctx: CheckpointerErrorContext, err: unknown): Firestor
   if (err instanceof FirestoreCheckpointerError) return err;
   const e = (err ?? {}) as { code?: unknown; message?: string };
   const message = e.message ?? String(err);
-  return new FirestoreCheckpointerError("checkpointer:firestore", ctx, `${message}.${hint(e)}`, err);
+  const text = `${message.replace(/\.$/, "")}.${hint(e)}`;
+  return new FirestoreCheckpointerError("checkpointer:firestore", ctx, text, err);
 }
 
 /** Runs `fn`, wrapping any failure with `ctx`. */

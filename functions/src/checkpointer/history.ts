@@ -11,7 +11,13 @@ import type {
 } from "@langchain/langgraph-checkpoint";
 import type { CheckpointerCache } from "./cache";
 import { decodeValue, refBlobIds } from "./codec";
-import type { ChannelEntry, CheckpointDoc, WriteEntry } from "./layout";
+import {
+  channelField,
+  channelsFromStore,
+  type ChannelEntry,
+  type CheckpointDoc,
+  type WriteEntry,
+} from "./layout";
 import { fetchBlobs, sortedWrites, threadBlobs } from "./read";
 
 /** What the walk needs from the checkpointer. */
@@ -33,11 +39,21 @@ export async function deltaHistory(
   if (checkpointId) q = q.where("checkpoint_id", "<=", checkpointId);
   const snaps = await q
     .orderBy("checkpoint_id", "desc")
-    .select("checkpoint_id", "parent_checkpoint_id", "w", ...channels.map((c) => new FieldPath("ch", c)))
+    .select(
+      "checkpoint_id",
+      "parent_checkpoint_id",
+      "w",
+      ...channels.map((c) => new FieldPath("ch", channelField(c))),
+    )
     .get();
   const byId = new Map<string, Pick<CheckpointDoc, "parent_checkpoint_id" | "ch" | "w">>();
-  for (const s of snaps.docs) byId.set(s.get("checkpoint_id") as string, s.data() as CheckpointDoc);
-  const target = checkpointId ? byId.get(checkpointId) : snaps.docs[0]?.data();
+  for (const s of snaps.docs) {
+    const data = s.data() as CheckpointDoc;
+    byId.set(data.checkpoint_id, { ...data, ch: channelsFromStore(data.ch) });
+  }
+  const target = checkpointId
+    ? byId.get(checkpointId)
+    : byId.get(snaps.docs[0]?.get("checkpoint_id") as string);
 
   // Walk from the parent of the target (the target's own writes are pending for the next step).
   const wanted = new Set(channels);

@@ -99,3 +99,27 @@ export function checkpointDocId(ns: string, checkpointId: string): string {
 export function writeKey(taskId: string, idx: number): string {
   return createHash("sha256").update(`${taskId}\u0000${idx}`, "utf8").digest("base64url").slice(0, 22);
 }
+
+/**
+ * Field name of a channel in a document's `ch` map. Firestore reserves names like `__start__`
+ * (LangGraph's own channels), so every name gets a `@` prefix.
+ */
+export function channelField(name: string): string {
+  return `@${name}`;
+}
+
+/** `ch` as stored → channel name → entry. */
+export function channelsFromStore(
+  stored: Record<string, ChannelEntry> | undefined,
+): Record<string, ChannelEntry> {
+  const out: Record<string, ChannelEntry> = {};
+  for (const [k, v] of Object.entries(stored ?? {})) out[k.slice(1)] = v;
+  return out;
+}
+
+/** channel name → entry, as stored in `ch`. */
+export function channelsToStore(channels: Record<string, ChannelEntry>): Record<string, ChannelEntry> {
+  const out: Record<string, ChannelEntry> = {};
+  for (const [k, v] of Object.entries(channels)) out[channelField(k)] = v;
+  return out;
+}

@@ -16,9 +16,9 @@ import {
 import type { CheckpointerCache } from "./cache";
 import { MissingBlobError, decodeValue, refBlobIds } from "./codec";
 import { FirestoreCheckpointerError } from "./errors";
-import { BLOBS, type CheckpointDoc, type WriteEntry } from "./layout";
+import { BLOBS, channelsFromStore, type CheckpointDoc, type WriteEntry } from "./layout";
 
-/** A checkpoint document with the path of its thread (blobs live under the thread). */
+/** A checkpoint document (channel names unescaped) with the path of its thread (blobs live under the thread). */
 export interface LoadedDoc {
   threadPath: string;
   path: string;
@@ -33,7 +33,13 @@ export function isCheckpoint(snap: DocumentSnapshot): boolean {
 
 export function loaded(snap: DocumentSnapshot): LoadedDoc {
   const threadRef = snap.ref.parent.parent as DocumentReference;
-  return { threadPath: threadRef.path, path: snap.ref.path, data: snap.data() as CheckpointDoc, snap };
+  const data = snap.data() as CheckpointDoc;
+  return {
+    threadPath: threadRef.path,
+    path: snap.ref.path,
+    data: { ...data, ch: channelsFromStore(data.ch) },
+    snap,
+  };
 }
 
 /** Pending writes of a document in LangGraph's `(taskPath, taskId, idx)` order. */
@@ -68,7 +74,10 @@ export function blobIdsOf(
   return out;
 }
 
-/** Fetches blobs in one getAll (per 300, Firestore's comfortable batch size). Key: `thread/id`. */
+/**
+ * Fetches blobs in one getAll (BatchGetDocuments streams any number of documents back), so a
+ * read stays at two round trips however many messages a thread holds. Key: `thread/id`.
+ */
 export async function fetchBlobs(
   firestore: Firestore,
   ids: Array<{ threadPath: string; id: string }>,
@@ -76,18 +85,18 @@ export async function fetchBlobs(
   ttlField: string | undefined,
 ): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  for (let i = 0; i < ids.length; i += 300) {
-    const part = ids.slice(i, i + 300);
-    const refs = part.map(({ threadPath, id }) => firestore.doc(`${threadPath}/${BLOBS}/${id}`));
-    const snaps = await firestore.getAll(...refs);
-    snaps.forEach((snap, j) => {
-      const { threadPath, id } = part[j];
-      if (!snap.exists) return;
-      out.set(`${threadPath}/${id}`, snap.get("d") as Buffer);
-      const expiry = ttlField ? snap.get(ttlField) : undefined;
-      cache.rememberBlob(threadPath, id, expiry?.toMillis ? expiry.toMillis() : Infinity);
-    });
-  }
+  if (ids.length === 0) return out;
+  const refs = ids.map(({ threadPath, id }) => firestore.doc(`${threadPath}/${BLOBS}/${id}`));
+  const snaps = await firestore.getAll(...refs);
+  snaps.forEach((snap, j) => {
+    const { threadPath, id } = ids[j];
+    const data = snap.exists ? (snap.get("d") as Buffer | undefined) : undefined;
+    // A TTL refresh may have recreated an expired blob without data: treat it as missing.
+    if (!data) return;
+    out.set(`${threadPath}/${id}`, data);
+    const expiry = ttlField ? snap.get(ttlField) : undefined;
+    cache.rememberBlob(threadPath, id, expiry?.toMillis ? expiry.toMillis() : Infinity);
+  });
   return out;
 }
 

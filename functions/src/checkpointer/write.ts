@@ -17,6 +17,8 @@ import { FirestoreCheckpointerError } from "./errors";
 import {
   BLOBS,
   PUT_FIELDS,
+  channelsFromStore,
+  channelsToStore,
   writeKey,
   type ChannelEntry,
   type CheckpointDoc,
@@ -29,14 +31,14 @@ export interface WriteContext {
   serde: SerializerProtocol;
   cache: CheckpointerCache;
   ttl?: { days: number; field: string };
+  /** Largest commit request, bytes (blobs beyond it go in earlier commits). */
+  maxCommitBytes: number;
 }
 
 /** Firestore (gRPC) status codes handled here. */
 const NOT_FOUND = 5;
 const ALREADY_EXISTS = 6;
 const FAILED_PRECONDITION = 9;
-/** Firestore caps a commit request at 10 MiB; blobs beyond this go in earlier batches. */
-const MAX_BATCH_BYTES = 8_000_000;
 const DAY_MS = 86_400_000;
 
 interface BlobPlan {
@@ -88,7 +90,7 @@ async function commitWithBlobs(
   let batch = ctx.firestore.batch();
   let bytes = 0;
   for (const { id, bytes: data } of plan.sets) {
-    if (bytes > 0 && bytes + data.length > MAX_BATCH_BYTES) {
+    if (bytes > 0 && bytes + data.length > ctx.maxCommitBytes) {
       await batch.commit();
       batch = ctx.firestore.batch();
       bytes = 0;
@@ -144,10 +146,10 @@ export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<vo
   }
   const referenced: string[] = [];
   if (carried.length > 0 && a.parentPath) {
-    let parent = ctx.cache.doc(a.parentPath)?.channels;
+    let parent: Record<string, ChannelEntry> | undefined = ctx.cache.doc(a.parentPath)?.channels;
     if (!parent) {
       const snap = await ctx.firestore.doc(a.parentPath).get();
-      parent = (snap.get("ch") as Record<string, ChannelEntry> | undefined) ?? {};
+      parent = channelsFromStore(snap.get("ch") as Record<string, ChannelEntry> | undefined);
     }
     for (const name of carried) {
       const e = parent[name];
@@ -173,7 +175,7 @@ export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<vo
     c: Buffer.from(c),
     mt,
     m: Buffer.from(m),
-    ch,
+    ch: channelsToStore(ch),
   };
   const expireAt = expiry(ctx);
   if (ctx.ttl && expireAt) data[ctx.ttl.field] = expireAt;
