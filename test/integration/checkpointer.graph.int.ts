@@ -4,6 +4,7 @@
  */
 import type { Firestore } from "@google-cloud/firestore";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { randomBytes } from "node:crypto";
 import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
 import { conversationGraph, toolResult, turnInput } from "./checkpointer/conversation";
@@ -178,7 +179,7 @@ describe("two instances writing one thread at once", () => {
     ]);
     expect(texts(latest.values.messages).slice(0, 4)).toEqual(texts(turn1.values.messages).slice(0, 4));
     // Every stored checkpoint decodes, and its parent chain leads back to the first one.
-    const tuples = [];
+    const tuples: CheckpointTuple[] = [];
     for await (const t of reader.list(cfg("race"))) tuples.push(t);
     const ids = new Set(tuples.map((t) => t.checkpoint.id));
     for (const t of tuples) {
