@@ -16,6 +16,7 @@ export type ErrorCode =
   | "conflict:thread"
   | "payload_too_large:body"
   | "unavailable:config"
+  | "unavailable:storage"
   | "internal";
 
 const STATUS: Record<string, number> = {

@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { Router, type Request, type Response } from "express";
-import * as logger from "firebase-functions/logger";
 import { config } from "../config";
-import { QuarryError, toErrorBody } from "../errors";
-import type { QuarryEvent } from "../agent/events";
-import { RunAbortedError } from "./abort";
+import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
+import { executeRun } from "./run-executor";
 import {
   ASSISTANT_ID,
   CancelQuery,
@@ -16,19 +14,7 @@ import {
   questionText,
   type StreamMode,
 } from "./schemas";
-import { toPlain } from "./serialize";
-import { SseWriter } from "./sse";
-import { agentGraph, threadStore } from "./runtime";
-import type { ThreadStatus, UsageTotals } from "./thread-store";
-
-/** LangGraph stream mode for each protocol stream mode. */
-const GRAPH_MODE: Record<StreamMode, "values" | "updates" | "messages" | "custom"> = {
-  values: "values",
-  updates: "updates",
-  "messages-tuple": "messages",
-  messages: "messages",
-  custom: "custom",
-};
+import { threadStore } from "./runtime";
 
 export function runRoutes(): Router {
   const r = Router();
@@ -68,88 +54,17 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   const leaseMs = config().runLeaseSeconds * 1000;
   await store.acquireLease(threadId, uid, runId, leaseMs, question);
 
-  const sse = new SseWriter(res);
-  const abort = new AbortController();
-  let cancelledBy: string | undefined;
-  const stop = (why: RunAbortedError["why"]) => {
-    if (!abort.signal.aborted) {
-      cancelledBy = why;
-      abort.abort(new RunAbortedError(why));
-    }
-  };
-  // The client went away before we finished: stop the graph (on_disconnect "cancel", the default).
-  res.on("close", () => {
-    if (!res.writableEnded && body.on_disconnect !== "continue") stop("disconnected");
+  const message = body.input.messages[0];
+  await executeRun(res, store, {
+    threadId,
+    uid,
+    runId,
+    leaseMs,
+    modes,
+    input: { type: "human", content: message.content, id: message.id ?? randomUUID() },
+    checkpointId: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined,
+    cancelOnDisconnect: body.on_disconnect !== "continue",
   });
-  const unwatch = store.watchCancel(threadId, runId, () => stop("cancelled"));
-  const renew = setInterval(() => {
-    store.renewLease(threadId, runId, leaseMs).then(
-      (ours) => ours || stop("lease-lost"),
-      (err: unknown) => logger.warn("lease renewal failed", { threadId, runId, err: String(err) }),
-    );
-  }, leaseMs / 3);
-  renew.unref();
-
-  let status: ThreadStatus = "idle";
-  let usage: Partial<UsageTotals> = { runs: 1 };
-  try {
-    sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
-    sse.send("metadata", { run_id: runId, attempt: 1 });
-    const graph = await agentGraph();
-    const message = body.input.messages[0];
-    const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id;
-    const stream = await graph.stream(
-      // A message-like dict: the messages reducer coerces it to a HumanMessage.
-      {
-        messages: [{ type: "human", content: message.content, id: message.id ?? randomUUID() }],
-      } as unknown as Parameters<typeof graph.stream>[0],
-      {
-        configurable: {
-          thread_id: threadId,
-          user_id: uid,
-          run_id: runId,
-          ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
-        },
-        streamMode: [...new Set(modes.map((m) => GRAPH_MODE[m]).concat("custom"))],
-        signal: abort.signal,
-        // Each step is persisted before the next starts: the user's message is saved before any model call.
-        durability: "sync",
-        runId,
-        metadata: { run_id: runId, thread_id: threadId, user_id: uid },
-      } as Parameters<typeof graph.stream>[1],
-    );
-    for await (const chunk of stream as AsyncIterable<[string, unknown]>) {
-      const [mode, data] = chunk;
-      if (mode === "custom") {
-        const ev = data as QuarryEvent;
-        if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
-        if (modes.includes("custom")) sse.send("custom", toPlain(data));
-      } else if (mode === "messages") {
-        sse.send("messages", toPlain(data));
-      } else if (modes.includes(mode as StreamMode)) {
-        sse.send(mode, toPlain(data));
-      }
-    }
-  } catch (err) {
-    if (abort.signal.aborted) {
-      status = "idle";
-      logger.info("run stopped", { threadId, runId, why: cancelledBy });
-    } else {
-      status = "error";
-      const { body: errBody, expected } = toErrorBody(err);
-      if (!expected)
-        logger.error("run failed", { threadId, runId, err: String((err as Error)?.stack ?? err) });
-      sse.send("error", errBody);
-    }
-  } finally {
-    clearInterval(renew);
-    unwatch();
-    // Released before the stream ends, so a client that sees the end can start the next turn at once.
-    await store
-      .releaseLease(threadId, runId, status, usage)
-      .catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
-    sse.end();
-  }
 }
 
 async function cancelRun(req: Request, res: Response): Promise<void> {

@@ -1,0 +1,206 @@
+/**
+ * API under load, through the functions emulator: N concurrent runs (default 50) on N threads with
+ * the Vertex AI stand-in streaming at a fixed token delay and the DuckDB sample warehouse. Prints
+ * errors, time to first token and inter-token gaps (p50/p99), with a single run measured in the same
+ * session as the baseline. Then, in-process (the same express app, its Firestore client counted),
+ * the Firestore round trips a run makes before its first token. Goal: ≤ 3.
+ */
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { startStack } from "../../scripts/stack.mjs";
+import { signUp } from "../support/auth-emulator";
+import { apiScript } from "../support/api-script";
+import { startVertexStandin } from "../support/vertex-standin";
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
+const TOKEN_DELAY_MS = 20;
+const root = path.resolve(import.meta.dirname, "../..");
+const require = createRequire(import.meta.url);
+
+interface RunStats {
+  ok: boolean;
+  ttftMs: number;
+  gaps: number[];
+  error?: string;
+}
+
+const pct = (xs: number[], p: number) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function oneRun(client: Client, question: string): Promise<RunStats> {
+  const thread = await client.threads.create();
+  const start = performance.now();
+  let first = 0;
+  let last = 0;
+  const gaps: number[] = [];
+  try {
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: { messages: [{ type: "human", content: question }] },
+      streamMode: ["messages-tuple"],
+    })) {
+      if (ev.event === "error") return { ok: false, ttftMs: NaN, gaps, error: JSON.stringify(ev.data) };
+      if (ev.event !== "messages") continue;
+      const [msg, meta] = ev.data as [{ content?: unknown }, { langgraph_node?: string }];
+      if (meta.langgraph_node !== "generator" || !msg.content) continue;
+      const now = performance.now();
+      if (!first) first = now;
+      else gaps.push(now - last);
+      last = now;
+    }
+  } catch (err) {
+    return { ok: false, ttftMs: NaN, gaps, error: String(err) };
+  }
+  return { ok: first > 0, ttftMs: first - start, gaps };
+}
+
+function row(name: string, runs: RunStats[], wallMs: number) {
+  const ok = runs.filter((r) => r.ok);
+  const gaps = ok.flatMap((r) => r.gaps);
+  return {
+    scenario: name,
+    runs: runs.length,
+    errors: runs.length - ok.length,
+    "wall s": (wallMs / 1000).toFixed(1),
+    "TTFT p50 ms": pct(
+      ok.map((r) => r.ttftMs),
+      50,
+    ).toFixed(0),
+    "TTFT p99 ms": pct(
+      ok.map((r) => r.ttftMs),
+      99,
+    ).toFixed(0),
+    "gap p50 ms": pct(gaps, 50).toFixed(1),
+    "gap p99 ms": pct(gaps, 99).toFixed(1),
+  };
+}
+
+/** Counts Firestore RPCs (unary and streaming) issued by this process's Firestore clients. */
+function countFirestoreRpcs() {
+  const { Firestore } = require(
+    require.resolve("@google-cloud/firestore", { paths: [path.join(root, "functions")] }),
+  );
+  const log: { at: number; method: string }[] = [];
+  for (const name of ["request", "requestStream"] as const) {
+    const original = Firestore.prototype[name];
+    Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
+      log.push({ at: performance.now(), method });
+      return original.call(this, method, ...rest);
+    };
+  }
+  return log;
+}
+
+async function inProcessRoundTrips(env: Record<string, string>, standinHost: string, authUrl: string) {
+  Object.assign(process.env, env, {
+    VERTEX_AI_EMULATOR_HOST: standinHost,
+    QUARRY_WAREHOUSE: "duckdb",
+    METADATA_SERVER_DETECTION: "none",
+  });
+  const log = countFirestoreRpcs();
+  const { createApp } = require(path.join(root, "functions/lib/http/app.js"));
+  const server = createApp().listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const apiUrl = `http://127.0.0.1:${server.address().port}`;
+  const user = await signUp(authUrl);
+  const client = new Client({ apiUrl, defaultHeaders: { authorization: `Bearer ${user.idToken}` } });
+  const results = [];
+  for (const [name, question] of [
+    ["warm-up (not counted)", "hello"],
+    ["greeting, new thread", "hello"],
+    ["one query, new thread", "How many orders were placed in total?"],
+  ] as const) {
+    const thread = await client.threads.create();
+    const from = log.length;
+    const start = performance.now();
+    let firstToken = 0;
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: { messages: [{ type: "human", content: question }] },
+      streamMode: ["messages-tuple"],
+    })) {
+      const meta =
+        ev.event === "messages" ? (ev.data as [unknown, { langgraph_node?: string }])[1] : undefined;
+      if (!firstToken && meta?.langgraph_node === "generator") firstToken = performance.now();
+    }
+    const rpcs = log.slice(from).filter((r) => r.at >= start);
+    const before = rpcs.filter((r) => r.at < firstToken);
+    if (!name.startsWith("warm")) {
+      results.push({
+        scenario: name,
+        "Firestore RPCs before first token": before.length,
+        "of which commits": before.filter((r) => r.method === "commit").length,
+        "RPCs in the whole run": rpcs.length,
+        methods: [...new Set(before.map((r) => r.method))].join(","),
+      });
+    }
+  }
+  server.close();
+  return results;
+}
+
+async function main() {
+  const standin = await startVertexStandin({
+    script: apiScript(),
+    tokenDelayMs: TOKEN_DELAY_MS,
+    charsPerChunk: 8,
+    trust: true,
+  });
+  const stack = await startStack({
+    services: ["firestore", "functions", "auth"],
+    ports: "auto",
+    env: {
+      QUARRY_WAREHOUSE: "duckdb",
+      VERTEX_AI_EMULATOR_HOST: standin.host,
+      NODE_EXTRA_CA_CERTS: standin.certFile,
+    },
+  });
+  try {
+    const user = await signUp(stack.urls.auth!);
+    const client = new Client({
+      apiUrl: stack.urls.api!,
+      defaultHeaders: { authorization: `Bearer ${user.idToken}` },
+      callerOptions: { maxRetries: 0, maxConcurrency: CONCURRENCY },
+    });
+    const question = "How many orders were placed in total?";
+    await oneRun(client, question); // warm the first worker (DuckDB sample, LangChain)
+    let t = performance.now();
+    const single = [await oneRun(client, question)];
+    const singleWall = performance.now() - t;
+    t = performance.now();
+    const many = await Promise.all(Array.from({ length: CONCURRENCY }, () => oneRun(client, question)));
+    const manyWall = performance.now() - t;
+    console.log(
+      `API load through the functions emulator: stand-in token delay ${TOKEN_DELAY_MS} ms, DuckDB sample, ` +
+        `Node ${process.versions.node}`,
+    );
+    console.table([
+      row("1 run (baseline)", single, singleWall),
+      row(`${CONCURRENCY} concurrent runs`, many, manyWall),
+    ]);
+    const errors = many.filter((r) => !r.ok).map((r) => r.error);
+    if (errors.length) console.log("errors:", [...new Set(errors)].slice(0, 5));
+    console.log(
+      "(the emulator starts one worker process per concurrent request: cold starts are in the p99)",
+    );
+
+    const trips = await inProcessRoundTrips(stack.env, standin.host, stack.urls.auth!);
+    console.log(
+      "\nFirestore round trips before the first answer token (in-process app, counted on the client)",
+    );
+    console.table(trips);
+    const worst = Math.max(...trips.map((r) => r["Firestore RPCs before first token"]));
+    console.log(`goal ≤ 3: ${worst <= 3 ? "met" : "NOT met"} (worst ${worst})`);
+  } finally {
+    await stack.stop();
+    await standin.stop();
+  }
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
