@@ -50,6 +50,26 @@ describe("tokens", () => {
     }
   });
 
+  it("a revoked token gets 401 and is told to sign in again", async () => {
+    const { initializeApp, deleteApp } = await import("firebase-admin/app");
+    const { getAuth } = await import("firebase-admin/auth");
+    const carol = await signUp(stackEnv().urls.auth!);
+    expect(
+      (await call(api, "/threads/search", { method: "POST", token: carol.idToken, body: {} })).status,
+    ).toBe(200);
+    const app = initializeApp({ projectId: "demo-quarry" }, `revoke-${Date.now()}`);
+    try {
+      // Revocation is recorded with second precision: make sure it falls after the token's auth_time.
+      await new Promise((r) => setTimeout(r, 1100));
+      await getAuth(app).revokeRefreshTokens(carol.uid);
+    } finally {
+      await deleteApp(app);
+    }
+    const res = await call(api, "/threads/search", { method: "POST", token: carol.idToken, body: {} });
+    expect(res.status).toBe(401);
+    expect(res.json.message).toMatch(/revoked/);
+  });
+
   it("/ok needs no token", async () => {
     expect((await call(api, "/ok")).status).toBe(200);
   });
