@@ -41,16 +41,31 @@ describe("value codec", () => {
       new ToolMessage({ content: "x".repeat(5000), tool_call_id: "c1", id: "t1" }),
     ];
     const first = await roundTrip(messages);
-    expect(first.enc.blobs.size).toBe(3);
+    // Two short messages, and the tool message as a skeleton plus its long content.
+    expect(first.enc.blobs.size).toBe(4);
     expect(first.back).toEqual(messages);
 
     // The next turn's list shares the three blobs and adds one.
     const longer = [...messages, new AIMessage({ content: "Up 4%.", id: "a2" })];
     const second = await encodeValue(serde, longer);
     const shared = [...second.blobs.keys()].filter((id) => first.enc.blobs.has(id));
-    expect(shared).toHaveLength(3);
-    expect(second.blobs.size).toBe(4);
+    expect(shared).toHaveLength(4);
+    expect(second.blobs.size).toBe(5);
     expect(refBlobIds(second.ref)).toEqual([...second.blobs.keys()]);
+  });
+
+  it("shares a message's long content between copies that differ elsewhere (a write before its id)", async () => {
+    const content = JSON.stringify({ rows: Array.from({ length: 300 }, (_, i) => ({ i, v: `r${i}` })) });
+    const before = await encodeValue(serde, [new ToolMessage({ content, tool_call_id: "c1" })]);
+    const after = await encodeValue(serde, [
+      new ToolMessage({ content, tool_call_id: "c1", id: "given-later" }),
+    ]);
+    const big = [...before.blobs].filter(([, b]) => b.length >= content.length).map(([id]) => id);
+    expect(big).toHaveLength(1);
+    expect(after.blobs.has(big[0])).toBe(true);
+    const [back] = (await decodeValue(serde, after.ref, after.blobs)) as ToolMessage[];
+    expect(back.content).toBe(content);
+    expect(back.id).toBe("given-later");
   });
 
   it("chunks a value larger than a document and reads it back byte-identical", async () => {

@@ -22,9 +22,20 @@ export const INLINE_ELEMENT_BYTES = 64;
 /** Element-split references larger than this fall back to one chunked blob (keeps the doc small). */
 const MAX_ARRAY_REF_BYTES = 256 * 1024;
 
-const KIND_INLINE = 0;
-const KIND_CHUNKS = 1;
-const KIND_ARRAY = 2;
+/** A JSON value larger than this has its long strings stored as blobs of their own. */
+export const SPLIT_BYTES = 2048;
+/** Strings at least this long are moved out of a JSON value into their own blob. */
+export const LONG_STRING = 1024;
+
+// Reference format: a header byte (kind << 4 | type code), then the kind's body. Kept compact
+// because every checkpoint document carries one reference per element of every array channel.
+const INLINE = 0; // varint length, bytes
+const BLOB = 1; // 16-byte blob id (one chunk)
+const CHUNKS = 2; // varint count, count × 16-byte ids
+const SPLIT = 3; // varint n, skeleton leaf, n string leaves (JSON with long strings moved out)
+const ARRAY = 4; // varint n, n leaves (element-split array)
+const TYPES = ["json", "bytes"];
+const OTHER_TYPE = 15;
 const HASH_BYTES = 16;
 
 /** A value to store: its encoded reference and the blobs (id → bytes) it points to. */
@@ -38,26 +49,29 @@ export function blobId(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest().subarray(0, HASH_BYTES).toString("base64url");
 }
 
-type Leaf = { type: string; bytes: Buffer };
-
 class RefWriter {
   private parts: Buffer[] = [];
-  u8(n: number) {
-    this.parts.push(Buffer.from([n]));
+  header(kind: number, type = "bytes") {
+    const code = TYPES.indexOf(type);
+    this.parts.push(Buffer.from([(kind << 4) | (code < 0 ? OTHER_TYPE : code)]));
+    if (code < 0) {
+      const b = Buffer.from(type, "utf8");
+      this.varint(b.length);
+      this.raw(b);
+    }
   }
-  u32(n: number) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(n);
-    this.parts.push(b);
+  varint(n: number) {
+    const bytes: number[] = [];
+    do {
+      let b = n % 128;
+      n = Math.floor(n / 128);
+      if (n > 0) b |= 128;
+      bytes.push(b);
+    } while (n > 0);
+    this.parts.push(Buffer.from(bytes));
   }
   raw(b: Buffer) {
     this.parts.push(b);
-  }
-  str(s: string) {
-    const b = Buffer.from(s, "utf8");
-    if (b.length > 255) throw new Error(`serializer type name too long: ${s}`);
-    this.u8(b.length);
-    this.raw(b);
   }
   done(): Buffer {
     return Buffer.concat(this.parts);
@@ -67,13 +81,22 @@ class RefWriter {
 class RefReader {
   private at = 0;
   constructor(private readonly buf: Buffer) {}
-  u8(): number {
-    return this.buf.readUInt8(this.at++);
+  header(): { kind: number; type: string } {
+    const h = this.buf.readUInt8(this.at++);
+    const code = h & 15;
+    const type = code === OTHER_TYPE ? this.raw(this.varint()).toString("utf8") : TYPES[code];
+    if (type === undefined) throw new Error(`unknown serializer type code ${code} in checkpoint reference`);
+    return { kind: h >> 4, type };
   }
-  u32(): number {
-    const n = this.buf.readUInt32BE(this.at);
-    this.at += 4;
-    return n;
+  varint(): number {
+    let n = 0;
+    let mul = 1;
+    for (;;) {
+      const b = this.buf.readUInt8(this.at++);
+      n += (b & 127) * mul;
+      if (b < 128) return n;
+      mul *= 128;
+    }
   }
   raw(n: number): Buffer {
     const b = this.buf.subarray(this.at, this.at + n);
@@ -81,31 +104,102 @@ class RefReader {
     this.at += n;
     return b;
   }
-  str(): string {
-    return this.raw(this.u8()).toString("utf8");
+  id(): string {
+    return this.raw(HASH_BYTES).toString("base64url");
   }
 }
 
-function writeLeaf(w: RefWriter, leaf: Leaf, inlineMax: number, blobs: Map<string, Buffer>) {
-  if (leaf.bytes.length <= inlineMax) {
-    w.u8(KIND_INLINE);
-    w.str(leaf.type);
-    w.u32(leaf.bytes.length);
-    w.raw(leaf.bytes);
+/** Writes bytes as inline, one blob, or 1 MB chunks. */
+function writeBytes(
+  w: RefWriter,
+  type: string,
+  bytes: Buffer,
+  inlineMax: number,
+  blobs: Map<string, Buffer>,
+) {
+  if (bytes.length <= inlineMax) {
+    w.header(INLINE, type);
+    w.varint(bytes.length);
+    w.raw(bytes);
     return;
   }
-  w.u8(KIND_CHUNKS);
-  w.str(leaf.type);
-  w.u32(leaf.bytes.length);
-  const count = Math.ceil(leaf.bytes.length / CHUNK_BYTES);
-  w.u32(count);
+  const count = Math.ceil(bytes.length / CHUNK_BYTES);
+  w.header(count === 1 ? BLOB : CHUNKS, type);
+  if (count > 1) w.varint(count);
   for (let i = 0; i < count; i++) {
-    const chunk = leaf.bytes.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES);
+    const chunk = bytes.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES);
     const id = blobId(chunk);
     blobs.set(id, chunk);
     w.raw(Buffer.from(id, "base64url"));
   }
 }
+
+type JsonPath = Array<string | number>;
+
+/**
+ * Moves long strings out of a JSON document. Why: LangGraph saves a node's messages as a pending
+ * write before the messages reducer gives them an id, so the same tool result is serialized twice
+ * with a small difference; its long content, stored once by content, is shared by both.
+ */
+function extractLongStrings(text: string): { skeleton: Buffer; strings: string[] } | undefined {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const paths: JsonPath[] = [];
+  const strings: string[] = [];
+  const walk = (node: unknown, path: JsonPath, set: (v: null) => void) => {
+    if (typeof node === "string") {
+      if (node.length >= LONG_STRING) {
+        paths.push(path);
+        strings.push(node);
+        set(null);
+      }
+    } else if (Array.isArray(node)) {
+      node.forEach((v, i) => walk(v, [...path, i], () => (node[i] = null)));
+    } else if (node && typeof node === "object") {
+      const obj = node as Record<string, unknown>;
+      for (const k of Object.keys(obj)) walk(obj[k], [...path, k], () => (obj[k] = null));
+    }
+  };
+  walk(root, [], () => (root = null));
+  if (strings.length === 0) return undefined;
+  return { skeleton: Buffer.from(JSON.stringify({ p: paths, j: root }), "utf8"), strings };
+}
+
+function restoreLongStrings(skeleton: Buffer, strings: string[]): Buffer {
+  const { p, j } = JSON.parse(skeleton.toString("utf8")) as { p: JsonPath[]; j: unknown };
+  let root = j;
+  p.forEach((path, n) => {
+    if (path.length === 0) {
+      root = strings[n];
+      return;
+    }
+    let node = root as Record<string | number, unknown>;
+    for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+    node[path[path.length - 1]] = strings[n];
+  });
+  return Buffer.from(JSON.stringify(root), "utf8");
+}
+
+function writeLeaf(w: RefWriter, leaf: Leaf, inlineMax: number, blobs: Map<string, Buffer>) {
+  if (leaf.type === "json" && leaf.bytes.length > SPLIT_BYTES) {
+    const split = extractLongStrings(leaf.bytes.toString("utf8"));
+    if (split) {
+      w.header(SPLIT, leaf.type);
+      w.varint(split.strings.length);
+      writeBytes(w, "bytes", split.skeleton, INLINE_ELEMENT_BYTES, blobs);
+      for (const str of split.strings)
+        writeBytes(w, "bytes", Buffer.from(str, "utf8"), INLINE_ELEMENT_BYTES, blobs);
+      return;
+    }
+  }
+  writeBytes(w, leaf.type, leaf.bytes, inlineMax, blobs);
+}
+
+type Leaf = { type: string; bytes: Buffer };
 
 /** Elements that serialize on their own exactly as they do inside the array. */
 function splittable(value: unknown): value is unknown[] {
@@ -133,8 +227,8 @@ export async function encodeValue(serde: SerializerProtocol, value: unknown): Pr
     const total = leaves.reduce((n, l) => n + l.bytes.length, 0);
     if (total > INLINE_BYTES) {
       const w = new RefWriter();
-      w.u8(KIND_ARRAY);
-      w.u32(leaves.length);
+      w.header(ARRAY);
+      w.varint(leaves.length);
       for (const leaf of leaves) writeLeaf(w, leaf, INLINE_ELEMENT_BYTES, blobs);
       const ref = w.done();
       if (ref.length <= MAX_ARRAY_REF_BYTES) return { ref, blobs };
@@ -146,28 +240,6 @@ export async function encodeValue(serde: SerializerProtocol, value: unknown): Pr
   return { ref: w.done(), blobs };
 }
 
-/** Blob ids a reference points to, in order (used to fetch them all in one `getAll`). */
-export function refBlobIds(ref: Buffer): string[] {
-  const ids: string[] = [];
-  const r = new RefReader(ref);
-  const leaf = () => {
-    const kind = r.u8();
-    r.str();
-    if (kind === KIND_INLINE) r.raw(r.u32());
-    else {
-      r.u32();
-      const count = r.u32();
-      for (let i = 0; i < count; i++) ids.push(r.raw(HASH_BYTES).toString("base64url"));
-    }
-  };
-  if (ref[0] === KIND_ARRAY) {
-    r.u8();
-    const n = r.u32();
-    for (let i = 0; i < n; i++) leaf();
-  } else leaf();
-  return ids;
-}
-
 /** Thrown when a reference points to a blob that is not stored. */
 export class MissingBlobError extends Error {
   constructor(readonly blobId: string) {
@@ -176,39 +248,61 @@ export class MissingBlobError extends Error {
   }
 }
 
+/** Walks a reference; with `blobs`, returns each leaf's type and bytes, else only collects ids. */
+function walkRef(ref: Buffer, blobs: ReadonlyMap<string, Buffer> | undefined, ids: string[]): Leaf[] {
+  const r = new RefReader(ref);
+  const part = (id: string): Buffer => {
+    ids.push(id);
+    if (!blobs) return Buffer.alloc(0);
+    const b = blobs.get(id);
+    if (!b) throw new MissingBlobError(id);
+    return b;
+  };
+  const bytes = (kind: number): Buffer => {
+    if (kind === INLINE) return r.raw(r.varint());
+    if (kind === BLOB) return part(r.id());
+    if (kind === CHUNKS) {
+      const n = r.varint();
+      const parts: Buffer[] = [];
+      for (let i = 0; i < n; i++) parts.push(part(r.id()));
+      return Buffer.concat(parts);
+    }
+    throw new Error(`unknown checkpoint reference kind ${kind}`);
+  };
+  const leaf = (): Leaf => {
+    const { kind, type } = r.header();
+    if (kind !== SPLIT) return { type, bytes: bytes(kind) };
+    const n = r.varint();
+    const skeleton = bytes(r.header().kind);
+    const strings: string[] = [];
+    for (let i = 0; i < n; i++) strings.push(bytes(r.header().kind).toString("utf8"));
+    return { type, bytes: blobs ? restoreLongStrings(skeleton, strings) : Buffer.alloc(0) };
+  };
+  if (ref[0] >> 4 === ARRAY) {
+    r.header();
+    const n = r.varint();
+    const out: Leaf[] = [];
+    for (let i = 0; i < n; i++) out.push(leaf());
+    return out;
+  }
+  return [leaf()];
+}
+
+/** Blob ids a reference points to, in order (used to fetch them all in one `getAll`). */
+export function refBlobIds(ref: Buffer): string[] {
+  const ids: string[] = [];
+  walkRef(ref, undefined, ids);
+  return ids;
+}
+
 /** Rebuilds a value from its reference and the fetched blobs. */
 export async function decodeValue(
   serde: SerializerProtocol,
   ref: Buffer,
   blobs: ReadonlyMap<string, Buffer>,
 ): Promise<unknown> {
-  const r = new RefReader(ref);
-  const leaf = async () => {
-    const kind = r.u8();
-    const type = r.str();
-    let bytes: Buffer;
-    if (kind === KIND_INLINE) bytes = r.raw(r.u32());
-    else if (kind === KIND_CHUNKS) {
-      const size = r.u32();
-      const count = r.u32();
-      const parts: Buffer[] = [];
-      for (let i = 0; i < count; i++) {
-        const id = r.raw(HASH_BYTES).toString("base64url");
-        const part = blobs.get(id);
-        if (!part) throw new MissingBlobError(id);
-        parts.push(part);
-      }
-      bytes = Buffer.concat(parts, size);
-    } else throw new Error(`unknown checkpoint reference kind ${kind}`);
-    // Copy: a subarray would keep the whole reference buffer alive and alias it.
-    return serde.loadsTyped(type, new Uint8Array(bytes));
-  };
-  if (ref[0] === KIND_ARRAY) {
-    r.u8();
-    const n = r.u32();
-    const out: unknown[] = [];
-    for (let i = 0; i < n; i++) out.push(await leaf());
-    return out;
-  }
-  return leaf();
+  const leaves = walkRef(ref, blobs, []);
+  // Copies: a subarray would alias the reference or blob buffer.
+  const values = await Promise.all(leaves.map((l) => serde.loadsTyped(l.type, new Uint8Array(l.bytes))));
+  return ref[0] >> 4 === ARRAY ? values : values[0];
 }
