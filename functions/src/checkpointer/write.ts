@@ -51,16 +51,19 @@ function codeOf(err: unknown): unknown {
   return (err as { code?: unknown })?.code;
 }
 
+/**
+ * Blobs to write, and blobs to re-stamp. With a TTL, a document expires `ttl` after it is written;
+ * the blobs it references must outlive it, so blobs get 1.5 × ttl and are re-stamped whenever a new
+ * document references one that would expire before that document does (at most every ttl / 2).
+ */
 function planBlobs(
   ctx: WriteContext,
   threadPath: string,
   blobs: Map<string, Buffer>,
   referenced: string[],
 ): BlobPlan {
-  const now = Date.now();
-  const halfTtl = ctx.ttl ? (ctx.ttl.days * DAY_MS) / 2 : 0;
-  const stale = (exp: number | undefined) =>
-    exp === undefined || (ctx.ttl !== undefined && exp < now + halfTtl);
+  const horizon = Date.now() + (ctx.ttl ? ctx.ttl.days * DAY_MS : 0);
+  const stale = (exp: number | undefined) => exp === undefined || (ctx.ttl !== undefined && exp < horizon);
   const sets = [...blobs]
     .filter(([id]) => stale(ctx.cache.blobExpiry(threadPath, id)))
     .map(([id, bytes]) => ({ id, bytes }));
@@ -70,8 +73,8 @@ function planBlobs(
   return { sets, touches };
 }
 
-function expiry(ctx: WriteContext): Date | undefined {
-  return ctx.ttl ? new Date(Date.now() + ctx.ttl.days * DAY_MS) : undefined;
+function expiry(ctx: WriteContext, factor = 1): Date | undefined {
+  return ctx.ttl ? new Date(Date.now() + factor * ctx.ttl.days * DAY_MS) : undefined;
 }
 
 /**
@@ -85,7 +88,7 @@ async function commitWithBlobs(
   plan: BlobPlan,
   last: (batch: WriteBatch) => void,
 ): Promise<WriteResult> {
-  const expireAt = expiry(ctx);
+  const expireAt = expiry(ctx, 1.5);
   const ttlFields = ctx.ttl && expireAt ? { [ctx.ttl.field]: expireAt } : {};
   let batch = ctx.firestore.batch();
   let bytes = 0;
