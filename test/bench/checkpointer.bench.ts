@@ -64,6 +64,7 @@ async function benchFirestore(firestore: Firestore): Promise<Result> {
   const rpcs = countRpcs(firestore);
   const commits = () => rpcs.filter((r) => r.method === "commit");
   const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+  const start = rpcs.length;
   const run = await converse(
     saver,
     () => [commits().reduce((n, r) => n + r.bytes, 0), commits().reduce((n, r) => n + r.documents, 0)],
@@ -79,7 +80,10 @@ async function benchFirestore(firestore: Firestore): Promise<Result> {
     const snap = await firestore.collectionGroup(group).get();
     for (const d of snap.docs) if (d.ref.path.startsWith(`${root}/`)) stored += docSize(d.ref.path, d.data());
   }
-  return { saver: "FirestoreCheckpointer (emulator)", stored, ...run };
+  // Includes the two getTuple probes of fresh instances (turns 1 and 20).
+  const perTurn = (m: string) => (rpcs.slice(start).filter((r) => r.method === m).length / TURNS).toFixed(1);
+  const note = `RPCs/turn: ${perTurn("commit")} commits, ${perTurn("batchGetDocuments")} getAll, ${perTurn("runQuery")} queries`;
+  return { saver: "FirestoreCheckpointer (emulator)", stored, ...run, note };
 }
 
 /**

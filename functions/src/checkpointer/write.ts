@@ -184,22 +184,28 @@ export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<vo
   if (ctx.ttl && expireAt) data[ctx.ttl.field] = expireAt;
   const ref = ctx.firestore.doc(a.path);
   const plan = planBlobs(ctx, a.threadPath, blobs, referenced);
-  let result: WriteResult;
-  let created = true;
+  // LangGraph chains puts but not putWrites, so this instance's putWrites for this checkpoint often
+  // created the document already: update it, guarded by its update time, keeping its writes.
+  const partial = ctx.cache.doc(a.path)?.writes;
+  let result: WriteResult | undefined;
+  let writes: { keys: Set<string> } | undefined = partial ? { keys: partial.keys } : { keys: new Set() };
   try {
-    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) => b.create(ref, data));
-  } catch (err) {
-    if (codeOf(err) !== ALREADY_EXISTS) throw err;
-    // A retry, or putWrites (possibly another instance's) got there first: keep its writes.
-    created = false;
-    const fields = [...PUT_FIELDS, ...(ctx.ttl ? [ctx.ttl.field] : [])];
-    result = await commitWithBlobs(ctx, a.threadPath, { sets: [], touches: [] }, (b) =>
-      b.set(ref, data, { mergeFields: fields }),
+    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) =>
+      partial ? b.update(ref, data, { lastUpdateTime: partial.updateTime }) : b.create(ref, data),
     );
+  } catch (err) {
+    const code = codeOf(err);
+    if (code !== ALREADY_EXISTS && code !== FAILED_PRECONDITION && code !== NOT_FOUND) throw err;
+  }
+  if (!result) {
+    // Someone else (a retry, another instance's putWrites) wrote the document: keep its writes.
+    writes = undefined;
+    const fields = [...PUT_FIELDS, ...(ctx.ttl ? [ctx.ttl.field] : [])];
+    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) => b.set(ref, data, { mergeFields: fields }));
   }
   ctx.cache.rememberDoc(a.path, {
     channels: ch,
-    writes: created ? { updateTime: result.writeTime, keys: new Set() } : undefined,
+    writes: writes ? { updateTime: result.writeTime, keys: writes.keys } : undefined,
   });
 }
 
@@ -237,10 +243,11 @@ export async function writePendingWrites(ctx: WriteContext, a: PutWritesArgs): P
   }
   const ref = ctx.firestore.doc(a.path);
   for (let attempt = 0; attempt < 8; attempt++) {
-    const cached = ctx.cache.doc(a.path);
-    let known = cached?.writes;
-    let exists = true;
-    if (!known) {
+    let known = ctx.cache.doc(a.path)?.writes;
+    // Unknown document: most often its put has not landed yet, so try creating it first and read
+    // only if it exists after all.
+    let exists = known !== undefined || attempt > 0;
+    if (!known && exists) {
       const snap = await ref.get();
       exists = snap.exists;
       if (exists && snap.updateTime) {
@@ -281,7 +288,8 @@ export async function writePendingWrites(ctx: WriteContext, a: PutWritesArgs): P
       if (code !== FAILED_PRECONDITION && code !== ALREADY_EXISTS && code !== NOT_FOUND) throw err;
       // Someone else changed the document since we last saw it: forget, re-read, retry.
       ctx.cache.rememberDoc(a.path, { channels: ctx.cache.doc(a.path)?.channels });
-      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (attempt + 1)));
+      const optimisticMiss = attempt === 0 && code === ALREADY_EXISTS;
+      if (!optimisticMiss) await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (attempt + 1)));
     }
   }
   throw new FirestoreCheckpointerError(
