@@ -1,4 +1,4 @@
-import type { Firestore, Query, QueryDocumentSnapshot } from "@google-cloud/firestore";
+import type { Firestore } from "@google-cloud/firestore";
 import {
   BaseCheckpointSaver,
   getCheckpointId,
@@ -13,7 +13,6 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { isDeepStrictEqual } from "node:util";
 import { CheckpointerCache } from "./cache";
 import { FirestoreCheckpointerError, withContext } from "./errors";
 import { BLOBS, CHECKPOINTS, checkpointDocId, keyOf, type CheckpointDoc } from "./layout";
@@ -28,6 +27,7 @@ import {
   type LoadedDoc,
 } from "./read";
 import { deltaHistory } from "./history";
+import { listTuples } from "./list";
 import { writeCheckpoint, writePendingWrites, type WriteContext } from "./write";
 
 /** Options of {@link FirestoreCheckpointer}. */
@@ -196,53 +196,21 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     });
   }
 
+  /** Newest first; all namespaces without `checkpoint_ns`, all threads of the root without `thread_id`. */
   async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
-    const { before, filter } = options ?? {};
-    let remaining = options?.limit;
     const threadId = config.configurable?.thread_id as string | undefined;
-    const ns = config.configurable?.checkpoint_ns as string | undefined;
-    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
-    const ctx = { operation: "list", threadId, checkpointNs: ns, checkpointId };
-    let q: Query = threadId
-      ? this.firestore.collection(`${this.threadPath(String(threadId))}/${CHECKPOINTS}`)
-      : this.firestore.collectionGroup(CHECKPOINTS).where("root", "==", this.rootCollection);
-    if (ns !== undefined) q = q.where("checkpoint_ns", "==", ns);
-    if (checkpointId) q = q.where("checkpoint_id", "==", checkpointId);
-    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
-    if (beforeId) q = q.where("checkpoint_id", "<", beforeId);
-    q = q.orderBy("checkpoint_id", "desc");
-    const filters = Object.entries(filter ?? {});
-    const pageSize =
-      filters.length === 0 && remaining !== undefined ? Math.max(1, Math.min(remaining, 100)) : 100;
-    let cursor: QueryDocumentSnapshot | undefined;
-    while (remaining === undefined || remaining > 0) {
-      const page = await withContext(ctx, () => (cursor ? q.startAfter(cursor) : q).limit(pageSize).get());
-      if (page.empty) return;
-      cursor = page.docs[page.docs.length - 1];
-      const matched: LoadedDoc[] = [];
-      for (const snap of page.docs) {
-        if (remaining !== undefined && matched.length >= remaining) break;
-        const doc = loaded(snap);
-        if (filters.length > 0) {
-          const metadata = (await this.serde.loadsTyped(doc.data.mt, new Uint8Array(doc.data.m))) as Record<
-            string,
-            unknown
-          >;
-          if (!filters.every(([k, v]) => isDeepStrictEqual(metadata?.[k], v))) continue;
-        }
-        matched.push(doc);
-      }
-      const blobs = await withContext(ctx, () => this.blobs(matched));
-      for (const doc of matched) {
-        const tuple = await withContext(
-          { ...ctx, threadId: doc.data.thread_id, checkpointId: doc.data.checkpoint_id },
-          () => this.tuple(doc, blobs),
-        );
-        if (remaining !== undefined) remaining -= 1;
-        yield tuple;
-      }
-      if (page.docs.length < pageSize) return;
-    }
+    yield* listTuples(
+      {
+        firestore: this.firestore,
+        serde: this.serde,
+        root: this.rootCollection,
+        checkpoints: threadId ? `${this.threadPath(String(threadId))}/${CHECKPOINTS}` : undefined,
+        blobs: (docs) => this.blobs(docs),
+        tuple: (doc, blobs) => this.tuple(doc, blobs),
+      },
+      config,
+      options,
+    );
   }
 
   async put(
