@@ -3,17 +3,13 @@
  * totals, and the run lease that allows one run per thread across all instances.
  */
 import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import type { Usage } from "../agent/events";
 import { QuarryError } from "../errors";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 
-export interface UsageTotals {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  bytesBilled: number;
-  modelCalls: number;
-  toolCalls: number;
+/** The agent's usage counters summed over the thread's runs, plus the number of runs. */
+export interface UsageTotals extends Usage {
   runs: number;
 }
 
@@ -38,15 +34,11 @@ export interface ThreadDoc {
   lastRunId?: string;
 }
 
-export const ZERO_USAGE: UsageTotals = {
-  inputTokens: 0,
-  outputTokens: 0,
-  totalTokens: 0,
-  bytesBilled: 0,
-  modelCalls: 0,
-  toolCalls: 0,
+// Not imported from agent/state: that module loads LangGraph, which thread listing does not need.
+export const ZERO_USAGE: UsageTotals = Object.freeze({
+  ...{ inputTokens: 0, outputTokens: 0, totalTokens: 0, bytesBilled: 0, modelCalls: 0, toolCalls: 0 },
   runs: 0,
-};
+});
 
 /** Agent Server thread shape. */
 export function toThread(id: string, doc: ThreadDoc) {
