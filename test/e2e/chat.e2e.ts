@@ -10,6 +10,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
+import { parseCsv } from "../support/csv";
 
 const QUESTION = "What is the revenue by category, in detail?";
 const STOP_QUESTION = "Write me a long report on categories";
@@ -19,35 +20,6 @@ let context: BrowserContext;
 let page: Page;
 let web: string;
 let threadId: string;
-
-/** Minimal RFC 4180 reader for the downloaded file. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-      i++;
-    } else cell += ch;
-  }
-  return rows;
-}
 
 async function ask(p: Page, question: string) {
   const box = p.getByLabel("Your question");

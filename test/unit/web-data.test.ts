@@ -4,35 +4,7 @@ import { csvFileName, toCsv } from "../../web/src/data/csv";
 import { nextSort, paginate, sortRows } from "../../web/src/data/table";
 import { errorInWords, formatBytes, parseApiError } from "../../web/src/data/format";
 import type { ColumnInfo, Row } from "../../web/src/data/columns";
-
-/** A minimal RFC 4180 parser, to check that what we write reads back to the same cells. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(cell);
-      cell = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = "";
-      i++;
-    } else cell += ch;
-  }
-  return rows;
-}
+import { parseCsv } from "../support/csv";
 
 describe("columnKind and toNumber", () => {
   it.each([
