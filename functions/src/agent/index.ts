@@ -37,6 +37,16 @@ const DIALECTS = {
 
 /** Compiles Quarry's graph with the given checkpointer; model and tools default to production ones from config. */
 export async function createAgentGraph(opts: CreateAgentGraphOptions): Promise<QuarryGraph> {
+  return (await createGraphFactory(opts))(opts.checkpointer);
+}
+
+/**
+ * Builds the model and tools once and returns a function that compiles the graph for a
+ * checkpointer (cheap: a server compiles one per run to give each run its own checkpointer front).
+ */
+export async function createGraphFactory(
+  opts: Omit<CreateAgentGraphOptions, "checkpointer">,
+): Promise<(checkpointer: BaseCheckpointSaver) => QuarryGraph> {
   const cfg = opts.config ?? runtimeConfig();
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
@@ -64,5 +74,5 @@ export async function createAgentGraph(opts: CreateAgentGraphOptions): Promise<Q
     dialect,
     now: opts.now ?? (() => new Date()),
   };
-  return buildGraph(deps, opts.checkpointer);
+  return (checkpointer) => buildGraph(deps, checkpointer);
 }

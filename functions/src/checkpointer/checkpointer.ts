@@ -1,4 +1,4 @@
-import type { Firestore } from "@google-cloud/firestore";
+import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from "@google-cloud/firestore";
 import {
   BaseCheckpointSaver,
   getCheckpointId,
@@ -20,6 +20,7 @@ import {
   blobIdsOf,
   decodeWrites,
   fetchBlobs,
+  fetchBlobsAlong,
   isCheckpoint,
   loaded,
   sendBlobIds,
@@ -164,18 +165,31 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return (await this.getTupleAlong(config, [])).tuple;
+  }
+
+  /**
+   * `getTuple` that also reads documents of the caller's own in the same `getAll` as the
+   * checkpoint's blobs: an app that needs, say, its thread metadata whenever it loads a thread gets
+   * both in getTuple's two round trips. Snapshots come back in the order of `along`.
+   */
+  async getTupleAlong(
+    config: RunnableConfig,
+    along: DocumentReference[],
+  ): Promise<{ tuple: CheckpointTuple | undefined; along: DocumentSnapshot[] }> {
     const threadId = config.configurable?.thread_id as string | undefined;
-    if (threadId === undefined || threadId === null) return undefined;
+    if (threadId === undefined || threadId === null) {
+      return { tuple: undefined, along: along.length ? await this.firestore.getAll(...along) : [] };
+    }
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config);
     const ctx = { operation: "getTuple", threadId: String(threadId), checkpointNs: ns, checkpointId };
     return withContext(ctx, async () => {
       const threadPath = this.threadPath(String(threadId));
-      let doc: LoadedDoc;
+      let doc: LoadedDoc | undefined;
       if (checkpointId) {
         const snap = await this.firestore.doc(this.docPath(String(threadId), ns, checkpointId)).get();
-        if (!isCheckpoint(snap)) return undefined;
-        doc = loaded(snap);
+        if (isCheckpoint(snap)) doc = loaded(snap);
       } else {
         const res = await this.firestore
           .collection(`${threadPath}/${CHECKPOINTS}`)
@@ -183,16 +197,20 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
           .orderBy("checkpoint_id", "desc")
           .limit(1)
           .get();
-        if (res.empty) {
-          // The thread was deleted (perhaps by another instance): blobs this instance knew are gone.
-          if (ns === "") this.cache.forgetThread(threadPath);
-          return undefined;
-        }
-        doc = loaded(res.docs[0]);
+        // The thread was deleted (perhaps by another instance): blobs this instance knew are gone.
+        if (res.empty && ns === "") this.cache.forgetThread(threadPath);
+        if (!res.empty) doc = loaded(res.docs[0]);
       }
-      const blobs = await this.blobs([doc]);
+      const fetched = await fetchBlobsAlong(
+        this.firestore,
+        doc ? blobIdsOf([doc]) : [],
+        this.cache,
+        this.ttl?.field,
+        along,
+      );
+      if (!doc) return { tuple: undefined, along: fetched.along };
       this.remember(doc);
-      return this.tuple(doc, blobs);
+      return { tuple: await this.tuple(doc, fetched.blobs), along: fetched.along };
     });
   }
 
@@ -218,6 +236,24 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    return this.putAlong(config, checkpoint, metadata, newVersions);
+  }
+
+  /**
+   * `put` whose commit also carries writes of the caller's own (`along` adds them to the batch), so
+   * a checkpoint and, say, an app's lease or status document change atomically in one round trip.
+   * Give those writes a precondition (`update` with `lastUpdateTime`, or `exists`): if it fails,
+   * nothing is written and the put rejects with a FirestoreCheckpointerError whose `cause` is
+   * Firestore's error (code 9 FAILED_PRECONDITION or 5 NOT_FOUND), for the caller to re-read and
+   * retry.
+   */
+  async putAlong(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+    along?: (batch: WriteBatch) => void,
   ): Promise<RunnableConfig> {
     const threadId = config?.configurable?.thread_id as string | undefined;
     const ns = (config?.configurable?.checkpoint_ns as string | undefined) ?? "";
@@ -246,6 +282,7 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
           checkpoint,
           metadata,
           newVersions,
+          along,
         }),
       ),
     );

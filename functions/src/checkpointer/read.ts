@@ -84,11 +84,22 @@ export async function fetchBlobs(
   cache: CheckpointerCache,
   ttlField: string | undefined,
 ): Promise<Map<string, Buffer>> {
+  return (await fetchBlobsAlong(firestore, ids, cache, ttlField, [])).blobs;
+}
+
+/** {@link fetchBlobs}, with other documents read in the same getAll (snapshots in `refs` order). */
+export async function fetchBlobsAlong(
+  firestore: Firestore,
+  ids: Array<{ threadPath: string; id: string }>,
+  cache: CheckpointerCache,
+  ttlField: string | undefined,
+  along: DocumentReference[],
+): Promise<{ blobs: Map<string, Buffer>; along: DocumentSnapshot[] }> {
   const out = new Map<string, Buffer>();
-  if (ids.length === 0) return out;
+  if (ids.length === 0 && along.length === 0) return { blobs: out, along: [] };
   const refs = ids.map(({ threadPath, id }) => firestore.doc(`${threadPath}/${BLOBS}/${id}`));
-  const snaps = await firestore.getAll(...refs);
-  snaps.forEach((snap, j) => {
+  const snaps = await firestore.getAll(...refs, ...along);
+  snaps.slice(0, ids.length).forEach((snap, j) => {
     const { threadPath, id } = ids[j];
     const data = snap.exists ? (snap.get("d") as Buffer | undefined) : undefined;
     // A TTL refresh may have recreated an expired blob without data: treat it as missing.
@@ -97,7 +108,7 @@ export async function fetchBlobs(
     const expiry = ttlField ? snap.get(ttlField) : undefined;
     cache.rememberBlob(threadPath, id, expiry?.toMillis ? expiry.toMillis() : Infinity);
   });
-  return out;
+  return { blobs: out, along: snaps.slice(ids.length) };
 }
 
 /** Blobs of one thread, keyed by bare id, as decodeValue wants them. */

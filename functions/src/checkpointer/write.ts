@@ -124,6 +124,8 @@ export interface PutArgs {
   checkpoint: Checkpoint;
   metadata: CheckpointMetadata;
   newVersions: ChannelVersions;
+  /** The caller's own writes, committed in the same batch as the checkpoint document. */
+  along?: (batch: WriteBatch) => void;
 }
 
 /**
@@ -190,18 +192,25 @@ export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<vo
   let result: WriteResult | undefined;
   let writes: { keys: Set<string> } | undefined = partial ? { keys: partial.keys } : { keys: new Set() };
   try {
-    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) =>
-      partial ? b.update(ref, data, { lastUpdateTime: partial.updateTime }) : b.create(ref, data),
-    );
+    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) => {
+      if (partial) b.update(ref, data, { lastUpdateTime: partial.updateTime });
+      else b.create(ref, data);
+      a.along?.(b);
+    });
   } catch (err) {
     const code = codeOf(err);
     if (code !== ALREADY_EXISTS && code !== FAILED_PRECONDITION && code !== NOT_FOUND) throw err;
+    // Without a partial document ours is a create: a failed precondition can only be the caller's.
+    if (a.along && !partial && code !== ALREADY_EXISTS) throw err;
   }
   if (!result) {
     // Someone else (a retry, another instance's putWrites) wrote the document: keep its writes.
     writes = undefined;
     const fields = [...PUT_FIELDS, ...(ctx.ttl ? [ctx.ttl.field] : [])];
-    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) => b.set(ref, data, { mergeFields: fields }));
+    result = await commitWithBlobs(ctx, a.threadPath, plan, (b) => {
+      b.set(ref, data, { mergeFields: fields });
+      a.along?.(b);
+    });
   }
   ctx.cache.rememberDoc(a.path, {
     channels: ch,

@@ -5,7 +5,7 @@
  * guard recognises and drops.
  */
 export class RunAbortedError extends Error {
-  constructor(readonly why: "cancelled" | "disconnected" | "lease-lost") {
+  constructor(readonly why: "cancelled" | "disconnected" | "lease-lost" | "storage-lost" | "not-started") {
     super(`run ${why}`);
     this.name = "RunAbortedError";
   }

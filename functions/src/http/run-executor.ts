@@ -8,7 +8,8 @@ import * as logger from "firebase-functions/logger";
 import type { QuarryEvent } from "../agent/events";
 import { QuarryError, toErrorBody } from "../errors";
 import { RunAbortedError } from "./abort";
-import { agentGraph } from "./runtime";
+import type { QuarryGraph } from "../agent/index.js";
+import type { RunCheckpointer } from "./run-checkpointer";
 import type { StreamMode } from "./schemas";
 import { toPlain } from "./serialize";
 import { SseWriter } from "./sse";
@@ -35,15 +36,47 @@ export interface RunSpec {
 }
 
 /** Resolves with the value, or rejects after ms (the Firestore client would otherwise retry for minutes). */
-function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+export function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new StorageTimeout(`${what} took longer than ${ms} ms`)), ms);
   });
   return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
 
-export async function executeRun(res: Response, store: ThreadStore, spec: RunSpec): Promise<void> {
+class StorageTimeout extends Error {}
+
+/**
+ * A Firestore failure or timeout as `unavailable:storage`; anything else as is. `midRun`: the run
+ * had its lease, so the user's message is stored (and the error is one whatever its cause).
+ */
+export function storageError(err: unknown, midRun = false): unknown {
+  const e = err as { code?: unknown; name?: string } | undefined;
+  const fromStorage =
+    midRun ||
+    err instanceof StorageTimeout ||
+    typeof e?.code === "number" ||
+    e?.name === "FirestoreCheckpointerError";
+  if (!fromStorage) return err;
+  logger.warn("storage failure", { err: String((err as Error)?.stack ?? err) });
+  return new QuarryError(
+    "unavailable:storage",
+    midRun
+      ? "Quarry lost contact with its database during this answer, so it stopped. Your question is saved; " +
+          "ask again in a few seconds."
+      : "Quarry could not reach its database, so the question was not taken: send it again in a few seconds.",
+  );
+}
+
+type Chunk = [string, unknown];
+
+export async function executeRun(
+  res: Response,
+  store: ThreadStore,
+  saver: RunCheckpointer,
+  graph: QuarryGraph,
+  spec: RunSpec,
+): Promise<void> {
   const { threadId, runId, leaseMs } = spec;
   const sse = new SseWriter(res);
   const abort = new AbortController();
@@ -57,26 +90,34 @@ export async function executeRun(res: Response, store: ThreadStore, spec: RunSpe
   res.on("close", () => {
     if (!res.writableEnded && spec.cancelOnDisconnect) stop("disconnected");
   });
-  const unwatch = store.watchCancel(threadId, runId, () => stop("cancelled"));
-  // A lease we cannot renew in time is a lease we may lose: stop rather than risk two writers.
-  const renew = setInterval(() => {
-    within(leaseMs / 3, store.renewLease(threadId, runId, leaseMs), "renewing the run lease").then(
-      (ours) => ours || stop("lease-lost"),
-      (err: unknown) => {
-        logger.warn("lease renewal failed", { threadId, runId, err: String(err) });
-        stop("lease-lost");
-      },
-    );
-  }, leaseMs / 3);
-  renew.unref();
+  saver.onFailure = (err) => {
+    logger.warn("checkpoint write failed", { threadId, runId, err: String(err) });
+    stop("storage-lost");
+  };
 
+  let leased = false;
+  let unwatch = () => {};
+  let renew: NodeJS.Timeout | undefined;
   let status: ThreadStatus = "idle";
   let usage: Partial<UsageTotals> = { runs: 1 };
-  let iterator: AsyncIterator<[string, unknown]> | undefined;
+  let iterator: AsyncIterator<Chunk> | undefined;
+  let streaming = false;
+  const handle = ([mode, data]: Chunk) => {
+    if (mode === "custom") {
+      const ev = data as QuarryEvent;
+      if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
+      if (spec.modes.includes("custom")) sse.send("custom", toPlain(data));
+    } else if (mode === "messages") {
+      if (!streaming) {
+        streaming = true;
+        saver.flow(); // the answer is streaming: write the steps held back so far
+      }
+      sse.send("messages", toPlain(data));
+    } else if (spec.modes.includes(mode as StreamMode)) {
+      sse.send(mode, toPlain(data));
+    }
+  };
   try {
-    sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
-    sse.send("metadata", { run_id: runId, attempt: 1 });
-    const graph = await Promise.race([agentGraph(), aborted]);
     const stream = await graph.stream(
       // A message-like dict: the messages reducer coerces it to a HumanMessage.
       { messages: [spec.input] } as unknown as Parameters<typeof graph.stream>[0],
@@ -89,42 +130,78 @@ export async function executeRun(res: Response, store: ThreadStore, spec: RunSpe
         },
         streamMode: [...new Set(spec.modes.map((m) => GRAPH_MODE[m]).concat("custom"))],
         signal: abort.signal,
-        // Each step is persisted before the next starts: the user's message is saved before any model call.
+        // LangGraph awaits each step's checkpoint before the next: the first one (the user's
+        // message, committed with the lease) before any model call. Later ones the RunCheckpointer
+        // acknowledges at once and writes in the background.
         durability: "sync",
         runId,
         metadata: { run_id: runId, thread_id: threadId, user_id: spec.uid },
       } as Parameters<typeof graph.stream>[1],
     );
-    iterator = (stream as AsyncIterable<[string, unknown]>)[Symbol.asyncIterator]();
+    iterator = (stream as AsyncIterable<Chunk>)[Symbol.asyncIterator]();
+
+    // Nothing is sent until the lease is ours: a run that loses the race still gets an HTTP 409.
+    const early: Chunk[] = [];
+    let next: Promise<IteratorResult<Chunk>> | undefined = iterator.next();
     for (;;) {
-      // Raced with the abort: a graph stuck on an unreachable Firestore must not hold the response.
-      const next = await Promise.race([iterator.next(), aborted]);
-      if (next.done) break;
-      const [mode, data] = next.value;
-      if (mode === "custom") {
-        const ev = data as QuarryEvent;
-        if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
-        if (spec.modes.includes("custom")) sse.send("custom", toPlain(data));
-      } else if (mode === "messages") {
-        sse.send("messages", toPlain(data));
-      } else if (spec.modes.includes(mode as StreamMode)) {
-        sse.send(mode, toPlain(data));
+      const r = await Promise.race([saver.started.then(() => undefined), next!, aborted]);
+      if (r === undefined) break;
+      if (r.done) {
+        if (!saver.firstPutMade) throw new Error("the run ended before storing its first checkpoint");
+        await Promise.race([saver.started, aborted]);
+        next = undefined;
+        break;
       }
+      early.push(r.value);
+      next = iterator.next();
+    }
+    leased = true;
+    unwatch = store.watchCancel(threadId, runId, () => stop("cancelled"));
+    // A lease we cannot renew in time is a lease we may lose: stop rather than risk two writers.
+    renew = setInterval(() => {
+      within(leaseMs / 3, store.renewLease(threadId, runId, leaseMs), "renewing the run lease").then(
+        (ours) => ours || stop("lease-lost"),
+        (err: unknown) => {
+          logger.warn("lease renewal failed", { threadId, runId, err: String(err) });
+          stop("lease-lost");
+        },
+      );
+    }, leaseMs / 3);
+    renew.unref();
+
+    sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
+    sse.send("metadata", { run_id: runId, attempt: 1 });
+    early.forEach(handle);
+    while (next) {
+      // Raced with the abort: a graph stuck on an unreachable Firestore must not hold the response.
+      const r: IteratorResult<Chunk> = await Promise.race([next, aborted]);
+      if (r.done) break;
+      handle(r.value);
+      next = iterator.next();
     }
   } catch (err) {
     const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
-    if (why === "cancelled" || why === "disconnected") {
+    if (!leased) {
+      // Refused before the stream opened (409, 404, storage): an HTTP error, once the graph stops.
+      stop("not-started");
+      iterator?.return?.().catch(() => {});
+      leased = await within(leaseMs / 2, saver.started, "taking the run lease").then(
+        () => true,
+        () => false,
+      );
+      if (!leased) throw why === "disconnected" ? err : storageError(err);
+      // The lease (and the user's message) landed after the run failed: report it in the stream.
+      if (why !== "disconnected") {
+        status = "error";
+        sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
+        sse.send("metadata", { run_id: runId, attempt: 1 });
+        sse.send("error", toErrorBody(err).body);
+      }
+    } else if (why === "cancelled" || why === "disconnected") {
       logger.info("run stopped", { threadId, runId, why });
     } else {
       status = "error";
-      const shown =
-        why === "lease-lost"
-          ? new QuarryError(
-              "unavailable:storage",
-              "Quarry lost contact with its database during this answer, so it stopped. Your question is saved; " +
-                "ask again in a few seconds.",
-            )
-          : err;
+      const shown = why === "lease-lost" || why === "storage-lost" ? storageError(err, true) : err;
       const { body, expected } = toErrorBody(shown);
       if (!expected)
         logger.error("run failed", { threadId, runId, err: String((err as Error)?.stack ?? err) });
@@ -134,8 +211,21 @@ export async function executeRun(res: Response, store: ThreadStore, spec: RunSpe
     clearInterval(renew);
     unwatch();
     if (abort.signal.aborted) iterator?.return?.().catch(() => {});
-    // Released before the stream ends, so a client that sees the end can start the next turn at
-    // once; bounded, because if Firestore is unreachable the lease simply expires.
+    if (leased) await finish();
+  }
+
+  /**
+   * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
+   * sees the end can start the next turn at once. Both bounded: if Firestore is unreachable the
+   * lease simply expires.
+   */
+  async function finish() {
+    try {
+      await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
+    } catch (err) {
+      if (status !== "error") sse.send("error", toErrorBody(storageError(err, true)).body);
+      status = "error";
+    }
     await within(
       leaseMs / 2,
       store.releaseLease(threadId, runId, status, usage),

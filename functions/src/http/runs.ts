@@ -3,7 +3,8 @@ import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
-import { executeRun } from "./run-executor";
+import { RunCheckpointer } from "./run-checkpointer";
+import { executeRun, storageError, within } from "./run-executor";
 import {
   ASSISTANT_ID,
   CancelQuery,
@@ -14,7 +15,7 @@ import {
   questionText,
   type StreamMode,
 } from "./schemas";
-import { threadStore } from "./runtime";
+import { checkpointSaver, graphFactory, threadStore } from "./runtime";
 
 export function runRoutes(): Router {
   const r = Router();
@@ -49,20 +50,42 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     );
   }
   const modes = [...new Set(requested as StreamMode[])];
-  const store = await threadStore();
+  const [store, saver, build] = await Promise.all([threadStore(), checkpointSaver(), graphFactory()]);
   const runId = randomUUID();
   const leaseMs = config().runLeaseSeconds * 1000;
-  await store.acquireLease(threadId, uid, runId, leaseMs, question);
+  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
+  // The thread's latest checkpoint and its metadata document, in getTuple's two round trips.
+  const { tuple, along } = await within(
+    leaseMs,
+    saver.getTupleAlong(
+      {
+        configurable: {
+          thread_id: threadId,
+          checkpoint_ns: "",
+          ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+        },
+      },
+      [store.ref(threadId)],
+    ),
+    "reading the thread",
+  ).catch((err: unknown) => {
+    throw storageError(err);
+  });
+  const claim = { runId, leaseMs, question };
+  store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
 
   const message = body.input.messages[0];
-  await executeRun(res, store, {
+  const runSaver = new RunCheckpointer(saver, { threadId, checkpointId, tuple }, (put) =>
+    store.claimLease(threadId, uid, claim, along[0], put),
+  );
+  await executeRun(res, store, runSaver, build(runSaver), {
     threadId,
     uid,
     runId,
     leaseMs,
     modes,
     input: { type: "human", content: message.content, id: message.id ?? randomUUID() },
-    checkpointId: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined,
+    checkpointId,
     cancelOnDisconnect: body.on_disconnect !== "continue",
   });
 }

@@ -12,6 +12,7 @@ type Checkpointer = import("../checkpointer/index.js").FirestoreCheckpointer;
 let store: Promise<ThreadStore> | undefined;
 let checkpointer: Promise<Checkpointer> | undefined;
 let graph: Promise<Graph> | undefined;
+let factory: Promise<(saver: import("@langchain/langgraph").BaseCheckpointSaver) => Graph> | undefined;
 
 export function threadStore(): Promise<ThreadStore> {
   store ??= Promise.all([firestore(), import("firebase-admin/firestore")]).then(
@@ -32,11 +33,25 @@ export function checkpointSaver(): Promise<Checkpointer> {
   return checkpointer;
 }
 
-export function agentGraph(): Promise<Graph> {
-  graph ??= Promise.all([checkpointSaver(), import("../agent/index.js")])
-    .then(([saver, agent]) => agent.createAgentGraph({ checkpointer: saver, config: config() }))
+/** Compiles the agent graph for a checkpointer; model and tools are built once per instance. */
+export function graphFactory(): Promise<
+  (saver: import("@langchain/langgraph").BaseCheckpointSaver) => Graph
+> {
+  factory ??= import("../agent/index.js")
+    .then((agent) => agent.createGraphFactory({ config: config() }))
     .catch((err: unknown) => {
-      graph = undefined; // a failed start (e.g. missing credentials) is retried on the next request
+      factory = undefined; // a failed start (e.g. missing credentials) is retried on the next request
+      throw err;
+    });
+  return factory;
+}
+
+/** The graph on the shared checkpointer, for state and history reads. */
+export function agentGraph(): Promise<Graph> {
+  graph ??= Promise.all([checkpointSaver(), graphFactory()])
+    .then(([saver, build]) => build(saver))
+    .catch((err: unknown) => {
+      graph = undefined;
       throw err;
     });
   return graph;

@@ -10,6 +10,7 @@ export const HEARTBEAT_MS = 10_000;
 export class SseWriter {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
+  private opened = false;
 
   constructor(private readonly res: Response) {}
 
@@ -23,12 +24,13 @@ export class SseWriter {
       ...headers,
     });
     this.res.flushHeaders();
+    this.opened = true;
     this.heartbeat = setInterval(() => this.comment("heartbeat"), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
   get isOpen(): boolean {
-    return !this.closed && !this.res.writableEnded && !this.res.destroyed;
+    return this.opened && !this.closed && !this.res.writableEnded && !this.res.destroyed;
   }
 
   send(event: string, data: unknown): void {

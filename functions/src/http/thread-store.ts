@@ -2,11 +2,33 @@
  * Thread metadata in Firestore (`threads/{threadId}`): owner, title, status, timestamps, usage
  * totals, and the run lease that allows one run per thread across all instances.
  */
-import type { DocumentReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import type {
+  DocumentReference,
+  DocumentSnapshot,
+  Firestore,
+  Timestamp,
+  WriteBatch,
+} from "firebase-admin/firestore";
 import type { Usage } from "../agent/events";
 import { QuarryError } from "../errors";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+
+/** The run that wants the thread's lease. */
+export interface RunClaim {
+  runId: string;
+  leaseMs: number;
+  /** The run's question: the title of a thread that has none yet. */
+  question: string;
+}
+
+/** Whether a commit failed because a document changed (or vanished) since it was read. */
+function isStale(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.code === 9 || e.code === 5) return true; // FAILED_PRECONDITION, NOT_FOUND
+  }
+  return false;
+}
 
 /** The agent's usage counters summed over the thread's runs, plus the number of runs. */
 export interface UsageTotals extends Usage {
@@ -136,37 +158,53 @@ export class ThreadStore {
   }
 
   /**
-   * Takes the run lease in a transaction: 409 when another run holds an unexpired lease.
-   * Also sets the title from the first question.
+   * Checks a run may start on the thread as read in `snap` (404 not the caller's, 409 another run
+   * holds an unexpired lease) and returns the update that takes the lease (title from the first
+   * question).
    */
-  async acquireLease(
+  leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
+    const doc = snap.data() as ThreadDoc | undefined;
+    if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+    const now = Date.now();
+    if (doc.run && doc.run.expiresAt.toMillis() > now) {
+      throw new QuarryError(
+        "conflict:run",
+        `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
+      );
+    }
+    return {
+      status: "busy" as const,
+      updatedAt: this.timestamp.fromMillis(now),
+      run: { runId: run.runId, expiresAt: this.timestamp.fromMillis(now + run.leaseMs), cancel: false },
+      lastRunId: run.runId,
+      ...(doc.title ? {} : { title: run.question.replace(/\s+/g, " ").trim().slice(0, 80) }),
+    };
+  }
+
+  /**
+   * Takes the run lease in the commit that `commit` makes (the run's first checkpoint), guarded by
+   * the update time of the thread document as read in `snap` — one commit, no transaction. If the
+   * document changed since, it is read again and checked again: when another run took the lease
+   * meanwhile, this one gets the 409.
+   */
+  async claimLease<T>(
     id: string,
     uid: string,
-    runId: string,
-    leaseMs: number,
-    question: string,
-  ): Promise<ThreadDoc> {
-    return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.ref(id));
-      const doc = snap.data() as ThreadDoc | undefined;
-      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
-      const now = Date.now();
-      if (doc.run && doc.run.expiresAt.toMillis() > now) {
-        throw new QuarryError(
-          "conflict:run",
-          `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
-        );
+    run: RunClaim,
+    snap: DocumentSnapshot,
+    commit: (along: (batch: WriteBatch) => void) => Promise<T>,
+  ): Promise<T> {
+    let current = snap;
+    for (let attempt = 0; ; attempt++) {
+      const update = this.leaseUpdate(id, current, uid, run);
+      const readAt = current.updateTime;
+      try {
+        return await commit((batch) => batch.update(this.ref(id), update, { lastUpdateTime: readAt }));
+      } catch (err) {
+        if (!isStale(err) || attempt >= 4) throw err;
+        current = await this.ref(id).get();
       }
-      const update = {
-        status: "busy" as const,
-        updatedAt: this.timestamp.fromMillis(now),
-        run: { runId, expiresAt: this.timestamp.fromMillis(now + leaseMs), cancel: false },
-        lastRunId: runId,
-        ...(doc.title ? {} : { title: question.replace(/\s+/g, " ").trim().slice(0, 80) }),
-      };
-      tx.update(this.ref(id), update);
-      return { ...doc, ...update };
-    });
+    }
   }
 
   /** Extends our lease; false when it is no longer ours (expired and taken). */

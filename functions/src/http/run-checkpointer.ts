@@ -1,0 +1,168 @@
+/**
+ * The checkpointer one run uses: a per-run front on the instance's FirestoreCheckpointer that keeps
+ * Firestore off the path to the first answer token without giving up what the API promises.
+ *
+ * - `getTuple` answers with the tuple read before the run started (read together with the thread
+ *   document: the query, then one getAll).
+ * - The run's first `put` (LangGraph's input checkpoint, holding the user's message) is committed
+ *   together with the run's lease by `claim`, in one commit. With durability "sync" LangGraph awaits
+ *   it before the next step, so the message is stored before any model call.
+ * - Later `put`s and `putWrites` resolve at once and are written, in the order LangGraph made them,
+ *   by a queue that starts when the answer starts streaming (`flow()`) or the run ends (`drain()`).
+ *   A crash before then keeps the user's message and loses only the intermediate steps, which the
+ *   next turn redoes.
+ *
+ * So a run makes three Firestore round trips before its first token: the checkpoint query, one
+ * getAll (blobs + thread document), one commit (checkpoint + lease).
+ */
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+} from "@langchain/langgraph-checkpoint";
+import type { WriteBatch } from "firebase-admin/firestore";
+import type { FirestoreCheckpointer } from "../checkpointer/index.js";
+
+/** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
+export type Claim = (
+  put: (along: (batch: WriteBatch) => void) => Promise<RunnableConfig>,
+) => Promise<RunnableConfig>;
+
+export class RunCheckpointer extends BaseCheckpointSaver {
+  /** Settles with the run's first put: resolved once the checkpoint and the lease are committed. */
+  readonly started: Promise<void>;
+  /** Whether LangGraph has made its first put yet. */
+  firstPutMade = false;
+  private settleStarted!: { resolve: () => void; reject: (err: unknown) => void };
+  private prefetchServed = false;
+  private readonly queue: Array<() => Promise<unknown>> = [];
+  private flowing = false;
+  private pumping?: Promise<void>;
+  private failure?: { err: unknown };
+  /** Called once if a queued write fails: the run should stop. */
+  onFailure: (err: unknown) => void = () => {};
+
+  constructor(
+    private readonly saver: FirestoreCheckpointer,
+    private readonly prefetched: { threadId: string; checkpointId?: string; tuple?: CheckpointTuple },
+    private readonly claim: Claim,
+  ) {
+    super(saver.serde);
+    this.started = new Promise<void>((resolve, reject) => {
+      this.settleStarted = { resolve, reject };
+    });
+    this.started.catch(() => {}); // observed by the executor
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const c = config.configurable ?? {};
+    if (
+      !this.prefetchServed &&
+      String(c.thread_id) === this.prefetched.threadId &&
+      (c.checkpoint_ns ?? "") === "" &&
+      (c.checkpoint_id ?? undefined) === this.prefetched.checkpointId
+    ) {
+      this.prefetchServed = true;
+      return this.prefetched.tuple;
+    }
+    await this.drain();
+    return this.saver.getTuple(config);
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    await this.drain();
+    yield* this.saver.list(config, options);
+  }
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    if (!this.firstPutMade) {
+      this.firstPutMade = true;
+      const done = this.claim((along) =>
+        this.saver.putAlong(config, checkpoint, metadata, newVersions, along),
+      );
+      done.then(
+        () => this.settleStarted.resolve(),
+        (err: unknown) => this.settleStarted.reject(err),
+      );
+      return done;
+    }
+    this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
+    const c = config.configurable ?? {};
+    return {
+      configurable: {
+        thread_id: c.thread_id,
+        checkpoint_ns: c.checkpoint_ns ?? "",
+        checkpoint_id: checkpoint.id,
+      },
+    };
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string) {
+    this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.saver.deleteThread(threadId);
+  }
+
+  override getNextVersion(current: number | undefined): number {
+    return this.saver.getNextVersion(current);
+  }
+
+  /** Starts writing the queued steps (the answer has started streaming). */
+  flow(): void {
+    this.flowing = true;
+    this.pump();
+  }
+
+  /** Writes everything queued; rejects with the first failure. */
+  async drain(): Promise<void> {
+    this.flowing = true;
+    while (this.queue.length > 0 || this.pumping) {
+      this.pump();
+      await this.pumping;
+    }
+    if (this.failure) throw this.failure.err;
+  }
+
+  private enqueue(op: () => Promise<unknown>) {
+    if (this.failure) return;
+    this.queue.push(op);
+    if (this.flowing) this.pump();
+  }
+
+  private pump() {
+    if (this.pumping || this.queue.length === 0) return;
+    this.pumping = (async () => {
+      try {
+        await this.started;
+      } catch {
+        this.queue.length = 0; // the first checkpoint was never written: these would hang off nothing
+        return;
+      }
+      while (this.queue.length > 0 && !this.failure) {
+        const op = this.queue.shift()!;
+        try {
+          await op();
+        } catch (err) {
+          this.failure = { err };
+          this.queue.length = 0;
+          this.onFailure(err);
+        }
+      }
+    })().finally(() => {
+      this.pumping = undefined;
+      if (this.flowing && this.queue.length > 0) this.pump();
+    });
+  }
+}
