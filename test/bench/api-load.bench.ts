@@ -131,16 +131,19 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     callerOptions: { maxRetries: 0, maxConcurrency: CONCURRENCY },
   });
   const results = [];
-  for (const [name, question] of [
-    ["warm-up (not counted)", "hello"],
-    ["greeting, new thread", "hello"],
-    ["one query, new thread", "How many orders were placed in total?"],
+  let previous = "";
+  for (const [name, question, sameThread] of [
+    ["warm-up (not counted)", "hello", false],
+    ["greeting, new thread", "hello", false],
+    ["one query, new thread", "How many orders were placed in total?", false],
+    ["one query, 2nd turn of that thread", "And how many customers are there?", true],
   ] as const) {
-    const thread = await client.threads.create();
+    const threadId = sameThread ? previous : (await client.threads.create()).thread_id;
+    previous = threadId;
     const from = log.length;
     const start = performance.now();
     let firstToken = 0;
-    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+    for await (const ev of client.runs.stream(threadId, "quarry", {
       input: { messages: [{ type: "human", content: question }] },
       streamMode: ["messages-tuple"],
     })) {
@@ -150,13 +153,15 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     }
     const rpcs = log.slice(from).filter((r) => r.at >= start);
     const before = rpcs.filter((r) => r.at < firstToken);
+    // The cancel watch (a Listen stream) opens once the lease is taken and is never waited for.
+    const awaited = before.filter((r) => r.method !== "listen");
     if (!name.startsWith("warm")) {
       results.push({
         scenario: name,
-        "Firestore RPCs before first token": before.length,
-        "of which commits": before.filter((r) => r.method === "commit").length,
+        "round trips before first token": awaited.length,
+        "their calls, in order": awaited.map((r) => r.method).join(" → "),
+        "+ background listen": before.length - awaited.length,
         "RPCs in the whole run": rpcs.length,
-        methods: [...new Set(before.map((r) => r.method))].join(","),
       });
     }
   }
@@ -221,7 +226,7 @@ async function main() {
       "\nFirestore round trips before the first answer token (in-process app, counted on the client)",
     );
     console.table(inProc.results);
-    const worst = Math.max(...inProc.results.map((r) => r["Firestore RPCs before first token"]));
+    const worst = Math.max(...inProc.results.map((r) => r["round trips before first token"]));
     console.log(`goal ≤ 3: ${worst <= 3 ? "met" : "NOT met"} (worst ${worst})`);
   } finally {
     await stack.stop();

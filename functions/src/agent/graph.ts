@@ -1,5 +1,5 @@
 /** Quarry's graph: nodes and edges only (behaviour lives in nodes/, routing in routers.ts). */
-import { END, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { Command, END, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import type { AgentDeps } from "./deps";
 import { makeExecutor } from "./nodes/executor";
 import { makeGenerator } from "./nodes/generator";
@@ -29,3 +29,13 @@ export function buildGraph(deps: AgentDeps, checkpointer: BaseCheckpointSaver) {
 }
 
 export type QuarryGraph = ReturnType<typeof buildGraph>;
+
+/**
+ * A user's turn as graph input: a Command that adds the message to `messages` and goes to the entry
+ * node, like START → ingress. Unlike plain input (held in `__start__` until step 0 maps it into
+ * state), it puts the message in the state of LangGraph's first checkpoint of the run — the one a
+ * server can store before any model call, so the question survives a crash at any later point.
+ */
+export function turnInput(message: { type: "human"; content: unknown; id: string }) {
+  return new Command({ update: { messages: [message] }, goto: "ingress" });
+}

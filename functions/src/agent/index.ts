@@ -9,6 +9,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
 import { buildGraph, type QuarryGraph } from "./graph";
+
+export { turnInput } from "./graph";
 import { createChatModel } from "./model";
 
 export type { QuarryEvent, Phase, Usage } from "./events";

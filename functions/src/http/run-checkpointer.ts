@@ -4,9 +4,10 @@
  *
  * - `getTuple` answers with the tuple read before the run started (read together with the thread
  *   document: the query, then one getAll).
- * - The run's first `put` (LangGraph's input checkpoint, holding the user's message) is committed
- *   together with the run's lease by `claim`, in one commit. With durability "sync" LangGraph awaits
- *   it before the next step, so the message is stored before any model call.
+ * - The run's first `put` (LangGraph's input checkpoint; a turn goes in as a Command, see
+ *   `turnInput`, so it holds the user's message in `messages`) is committed together with the run's
+ *   lease by `claim`, in one commit. With durability "sync" LangGraph awaits it before the next
+ *   step, so the message is stored before any model call.
  * - Later `put`s and `putWrites` resolve at once and are written, in the order LangGraph made them,
  *   by a queue that starts when the answer starts streaming (`flow()`) or the run ends (`drain()`).
  *   A crash before then keeps the user's message and loses only the intermediate steps, which the
@@ -26,6 +27,9 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import type { WriteBatch } from "firebase-admin/firestore";
+
+/** LangGraph's task id for writes that belong to no task (input, Command updates). */
+const NULL_TASK_ID = "00000000-0000-0000-0000-000000000000";
 import type { FirestoreCheckpointer } from "../checkpointer/index.js";
 
 /** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
@@ -40,7 +44,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   firstPutMade = false;
   private settleStarted!: { resolve: () => void; reject: (err: unknown) => void };
   private prefetchServed = false;
-  private readonly queue: Array<() => Promise<unknown>> = [];
+  private readonly queue: Array<{ op: () => Promise<unknown>; done: (err?: unknown) => void }> = [];
   private flowing = false;
   private pumping?: Promise<void>;
   private failure?: { err: unknown };
@@ -51,6 +55,12 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     private readonly saver: FirestoreCheckpointer,
     private readonly prefetched: { threadId: string; checkpointId?: string; tuple?: CheckpointTuple },
     private readonly claim: Claim,
+    /**
+     * Hold later writes back until `flow()`. Off for a run from an earlier checkpoint: LangGraph
+     * forks from there with plain input, whose first checkpoint holds the question only as pending
+     * input, so every step is awaited as usual.
+     */
+    private readonly holdBack = true,
   ) {
     super(saver.serde);
     this.started = new Promise<void>((resolve, reject) => {
@@ -96,7 +106,8 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       );
       return done;
     }
-    this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
+    const written = this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
+    if (!this.holdBack) await written;
     const c = config.configurable ?? {};
     return {
       configurable: {
@@ -108,7 +119,13 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string) {
-    this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
+    // A turn given as a Command: LangGraph records its update as null-task writes on the checkpoint
+    // it started from, then applies them into the run's first checkpoint. Stored, they would be
+    // applied again to any later run forked from that older checkpoint; the first checkpoint
+    // (committed before anything else of the run) already holds them, so they are not stored.
+    if (taskId === NULL_TASK_ID && !this.firstPutMade) return;
+    const written = this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
+    if (!this.holdBack) await written;
   }
 
   async deleteThread(threadId: string): Promise<void> {
@@ -135,10 +152,15 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     if (this.failure) throw this.failure.err;
   }
 
-  private enqueue(op: () => Promise<unknown>) {
-    if (this.failure) return;
-    this.queue.push(op);
-    if (this.flowing) this.pump();
+  /** Queues a write; the promise settles once it is written (or dropped after a failure). */
+  private enqueue(op: () => Promise<unknown>): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure.err as Error);
+    const written = new Promise<void>((resolve, reject) =>
+      this.queue.push({ op, done: (err) => (err === undefined ? resolve() : reject(err as Error)) }),
+    );
+    written.catch(() => {}); // a held-back write's failure is reported through onFailure and drain
+    if (this.flowing || !this.holdBack) this.pump();
+    return written;
   }
 
   private pump() {
@@ -146,23 +168,26 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     this.pumping = (async () => {
       try {
         await this.started;
-      } catch {
-        this.queue.length = 0; // the first checkpoint was never written: these would hang off nothing
+      } catch (err) {
+        // The first checkpoint was never written: these would hang off nothing.
+        for (const item of this.queue.splice(0)) item.done(err);
         return;
       }
       while (this.queue.length > 0 && !this.failure) {
-        const op = this.queue.shift()!;
+        const item = this.queue.shift()!;
         try {
-          await op();
+          await item.op();
+          item.done();
         } catch (err) {
           this.failure = { err };
-          this.queue.length = 0;
+          item.done(err);
+          for (const rest of this.queue.splice(0)) rest.done(err);
           this.onFailure(err);
         }
       }
     })().finally(() => {
       this.pumping = undefined;
-      if (this.flowing && this.queue.length > 0) this.pump();
+      if ((this.flowing || !this.holdBack) && this.queue.length > 0) this.pump();
     });
   }
 }

@@ -3,6 +3,7 @@
  * for cancel), maps graph chunks to protocol events, and always ends the response and releases the
  * lease — even when Firestore stops answering, since the Firestore client retries for minutes.
  */
+import { AIMessageChunk } from "@langchain/core/messages";
 import type { Response } from "express";
 import * as logger from "firebase-functions/logger";
 import type { QuarryEvent } from "../agent/events";
@@ -108,7 +109,8 @@ export async function executeRun(
       if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
       if (spec.modes.includes("custom")) sse.send("custom", toPlain(data));
     } else if (mode === "messages") {
-      if (!streaming) {
+      // Nodes' finished messages come through this mode too; a chunk is a streamed token.
+      if (!streaming && AIMessageChunk.isInstance((data as [unknown])[0])) {
         streaming = true;
         saver.flow(); // the answer is streaming: write the steps held back so far
       }
@@ -118,9 +120,14 @@ export async function executeRun(
     }
   };
   try {
+    const { turnInput } = await import("../agent/index.js");
     const stream = await graph.stream(
-      // A message-like dict: the messages reducer coerces it to a HumanMessage.
-      { messages: [spec.input] } as unknown as Parameters<typeof graph.stream>[0],
+      // A new turn goes in as a Command, so the first checkpoint holds the question in `messages`.
+      // From an earlier checkpoint LangGraph forks with plain input (a Command there means resume).
+      // The message is a dict: the messages reducer coerces it to a HumanMessage.
+      (spec.checkpointId ? { messages: [spec.input] } : turnInput(spec.input)) as unknown as Parameters<
+        typeof graph.stream
+      >[0],
       {
         configurable: {
           thread_id: threadId,

@@ -75,8 +75,11 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
 
   const message = body.input.messages[0];
-  const runSaver = new RunCheckpointer(saver, { threadId, checkpointId, tuple }, (put) =>
-    store.claimLease(threadId, uid, claim, along[0], put),
+  const runSaver = new RunCheckpointer(
+    saver,
+    { threadId, checkpointId, tuple },
+    (put) => store.claimLease(threadId, uid, claim, along[0], put),
+    !checkpointId,
   );
   await executeRun(res, store, runSaver, build(runSaver), {
     threadId,

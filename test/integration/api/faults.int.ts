@@ -77,6 +77,12 @@ describe("faults", () => {
           { timeout: 30_000, interval: 1000 },
         )
         .toBe(200);
+      // The question asked during the outage is still part of the conversation.
+      const after = await client.threads.getState(thread.thread_id);
+      const humans = (after.values as { messages: Array<{ type: string; content: unknown }> }).messages
+        .filter((m) => m.type === "human")
+        .map((m) => m.content);
+      expect(humans).toEqual(["[slow] How many orders were placed in total?", "hello"]);
     },
   );
 });

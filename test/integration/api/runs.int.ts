@@ -206,6 +206,78 @@ describe("run control", () => {
     expect(second?.json.message).toMatch(/already has a run in progress/);
   });
 
+  it("two runs sent at the same instant on each of 4 threads: exactly one of each pair runs", async () => {
+    const threads = await Promise.all(Array.from({ length: 4 }, () => client.threads.create()));
+    const send = (threadId: string, q: string) =>
+      call(api, `/threads/${threadId}/runs/stream`, {
+        method: "POST",
+        token: alice.idToken,
+        body: { assistant_id: "quarry", input: ask(q), stream_mode: ["values"] },
+      });
+    const pairs = await Promise.all(
+      threads.map((t) =>
+        Promise.all([send(t.thread_id, "[slow] hello from A"), send(t.thread_id, "[slow] hello from B")]),
+      ),
+    );
+    for (const [i, [a, b]] of pairs.entries()) {
+      expect([a.status, b.status].sort()).toEqual([200, 409]);
+      const loser = a.status === 409 ? a : b;
+      expect(loser.json.error).toBe("conflict:run");
+      // The loser left nothing behind: the thread holds the winner's question only.
+      const winner = a.status === 200 ? "[slow] hello from A" : "[slow] hello from B";
+      const state = await client.threads.getState(threads[i].thread_id);
+      const humans = (state.values as { messages: Array<{ type: string; content: unknown }> }).messages
+        .filter((m) => m.type === "human")
+        .map((m) => m.content);
+      expect(humans).toEqual([winner]);
+    }
+  });
+
+  it("the question is stored, with the lease, before the model has answered", async () => {
+    const thread = await client.threads.create();
+    const question = "[stall] How many orders were placed in total?";
+    const events: string[] = [];
+    let storedThen: Array<{ type: string; content: unknown }> | undefined;
+    let leaseThen: unknown;
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: ask(question),
+      streamMode: ["messages-tuple", "custom"],
+    }) as AsyncIterable<Ev>) {
+      events.push(ev.event);
+      if (ev.event === "metadata") {
+        // The planner's model call is held for 3 s: look at what is stored meanwhile.
+        const state = await client.threads.getState(thread.thread_id);
+        storedThen = (state.values as { messages: typeof storedThen }).messages;
+        leaseThen = (await db.collection("threads").doc(thread.thread_id).get()).get("run.runId");
+      }
+    }
+    expect(events[0]).toBe("metadata");
+    expect(storedThen).toEqual([expect.objectContaining({ type: "human", content: question })]);
+    expect(leaseThen).toEqual(expect.any(String));
+    expect(events).not.toContain("error");
+  });
+
+  it("a run given an earlier checkpoint continues from there, not from the latest", async () => {
+    const thread = await client.threads.create();
+    const turn = (q: string, checkpointId?: string) =>
+      collect(
+        client.runs.stream(thread.thread_id, "quarry", {
+          input: ask(q),
+          streamMode: ["values"],
+          ...(checkpointId ? { checkpointId } : {}),
+        }) as AsyncIterable<Ev>,
+      );
+    await turn("How many orders were placed in total?");
+    const afterFirst = (await client.threads.getState(thread.thread_id)).checkpoint.checkpoint_id!;
+    await turn("And how many customers?");
+    const forked = await turn("hello", afterFirst);
+    expect(forked.some((e) => e.event === "error")).toBe(false);
+    const humans = lastValues(forked)
+      .messages.filter((m) => m.type === "human")
+      .map((m) => m.content);
+    expect(humans).toEqual(["How many orders were placed in total?", "hello"]);
+  });
+
   it("20 different threads at once all succeed", async () => {
     const threads = await Promise.all(Array.from({ length: 20 }, () => client.threads.create()));
     const results = await Promise.all(

@@ -1,0 +1,249 @@
+/**
+ * How a run starts, on the Firestore emulator: the checkpointer's `getTupleAlong` / `putAlong`, the
+ * thread store's lease taken in the commit of the run's first checkpoint (and the race it must
+ * refuse), and the per-run RunCheckpointer that holds later steps back until the answer streams.
+ */
+import { FieldValue, Timestamp, type Firestore, type WriteBatch } from "@google-cloud/firestore";
+import { randomUUID } from "node:crypto";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
+import { QuarryError } from "../../functions/src/errors";
+import { RunCheckpointer } from "../../functions/src/http/run-checkpointer";
+import { ThreadStore, type RunClaim } from "../../functions/src/http/thread-store";
+import { conversationGraph, turnInput } from "./checkpointer/conversation";
+import { emulatorFirestore, freshRoot } from "./checkpointer/firestore";
+import { countRpcs } from "./checkpointer/rpc";
+
+let firestore: Firestore;
+
+beforeAll(() => {
+  firestore = emulatorFirestore();
+});
+
+afterAll(async () => {
+  await firestore?.terminate();
+});
+
+const cfg = (thread_id: string): RunnableConfig => ({ configurable: { thread_id, checkpoint_ns: "" } });
+
+function storeOn(db: Firestore, collection = freshRoot("threads")) {
+  return new ThreadStore(
+    db as unknown as ConstructorParameters<typeof ThreadStore>[0],
+    collection,
+    FieldValue as unknown as ConstructorParameters<typeof ThreadStore>[2],
+    Timestamp as unknown as ConstructorParameters<typeof ThreadStore>[3],
+  );
+}
+
+async function checkpointCount(root: string, threadId: string) {
+  return (await firestore.collection(`${root}/${threadId}/checkpoints`).get()).size;
+}
+
+describe("FirestoreCheckpointer.getTupleAlong", () => {
+  it("returns getTuple's tuple and the caller's documents, still in two round trips", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    await conversationGraph(saver).invoke(turnInput(1), cfg("t1"));
+    const mine = firestore.doc(`${freshRoot("app")}/meta`);
+    await mine.set({ owner: "alice" });
+    const missing = firestore.doc(`${freshRoot("app")}/none`);
+
+    const fresh = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const rpcs = countRpcs(firestore);
+    const got = await fresh.getTupleAlong(cfg("t1"), [mine, missing]);
+    expect(rpcs.map((r) => r.method)).toEqual(["runQuery", "batchGetDocuments"]);
+    expect(got.along.map((s) => s.exists)).toEqual([true, false]);
+    expect(got.along[0].get("owner")).toBe("alice");
+    const plain = await fresh.getTuple(cfg("t1"));
+    expect(got.tuple?.checkpoint).toEqual(plain?.checkpoint);
+    expect(got.tuple?.pendingWrites).toEqual(plain?.pendingWrites);
+
+    // A thread without checkpoints: no tuple, the documents all the same.
+    const empty = await fresh.getTupleAlong(cfg("nothing-here"), [mine]);
+    expect(empty.tuple).toBeUndefined();
+    expect(empty.along[0].get("owner")).toBe("alice");
+  });
+});
+
+describe("FirestoreCheckpointer.putAlong", () => {
+  it("commits the caller's writes with the checkpoint, or neither when their precondition fails", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    await conversationGraph(saver).invoke(turnInput(1), cfg("t"));
+    const latest = (await saver.getTuple(cfg("t")))!;
+    const lease = firestore.doc(`${freshRoot("app")}/lease`);
+    await lease.set({ holder: null });
+    const read = await lease.get();
+    const next = { ...latest.checkpoint, id: "1ff-next-a" };
+    const before = await checkpointCount(root, "t");
+
+    // Someone else changes the document after we read it: nothing of ours lands.
+    await lease.update({ holder: "other" });
+    const stale = saver.putAlong(latest.config, next, { source: "loop", step: 9, parents: {} }, {}, (b) =>
+      b.update(lease, { holder: "me" }, { lastUpdateTime: read.updateTime }),
+    );
+    await expect(stale).rejects.toMatchObject({ cause: { code: 9 } });
+    expect(await checkpointCount(root, "t")).toBe(before);
+    expect((await lease.get()).get("holder")).toBe("other");
+
+    // With a fresh read, both land in one commit.
+    const again = await lease.get();
+    const rpcs = countRpcs(firestore);
+    await saver.putAlong(latest.config, next, { source: "loop", step: 9, parents: {} }, {}, (b) =>
+      b.update(lease, { holder: "me" }, { lastUpdateTime: again.updateTime }),
+    );
+    expect(rpcs.map((r) => r.method)).toEqual(["commit"]);
+    expect(await checkpointCount(root, "t")).toBe(before + 1);
+    expect((await lease.get()).get("holder")).toBe("me");
+    expect((await saver.getTuple(cfg("t")))?.checkpoint.id).toBe("1ff-next-a");
+  });
+});
+
+describe("ThreadStore.claimLease", () => {
+  const claim = (runId: string): RunClaim => ({ runId, leaseMs: 10_000, question: "How many orders?" });
+
+  it("of two runs that read a free thread at once, exactly one gets the lease; the other a 409", async () => {
+    const store = storeOn(firestore);
+    const id = randomUUID();
+    await store.create(id, "alice", {}, "raise");
+    const snap = await store.ref(id).get();
+    const marks = firestore.doc(`${freshRoot("app")}/marks`);
+    const commitWith = (tag: string) => (along: (b: WriteBatch) => void) => {
+      const batch = firestore.batch();
+      batch.set(marks, { [tag]: true }, { merge: true });
+      along(batch as never);
+      return batch.commit();
+    };
+    const results = await Promise.allSettled([
+      store.claimLease(id, "alice", claim("run-a"), snap as never, commitWith("a")),
+      store.claimLease(id, "alice", claim("run-b"), snap as never, commitWith("b")),
+    ]);
+    const won = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0].reason).toBeInstanceOf(QuarryError);
+    expect((lost[0].reason as QuarryError).code).toBe("conflict:run");
+    // Only the winner's commit landed, with the lease in it.
+    const doc = await store.get(id, "alice");
+    const winner = doc.run!.runId;
+    expect(["run-a", "run-b"]).toContain(winner);
+    expect(Object.keys((await marks.get()).data() ?? {})).toEqual([winner === "run-a" ? "a" : "b"]);
+    expect(doc.status).toBe("busy");
+    expect(doc.title).toBe("How many orders?");
+  });
+
+  it("re-reads when something else changed the thread, and still takes a free lease", async () => {
+    const store = storeOn(firestore);
+    const id = randomUUID();
+    await store.create(id, "alice", { title: "kept" }, "raise");
+    const snap = await store.ref(id).get();
+    await store.patchMetadata(id, "alice", { color: "blue" });
+    const rpcs = countRpcs(firestore);
+    await store.claimLease(id, "alice", claim("run-c"), snap as never, (along) => {
+      const batch = firestore.batch();
+      along(batch as never);
+      return batch.commit();
+    });
+    // commit refused (stale), read, commit.
+    expect(rpcs.map((r) => r.method)).toEqual(["commit", "batchGetDocuments", "commit"]);
+    const doc = await store.get(id, "alice");
+    expect(doc.run?.runId).toBe("run-c");
+    expect(doc.title).toBe("kept");
+    expect(doc.metadata.color).toBe("blue");
+  });
+
+  it("refuses another user's thread and a held lease before anything runs", async () => {
+    const store = storeOn(firestore);
+    const id = randomUUID();
+    await store.create(id, "alice", {}, "raise");
+    const snap = await store.ref(id).get();
+    expect(() => store.leaseUpdate(id, snap as never, "mallory", claim("x"))).toThrow(/not found/);
+    await store.claimLease(id, "alice", claim("first"), snap as never, (along) => {
+      const batch = firestore.batch();
+      along(batch as never);
+      return batch.commit();
+    });
+    const held = await store.ref(id).get();
+    expect(() => store.leaseUpdate(id, held as never, "alice", claim("second"))).toThrow(
+      /already has a run in progress \(first\)/,
+    );
+  });
+});
+
+describe("RunCheckpointer", () => {
+  function frontFor(saver: FirestoreCheckpointer, threadId: string, tuple = undefined) {
+    const lease = firestore.doc(`${freshRoot("app")}/lease`);
+    const front = new RunCheckpointer(saver, { threadId, tuple }, async (put) => {
+      const read = await lease.get();
+      return put((b) => b.set(lease, { runId: "r1", read: read.exists }));
+    });
+    return { front, lease };
+  }
+
+  it("stores only the first checkpoint (with the caller's writes) until the answer streams, then all of it", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const reference = new FirestoreCheckpointer({ firestore, rootCollection: freshRoot() });
+    await conversationGraph(reference).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
+    const referenceSteps: number[] = [];
+    for await (const t of reference.list(cfg("t"))) referenceSteps.push(t.metadata!.step);
+
+    const { front, lease } = frontFor(saver, "t");
+    await conversationGraph(front).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
+    await front.started;
+    // The graph has finished, yet only its first checkpoint is stored, together with the lease.
+    expect(await checkpointCount(root, "t")).toBe(1);
+    expect((await lease.get()).get("runId")).toBe("r1");
+    const first = (await saver.getTuple(cfg("t")))!;
+    expect(first.metadata?.step).toBe(-1);
+
+    await front.drain();
+    const steps: number[] = [];
+    for await (const t of saver.list(cfg("t"))) steps.push(t.metadata!.step);
+    expect(steps).toEqual(referenceSteps);
+    const final = (await saver.getTuple(cfg("t")))!;
+    const expected = (await reference.getTuple(cfg("t")))!;
+    // Message ids are random per run: compare what the messages say.
+    const said = (t: typeof final) =>
+      (t.checkpoint.channel_values.messages as Array<{ getType(): string; content: unknown }>).map((m) => [
+        m.getType(),
+        m.content,
+      ]);
+    expect(said(final)).toEqual(said(expected));
+    expect(final.checkpoint.channel_values.turns).toBe(expected.checkpoint.channel_values.turns);
+  });
+
+  it("serves the tuple read beforehand and writes in the background once flowing", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    await conversationGraph(saver).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
+    const tuple = (await saver.getTuple(cfg("t")))!;
+
+    const perTurn = await checkpointCount(root, "t");
+    const { front } = frontFor(saver, "t", tuple as never);
+    const rpcs = countRpcs(firestore);
+    const out = await conversationGraph(front).invoke(turnInput(2), { ...cfg("t"), durability: "sync" });
+    // The lease read and one commit: the turn's state came from the tuple read before.
+    expect(rpcs.map((r) => r.method)).toEqual(["batchGetDocuments", "commit"]);
+    expect(out.messages.filter((m: { getType(): string }) => m.getType() === "human")).toHaveLength(2);
+    front.flow();
+    await expect.poll(() => checkpointCount(root, "t"), { timeout: 10_000 }).toBe(2 * perTurn);
+    await front.drain();
+    const latest = (await saver.getTuple(cfg("t")))!;
+    expect((latest.checkpoint.channel_values.messages as unknown[]).length).toBe(8);
+  });
+
+  it("reports a failed background write and refuses to pretend it was stored", async () => {
+    const db = emulatorFirestore();
+    const saver = new FirestoreCheckpointer({ firestore: db, rootCollection: freshRoot() });
+    const { front } = frontFor(saver, "t");
+    const failures: unknown[] = [];
+    front.onFailure = (err) => failures.push(err);
+    await conversationGraph(front).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
+    await front.started;
+    await db.terminate(); // the database is gone before the held-back steps are written
+    await expect(front.drain()).rejects.toThrow(/terminated/);
+    expect(failures).toHaveLength(1);
+  });
+});
