@@ -259,6 +259,10 @@ export async function startStack(options = {}) {
         if (ports.hosting) {
           fnEnv.QUARRY_CORS_ORIGINS ??= `http://127.0.0.1:${ports.hosting},http://localhost:${ports.hosting}`;
         }
+        // The emulator starts one worker process per concurrent request and gives each 30 s to load;
+        // many at once on a small machine take longer, and a worker that misses it fails its request
+        // ("Failed to load function") and leaves the emulator's queue stuck.
+        fnEnv.FUNCTIONS_DISCOVERY_TIMEOUT ??= "180";
       }
       if (firebaseServices.includes("functions") && !fnEnv.FIRESTORE_EMULATOR_HOST) {
         throw new StackError(

@@ -138,6 +138,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
 
   /** Starts writing the queued steps (the answer has started streaming). */
   flow(): void {
+    if (this.flowing) return;
     this.flowing = true;
     this.pump();
   }

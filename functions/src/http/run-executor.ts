@@ -102,18 +102,18 @@ export async function executeRun(
   let status: ThreadStatus = "idle";
   let usage: Partial<UsageTotals> = { runs: 1 };
   let iterator: AsyncIterator<Chunk> | undefined;
-  let streaming = false;
+  // Held-back steps are written once the client sees the answer start: its first token, or for a
+  // client not streaming tokens the generator's "answering" phase.
+  const tokens = spec.modes.includes("messages-tuple");
   const handle = ([mode, data]: Chunk) => {
     if (mode === "custom") {
       const ev = data as QuarryEvent;
       if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
+      if (!tokens && ev?.type === "phase" && ev.phase === "answering") saver.flow();
       if (spec.modes.includes("custom")) sse.send("custom", toPlain(data));
     } else if (mode === "messages") {
       // Nodes' finished messages come through this mode too; a chunk is a streamed token.
-      if (!streaming && AIMessageChunk.isInstance((data as [unknown])[0])) {
-        streaming = true;
-        saver.flow(); // the answer is streaming: write the steps held back so far
-      }
+      if (AIMessageChunk.isInstance((data as [unknown])[0])) saver.flow();
       sse.send("messages", toPlain(data));
     } else if (spec.modes.includes(mode as StreamMode)) {
       sse.send(mode, toPlain(data));
@@ -191,11 +191,19 @@ export async function executeRun(
     if (!leased) {
       // Refused before the stream opened (409, 404, storage): an HTTP error, once the graph stops.
       stop("not-started");
-      iterator?.return?.().catch(() => {});
-      leased = await within(leaseMs / 2, saver.started, "taking the run lease").then(
-        () => true,
-        () => false,
-      );
+      // Once the graph has stopped, either it made its first put (whose lease must then be
+      // released) or it never will.
+      await within(
+        leaseMs / 2,
+        Promise.resolve(iterator?.return?.()).then(() => {}),
+        "stopping the run",
+      ).catch(() => {});
+      leased =
+        saver.firstPutMade &&
+        (await within(leaseMs / 2, saver.started, "taking the run lease").then(
+          () => true,
+          () => false,
+        ));
       if (!leased) throw why === "disconnected" ? err : storageError(err);
       // The lease (and the user's message) landed after the run failed: report it in the stream.
       if (why !== "disconnected") {

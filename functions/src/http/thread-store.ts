@@ -54,6 +54,8 @@ export interface ThreadDoc {
   usage: UsageTotals;
   run: RunLease | null;
   lastRunId?: string;
+  /** Set when a delete has begun: no new run may start. */
+  deleting?: boolean;
 }
 
 // Not imported from agent/state: that module loads LangGraph, which thread listing does not need.
@@ -164,7 +166,8 @@ export class ThreadStore {
    */
   leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
     const doc = snap.data() as ThreadDoc | undefined;
-    if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+    if (!doc || doc.owner !== uid || doc.deleting)
+      throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
     const now = Date.now();
     if (doc.run && doc.run.expiresAt.toMillis() > now) {
       throw new QuarryError(
@@ -266,6 +269,33 @@ export class ThreadStore {
         /* a broken listener must not crash the run; the lease renewal still bounds it */
       },
     );
+  }
+
+  /**
+   * Starts deleting the caller's thread: no run may start from now on, and a running one is asked to
+   * stop. Returns that run's id, if any, for {@link waitForRelease}.
+   */
+  async beginDelete(id: string, uid: string): Promise<string | undefined> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const running = doc.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+      tx.update(this.ref(id), { deleting: true, ...(running ? { "run.cancel": true } : {}) });
+      return running;
+    });
+  }
+
+  /**
+   * Waits until the run lets go of the thread (it writes its last checkpoints first) or its lease
+   * runs out, so nothing it writes outlives a delete.
+   */
+  async waitForRelease(id: string, runId: string): Promise<void> {
+    for (;;) {
+      const run = ((await this.ref(id).get()).data() as ThreadDoc | undefined)?.run;
+      if (!run || run.runId !== runId || run.expiresAt.toMillis() <= Date.now()) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   async delete(id: string): Promise<void> {

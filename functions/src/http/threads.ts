@@ -72,9 +72,8 @@ export function threadRoutes(): Router {
     const { uid } = callerOf(req);
     const id = threadParam(req);
     const store = await threadStore();
-    const doc = await store.get(id, uid);
-    if (doc.run && doc.run.expiresAt.toMillis() > Date.now())
-      await store.requestCancel(id, uid, doc.run.runId);
+    const running = await store.beginDelete(id, uid);
+    if (running) await store.waitForRelease(id, running);
     // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
     await (await checkpointSaver()).deleteThread(id);
     await store.delete(id);

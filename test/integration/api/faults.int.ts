@@ -25,6 +25,32 @@ afterEach(async () => {
 });
 
 describe("faults", () => {
+  it("Firestore unreachable when a run is asked for: a 503 that says so, within the lease time", async () => {
+    const thread = await client.threads.create();
+    await fetch(`${faultUrl}/fail?ms=60000`, { method: "POST" });
+    const started = Date.now();
+    const res = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token,
+      body: { assistant_id: "quarry", input: ask("hello"), stream_mode: ["values"] },
+    });
+    const took = Date.now() - started;
+    expect(res.status).toBe(503);
+    expect(res.json).toMatchObject({
+      error: "unavailable:storage",
+      message: expect.stringMatching(/send it again/),
+    });
+    // Bounded by the lease time (10 s here); the Firestore client alone would retry for minutes.
+    console.log(`503 after ${took} ms of outage`);
+    await fetch(`${faultUrl}/heal`, { method: "POST" });
+    const ok = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token,
+      body: { assistant_id: "quarry", input: ask("hello"), stream_mode: ["values"] },
+    });
+    expect(ok.status).toBe(200);
+  }, 90_000);
+
   it(
     "Firestore failing mid-run gives an error event; afterwards the thread loads and the next turn works",
     { timeout: 90_000 },

@@ -178,6 +178,35 @@ describe("a conversation through the official SDK client", () => {
     expect((await db.collection("threads").doc(thread.thread_id).get()).exists).toBe(false);
     expect(await root.listCollections()).toEqual([]);
   });
+  it("deleting a thread mid-run stops the run and leaves none of its checkpoints behind", async () => {
+    const thread = await client.threads.create();
+    const root = db.collection("checkpoints").doc(thread.thread_id);
+    let deleted: number | undefined;
+    const events: string[] = [];
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: ask("[slow] How many orders were placed in total?"),
+      streamMode: ["messages-tuple"],
+    }) as AsyncIterable<Ev>) {
+      events.push(ev.event);
+      if (ev.event === "messages" && deleted === undefined) {
+        // The run has steps held back in memory at this point; the delete must outlast them.
+        deleted = (
+          await call(api, `/threads/${thread.thread_id}`, { method: "DELETE", token: alice.idToken })
+        ).status;
+      }
+    }
+    expect(deleted).toBe(204);
+    expect(events).not.toContain("error");
+    await new Promise((r) => setTimeout(r, 1000)); // anything late would have landed by now
+    expect(await root.listCollections()).toEqual([]);
+    expect((await db.collection("threads").doc(thread.thread_id).get()).exists).toBe(false);
+    const again = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token: alice.idToken,
+      body: { assistant_id: "quarry", input: ask("hello") },
+    });
+    expect(again.status).toBe(404);
+  });
 });
 
 describe("run control", () => {
@@ -208,28 +237,32 @@ describe("run control", () => {
 
   it("two runs sent at the same instant on each of 4 threads: exactly one of each pair runs", async () => {
     const threads = await Promise.all(Array.from({ length: 4 }, () => client.threads.create()));
+    // The emulator starts a worker process per concurrent request: have 8 ready, so the two runs of
+    // a pair really overlap (each holds its thread for over 3 s: the planner stalls, the answer is slow).
+    await Promise.all(
+      [...threads, ...threads].map((t) => call(api, `/threads/${t.thread_id}`, { token: alice.idToken })),
+    );
     const send = (threadId: string, q: string) =>
       call(api, `/threads/${threadId}/runs/stream`, {
         method: "POST",
         token: alice.idToken,
         body: { assistant_id: "quarry", input: ask(q), stream_mode: ["values"] },
       });
+    const A = "[stall] [slow] hello from A";
+    const B = "[stall] [slow] hello from B";
     const pairs = await Promise.all(
-      threads.map((t) =>
-        Promise.all([send(t.thread_id, "[slow] hello from A"), send(t.thread_id, "[slow] hello from B")]),
-      ),
+      threads.map((t) => Promise.all([send(t.thread_id, A), send(t.thread_id, B)])),
     );
     for (const [i, [a, b]] of pairs.entries()) {
       expect([a.status, b.status].sort()).toEqual([200, 409]);
       const loser = a.status === 409 ? a : b;
       expect(loser.json.error).toBe("conflict:run");
       // The loser left nothing behind: the thread holds the winner's question only.
-      const winner = a.status === 200 ? "[slow] hello from A" : "[slow] hello from B";
       const state = await client.threads.getState(threads[i].thread_id);
       const humans = (state.values as { messages: Array<{ type: string; content: unknown }> }).messages
         .filter((m) => m.type === "human")
         .map((m) => m.content);
-      expect(humans).toEqual([winner]);
+      expect(humans).toEqual([a.status === 200 ? A : B]);
     }
   });
 
