@@ -4,21 +4,15 @@
  */
 import type { Phase, Usage } from "../../../functions/src/agent/events";
 import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "../../../functions/src/tools/types";
-import type { ColumnInfo, Row } from "../data/columns";
 
 export type { Phase, Usage };
 
-/** A query's rows and costs, enough for the table, chart and CSV. */
-export interface ResultView {
-  columns: ColumnInfo[];
-  rows: Row[];
-  totalRows: number;
-  truncated: boolean;
-  bytesProcessed: number;
-  bytesBilled: number;
-  cacheHit: boolean;
-  durationMs?: number;
-}
+/** A query's rows and costs, enough for the table, chart and CSV (the server's QueryResult, trimmed). */
+export type ResultView = Pick<
+  QueryResult,
+  "columns" | "rows" | "totalRows" | "truncated" | "bytesProcessed" | "bytesBilled" | "cacheHit"
+> &
+  Partial<Pick<QueryResult, "durationMs">>;
 
 /** One tool call of a turn: a query (with its SQL) or a schema look-up that failed. */
 export interface QueryView {
