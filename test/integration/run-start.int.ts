@@ -176,7 +176,7 @@ describe("RunCheckpointer", () => {
     const lease = firestore.doc(`${freshRoot("app")}/lease`);
     const front = new RunCheckpointer(saver, { threadId, tuple }, async (put) => {
       const read = await lease.get();
-      return put((b) => b.set(lease, { runId: "r1", read: read.exists }));
+      await put((b) => b.set(lease, { runId: "r1", read: read.exists }));
     });
     return { front, lease };
   }

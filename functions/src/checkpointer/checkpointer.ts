@@ -1,4 +1,10 @@
-import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from "@google-cloud/firestore";
+import type {
+  DocumentReference,
+  DocumentSnapshot,
+  Firestore,
+  Timestamp,
+  WriteBatch,
+} from "@google-cloud/firestore";
 import {
   BaseCheckpointSaver,
   getCheckpointId,
@@ -171,12 +177,13 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   /**
    * `getTuple` that also reads documents of the caller's own in the same `getAll` as the
    * checkpoint's blobs: an app that needs, say, its thread metadata whenever it loads a thread gets
-   * both in getTuple's two round trips. Snapshots come back in the order of `along`.
+   * both in getTuple's two round trips. Snapshots come back in the order of `along`. `readTime` is
+   * when the checkpoint was read: an `along` document updated after it changed in between.
    */
   async getTupleAlong(
     config: RunnableConfig,
     along: DocumentReference[],
-  ): Promise<{ tuple: CheckpointTuple | undefined; along: DocumentSnapshot[] }> {
+  ): Promise<{ tuple: CheckpointTuple | undefined; along: DocumentSnapshot[]; readTime?: Timestamp }> {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined || threadId === null) {
       return { tuple: undefined, along: along.length ? await this.firestore.getAll(...along) : [] };
@@ -187,8 +194,10 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     return withContext(ctx, async () => {
       const threadPath = this.threadPath(String(threadId));
       let doc: LoadedDoc | undefined;
+      let readTime: Timestamp | undefined;
       if (checkpointId) {
         const snap = await this.firestore.doc(this.docPath(String(threadId), ns, checkpointId)).get();
+        readTime = snap.readTime;
         if (isCheckpoint(snap)) doc = loaded(snap);
       } else {
         const res = await this.firestore
@@ -197,6 +206,7 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
           .orderBy("checkpoint_id", "desc")
           .limit(1)
           .get();
+        readTime = res.readTime;
         // The thread was deleted (perhaps by another instance): blobs this instance knew are gone.
         if (res.empty && ns === "") this.cache.forgetThread(threadPath);
         if (!res.empty) doc = loaded(res.docs[0]);
@@ -208,9 +218,9 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
         this.ttl?.field,
         along,
       );
-      if (!doc) return { tuple: undefined, along: fetched.along };
+      if (!doc) return { tuple: undefined, along: fetched.along, readTime };
       this.remember(doc);
-      return { tuple: await this.tuple(doc, fetched.blobs), along: fetched.along };
+      return { tuple: await this.tuple(doc, fetched.blobs), along: fetched.along, readTime };
     });
   }
 

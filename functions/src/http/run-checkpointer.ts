@@ -33,9 +33,22 @@ const NULL_TASK_ID = "00000000-0000-0000-0000-000000000000";
 import type { FirestoreCheckpointer } from "../checkpointer/index.js";
 
 /** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
-export type Claim = (
-  put: (along: (batch: WriteBatch) => void) => Promise<RunnableConfig>,
-) => Promise<RunnableConfig>;
+export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
+
+/**
+ * Whether a checkpoint has tasks still to run (a run stopped midway left them): a node whose
+ * trigger channel changed since the node last saw it. Plain input discards such tasks; a Command
+ * would run them again, so a turn after a stopped run goes in as plain input.
+ */
+export function hasPendingTasks(checkpoint: Checkpoint | undefined): boolean {
+  if (!checkpoint) return false;
+  for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
+    if (!channel.startsWith("branch:to:")) continue;
+    const seen = checkpoint.versions_seen?.[channel.slice("branch:to:".length)]?.[channel];
+    if (seen === undefined || seen < version) return true;
+  }
+  return false;
+}
 
 export class RunCheckpointer extends BaseCheckpointSaver {
   /** Settles with the run's first put: resolved once the checkpoint and the lease are committed. */
@@ -95,6 +108,14 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
+    const c = config.configurable ?? {};
+    const stored = {
+      configurable: {
+        thread_id: c.thread_id,
+        checkpoint_ns: c.checkpoint_ns ?? "",
+        checkpoint_id: checkpoint.id,
+      },
+    };
     if (!this.firstPutMade) {
       this.firstPutMade = true;
       const done = this.claim((along) =>
@@ -104,18 +125,12 @@ export class RunCheckpointer extends BaseCheckpointSaver {
         () => this.settleStarted.resolve(),
         (err: unknown) => this.settleStarted.reject(err),
       );
-      return done;
+      await done;
+      return stored;
     }
     const written = this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
     if (!this.holdBack) await written;
-    const c = config.configurable ?? {};
-    return {
-      configurable: {
-        thread_id: c.thread_id,
-        checkpoint_ns: c.checkpoint_ns ?? "",
-        checkpoint_id: checkpoint.id,
-      },
-    };
+    return stored;
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string) {
@@ -153,9 +168,22 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     if (this.failure) throw this.failure.err;
   }
 
+  /**
+   * Drops what is still queued and refuses later writes: the run no longer owns the thread (its
+   * lease is lost or about to be released), so nothing more of it may be written.
+   */
+  close(why: Error): void {
+    this.failure ??= { err: why };
+    for (const item of this.queue.splice(0)) item.done(why);
+  }
+
   /** Queues a write; the promise settles once it is written (or dropped after a failure). */
   private enqueue(op: () => Promise<unknown>): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure.err as Error);
+    if (this.failure) {
+      const refused = Promise.reject(this.failure.err as Error);
+      refused.catch(() => {}); // reported through onFailure and drain; never an unhandled rejection
+      return refused;
+    }
     const written = new Promise<void>((resolve, reject) =>
       this.queue.push({ op, done: (err) => (err === undefined ? resolve() : reject(err as Error)) }),
     );

@@ -14,6 +14,7 @@ import type { RunCheckpointer } from "./run-checkpointer";
 import type { StreamMode } from "./schemas";
 import { toPlain } from "./serialize";
 import { SseWriter } from "./sse";
+import { StorageTimeout, within } from "./within";
 import type { ThreadStatus, ThreadStore, UsageTotals } from "./thread-store";
 
 /** LangGraph stream mode for each protocol stream mode. */
@@ -33,19 +34,10 @@ export interface RunSpec {
   modes: StreamMode[];
   input: { type: "human"; content: unknown; id: string };
   checkpointId?: string;
+  /** Give the turn as a Command (see `turnInput`); else as plain input. */
+  asCommand: boolean;
   cancelOnDisconnect: boolean;
 }
-
-/** Resolves with the value, or rejects after ms (the Firestore client would otherwise retry for minutes). */
-export function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StorageTimeout(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
-}
-
-class StorageTimeout extends Error {}
 
 /**
  * A Firestore failure or timeout as `unavailable:storage`; anything else as is. `midRun`: the run
@@ -122,10 +114,10 @@ export async function executeRun(
   try {
     const { turnInput } = await import("../agent/index.js");
     const stream = await graph.stream(
-      // A new turn goes in as a Command, so the first checkpoint holds the question in `messages`.
-      // From an earlier checkpoint LangGraph forks with plain input (a Command there means resume).
+      // A turn on a thread at rest goes in as a Command, so the first checkpoint holds the question
+      // in `messages`. Forks and turns after a stopped run go in as plain input (see runs.ts).
       // The message is a dict: the messages reducer coerces it to a HumanMessage.
-      (spec.checkpointId ? { messages: [spec.input] } : turnInput(spec.input)) as unknown as Parameters<
+      (spec.asCommand ? turnInput(spec.input) : { messages: [spec.input] }) as unknown as Parameters<
         typeof graph.stream
       >[0],
       {
@@ -148,10 +140,13 @@ export async function executeRun(
     iterator = (stream as AsyncIterable<Chunk>)[Symbol.asyncIterator]();
 
     // Nothing is sent until the lease is ours: a run that loses the race still gets an HTTP 409.
+    // Bounded: the Firestore client would retry an unreachable commit for minutes.
+    const taken = within(leaseMs, saver.started, "taking the run lease").then(() => undefined);
+    taken.catch(() => {}); // observed through the race below, or no longer of interest
     const early: Chunk[] = [];
     let next: Promise<IteratorResult<Chunk>> | undefined = iterator.next();
     for (;;) {
-      const r = await Promise.race([saver.started.then(() => undefined), next!, aborted]);
+      const r = await Promise.race([taken, next!, aborted]);
       if (r === undefined) break;
       if (r.done) {
         if (!saver.firstPutMade) throw new Error("the run ended before storing its first checkpoint");
@@ -204,7 +199,17 @@ export async function executeRun(
           () => true,
           () => false,
         ));
-      if (!leased) throw why === "disconnected" ? err : storageError(err);
+      if (!leased) {
+        saver.close(new Error("the run did not start"));
+        // A lease commit still in flight is released whenever it lands.
+        if (saver.firstPutMade) {
+          saver.started.then(
+            () => store.releaseLease(threadId, runId, "idle").catch(() => {}),
+            () => {},
+          );
+        }
+        throw why === "disconnected" ? err : storageError(err);
+      }
       // The lease (and the user's message) landed after the run failed: report it in the stream.
       if (why !== "disconnected") {
         status = "error";
@@ -232,15 +237,21 @@ export async function executeRun(
   /**
    * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
    * sees the end can start the next turn at once. Both bounded: if Firestore is unreachable the
-   * lease simply expires.
+   * lease simply expires. A write still in flight when the drain times out may land late; nothing
+   * queued after it does.
    */
   async function finish() {
+    const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
     try {
-      await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
+      // A lost lease may already be someone else's: nothing more of this run is written then.
+      if (why === "lease-lost") saver.close(new Error("the run lost its lease"));
+      else await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
     } catch (err) {
       if (status !== "error") sse.send("error", toErrorBody(storageError(err, true)).body);
       status = "error";
     }
+    // Whatever is still queued (the drain timed out) must not land after the release.
+    saver.close(new Error("the run released its lease"));
     await within(
       leaseMs / 2,
       store.releaseLease(threadId, runId, status, usage),

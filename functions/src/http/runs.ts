@@ -3,8 +3,10 @@ import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
-import { RunCheckpointer } from "./run-checkpointer";
-import { executeRun, storageError, within } from "./run-executor";
+import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
+import { RunCheckpointer, hasPendingTasks } from "./run-checkpointer";
+import { executeRun, storageError } from "./run-executor";
+import { within } from "./within";
 import {
   ASSISTANT_ID,
   CancelQuery,
@@ -54,32 +56,44 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   const runId = randomUUID();
   const leaseMs = config().runLeaseSeconds * 1000;
   const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
-  // The thread's latest checkpoint and its metadata document, in getTuple's two round trips.
-  const { tuple, along } = await within(
-    leaseMs,
-    saver.getTupleAlong(
-      {
-        configurable: {
-          thread_id: threadId,
-          checkpoint_ns: "",
-          ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+  // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
+  // the document changed after the checkpoint was read (a run finishing, say), read both again.
+  const read = () =>
+    within(
+      leaseMs,
+      saver.getTupleAlong(
+        {
+          configurable: {
+            thread_id: threadId,
+            checkpoint_ns: "",
+            ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+          },
         },
-      },
-      [store.ref(threadId)],
-    ),
-    "reading the thread",
-  ).catch((err: unknown) => {
-    throw storageError(err);
-  });
+        [store.ref(threadId)],
+      ),
+      "reading the thread",
+    ).catch((err: unknown) => {
+      throw storageError(err);
+    });
+  let { tuple, along, readTime } = await read();
+  for (let again = 0; changedSince(along[0], readTime); again++) {
+    if (again === 2) {
+      throw new QuarryError("conflict:run", `Thread ${threadId} is changing right now: send it again.`);
+    }
+    ({ tuple, along, readTime } = await read());
+  }
   const claim = { runId, leaseMs, question };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
 
+  // The fast start (a Command turn, later steps held back) needs a thread at rest: not a fork, and
+  // no tasks left by a stopped run (a Command would run them again; plain input discards them).
+  const fast = !checkpointId && !hasPendingTasks(tuple?.checkpoint);
   const message = body.input.messages[0];
   const runSaver = new RunCheckpointer(
     saver,
     { threadId, checkpointId, tuple },
     (put) => store.claimLease(threadId, uid, claim, along[0], put),
-    !checkpointId,
+    fast,
   );
   await executeRun(res, store, runSaver, build(runSaver), {
     threadId,
@@ -89,8 +103,18 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     modes,
     input: { type: "human", content: message.content, id: message.id ?? randomUUID() },
     checkpointId,
+    asCommand: fast,
     cancelOnDisconnect: body.on_disconnect !== "continue",
   });
+}
+
+/** Whether a document was updated after `readTime` (false when either is unknown or it is missing). */
+function changedSince(snap: DocumentSnapshot, readTime: Timestamp | undefined): boolean {
+  const u = snap.updateTime;
+  if (!readTime || !u) return false;
+  return (
+    u.seconds > readTime.seconds || (u.seconds === readTime.seconds && u.nanoseconds > readTime.nanoseconds)
+  );
 }
 
 async function cancelRun(req: Request, res: Response): Promise<void> {

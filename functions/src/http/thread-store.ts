@@ -11,6 +11,7 @@ import type {
 } from "firebase-admin/firestore";
 import type { Usage } from "../agent/events";
 import { QuarryError } from "../errors";
+import { within } from "./within";
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 
@@ -187,25 +188,37 @@ export class ThreadStore {
   /**
    * Takes the run lease in the commit that `commit` makes (the run's first checkpoint), guarded by
    * the update time of the thread document as read in `snap` — one commit, no transaction. If the
-   * document changed since, it is read again and checked again: when another run took the lease
-   * meanwhile, this one gets the 409.
+   * document changed since, it is read again: a lease taken meanwhile gives this run the 409, and so
+   * does a whole other run in between (this run's checkpoint would hang off a stale one); an
+   * unrelated change (a rename) is retried, and a commit that landed although the client saw it fail
+   * (a retried request) counts as taken.
    */
-  async claimLease<T>(
+  async claimLease(
     id: string,
     uid: string,
     run: RunClaim,
     snap: DocumentSnapshot,
-    commit: (along: (batch: WriteBatch) => void) => Promise<T>,
-  ): Promise<T> {
+    commit: (along: (batch: WriteBatch) => void) => Promise<unknown>,
+  ): Promise<void> {
+    const firstRead = snap.data() as ThreadDoc | undefined;
     let current = snap;
     for (let attempt = 0; ; attempt++) {
       const update = this.leaseUpdate(id, current, uid, run);
       const readAt = current.updateTime;
       try {
-        return await commit((batch) => batch.update(this.ref(id), update, { lastUpdateTime: readAt }));
+        await commit((batch) => batch.update(this.ref(id), update, { lastUpdateTime: readAt }));
+        return;
       } catch (err) {
         if (!isStale(err) || attempt >= 4) throw err;
         current = await this.ref(id).get();
+        const now = current.data() as ThreadDoc | undefined;
+        if (now?.run?.runId === run.runId) return;
+        if (now && now.lastRunId !== firstRead?.lastRunId) {
+          throw new QuarryError(
+            "conflict:run",
+            `Thread ${id} had another run (${now.lastRunId}) start while this one was starting: send it again.`,
+          );
+        }
       }
     }
   }
@@ -288,11 +301,13 @@ export class ThreadStore {
 
   /**
    * Waits until the run lets go of the thread (it writes its last checkpoints first) or its lease
-   * runs out, so nothing it writes outlives a delete.
+   * runs out, so nothing it writes outlives a delete. Bounded by the lease as first read.
    */
-  async waitForRelease(id: string, runId: string): Promise<void> {
-    for (;;) {
-      const run = ((await this.ref(id).get()).data() as ThreadDoc | undefined)?.run;
+  async waitForRelease(id: string, runId: string, leaseMs: number): Promise<void> {
+    const deadline = Date.now() + leaseMs;
+    while (Date.now() < deadline) {
+      const snap = await within(leaseMs, this.ref(id).get(), "reading the thread");
+      const run = (snap.data() as ThreadDoc | undefined)?.run;
       if (!run || run.runId !== runId || run.expiresAt.toMillis() <= Date.now()) return;
       await new Promise((r) => setTimeout(r, 250));
     }

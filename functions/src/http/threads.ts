@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Router, type Request } from "express";
+import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
 import { checkpointSaver, agentGraph, threadStore } from "./runtime";
@@ -73,7 +74,7 @@ export function threadRoutes(): Router {
     const id = threadParam(req);
     const store = await threadStore();
     const running = await store.beginDelete(id, uid);
-    if (running) await store.waitForRelease(id, running);
+    if (running) await store.waitForRelease(id, running, config().runLeaseSeconds * 1000);
     // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
     await (await checkpointSaver()).deleteThread(id);
     await store.delete(id);

@@ -126,14 +126,25 @@ describe("a conversation through the official SDK client", () => {
         timeout: 20_000,
       })
       .toBeNull();
-    // A new run on the same thread is accepted now.
+    // A new run on the same thread is accepted now, and the stopped run's unfinished answer is not
+    // resumed by it: the turn runs from ingress, with one answer.
     const again = await collect(
       client.runs.stream(thread.thread_id, "quarry", {
         input: ask("hello"),
-        streamMode: ["values"],
+        streamMode: ["values", "updates"],
       }) as AsyncIterable<Ev>,
     );
     expect(again.some((e) => e.event === "error")).toBe(false);
+    const nodes = again
+      .filter((e) => e.event === "updates")
+      .flatMap((e) => Object.keys(e.data as Record<string, unknown>));
+    expect(nodes[0]).toBe("ingress");
+    expect(nodes.filter((n) => n === "generator")).toHaveLength(1);
+    const messages = lastValues(again).messages;
+    const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
+    const afterHello = messages.slice(lastHuman + 1);
+    expect(afterHello.map((m) => m.type)).toEqual(["ai"]);
+    expect(String(afterHello[0].content)).not.toMatch(/streams slowly/);
   });
 
   it("stops the run when the client disconnects mid-stream; the lease is released", async () => {
