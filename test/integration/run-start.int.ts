@@ -153,6 +153,25 @@ describe("ThreadStore.claimLease", () => {
     expect(doc.metadata.color).toBe("blue");
   });
 
+  it("refuses when a whole other run started and ended between the read and the claim", async () => {
+    const store = storeOn(firestore);
+    const id = randomUUID();
+    await store.create(id, "alice", {}, "raise");
+    const stale = await store.ref(id).get();
+    const commitOnly = (along: (b: WriteBatch) => void) => {
+      const batch = firestore.batch();
+      along(batch as never);
+      return batch.commit();
+    };
+    await store.claimLease(id, "alice", claim("meanwhile"), stale as never, commitOnly);
+    await store.releaseLease(id, "meanwhile", "idle");
+    // Our checkpoint would hang off the one read before that run: refused, nothing taken.
+    await expect(store.claimLease(id, "alice", claim("late"), stale as never, commitOnly)).rejects.toThrow(
+      /had another run \(meanwhile\)/,
+    );
+    expect((await store.get(id, "alice")).run).toBeNull();
+  });
+
   it("refuses another user's thread and a held lease before anything runs", async () => {
     const store = storeOn(firestore);
     const id = randomUUID();
@@ -232,6 +251,39 @@ describe("RunCheckpointer", () => {
     await front.drain();
     const latest = (await saver.getTuple(cfg("t")))!;
     expect((latest.checkpoint.channel_values.messages as unknown[]).length).toBe(8);
+  });
+
+  it("once closed, writes nothing more and leaves no unhandled rejection", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const { front } = frontFor(saver, "t");
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const graph = conversationGraph(front);
+      await graph.invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
+      await front.started;
+      front.close(new Error("lease lost"));
+      // LangGraph keeps calling the saver after a close (a second turn here): refused quietly.
+      await front.put(
+        cfg("t"),
+        { ...(await saver.getTuple(cfg("t")))!.checkpoint, id: "1ff-x" },
+        {
+          source: "loop",
+          step: 1,
+          parents: {},
+        },
+        {},
+      );
+      await front.putWrites({ configurable: { thread_id: "t", checkpoint_id: "1ff-x" } }, [["x", 1]], "task");
+      await expect(front.drain()).rejects.toThrow(/lease lost/);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      expect(await checkpointCount(root, "t")).toBe(1); // only the first, committed with the lease
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 
   it("reports a failed background write and refuses to pretend it was stored", async () => {
