@@ -36,15 +36,19 @@ import type { FirestoreCheckpointer } from "../checkpointer/index.js";
 export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
 
 /**
- * Whether a checkpoint has tasks still to run (a run stopped midway left them): a node whose
- * trigger channel changed since the node last saw it. Plain input discards such tasks; a Command
+ * Whether a checkpoint has tasks still to run (a run stopped midway left them), decided as LangGraph
+ * does for a graph's nodes: a trigger channel (`branch:to:<node>`, or `__start__` for START) that
+ * holds a value and changed since its node last saw it. Plain input discards such tasks; a Command
  * would run them again, so a turn after a stopped run goes in as plain input.
  */
 export function hasPendingTasks(checkpoint: Checkpoint | undefined): boolean {
   if (!checkpoint) return false;
+  const values = checkpoint.channel_values ?? {};
   for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-    if (!channel.startsWith("branch:to:")) continue;
-    const seen = checkpoint.versions_seen?.[channel.slice("branch:to:".length)]?.[channel];
+    const node =
+      channel === "__start__" ? channel : channel.startsWith("branch:to:") ? channel.slice(10) : "";
+    if (!node || values[channel] === undefined) continue;
+    const seen = checkpoint.versions_seen?.[node]?.[channel];
     if (seen === undefined || seen < version) return true;
   }
   return false;

@@ -283,6 +283,7 @@ describe("run control", () => {
     const events: string[] = [];
     let storedThen: Array<{ type: string; content: unknown }> | undefined;
     let leaseThen: unknown;
+    let sourceThen: string | undefined;
     for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
       input: ask(question),
       streamMode: ["messages-tuple", "custom"],
@@ -292,12 +293,15 @@ describe("run control", () => {
         // The planner's model call is held for 3 s: look at what is stored meanwhile.
         const state = await client.threads.getState(thread.thread_id);
         storedThen = (state.values as { messages: typeof storedThen }).messages;
+        // Only the run's first checkpoint is stored yet (later steps are held back until the answer).
+        sourceThen = (state.metadata as { source?: string } | undefined)?.source;
         leaseThen = (await db.collection("threads").doc(thread.thread_id).get()).get("run.runId");
       }
     }
     expect(events[0]).toBe("metadata");
     expect(storedThen).toEqual([expect.objectContaining({ type: "human", content: question })]);
     expect(leaseThen).toEqual(expect.any(String));
+    expect(sourceThen).toBe("input");
     expect(events).not.toContain("error");
   });
 
