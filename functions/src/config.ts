@@ -5,7 +5,7 @@
  * `firebase deploy` asks for them or reads them from `functions/.env.<project>`; runtime settings
  * are read once, validated, and frozen.
  */
-import { defineInt, defineString } from "firebase-functions/params";
+import { defineInt, defineSecret, defineString } from "firebase-functions/params";
 
 /** Region of the `api` function. */
 export const REGION = defineString("QUARRY_REGION", { default: "us-central1" });
@@ -19,6 +19,23 @@ export const CONCURRENCY = defineInt("QUARRY_CONCURRENCY", { default: 40 });
 export const CORS_ORIGINS = defineString("QUARRY_CORS_ORIGINS", {
   default: "http://127.0.0.1:5000,http://localhost:5000",
 });
+
+/**
+ * The Gemini Developer API key as a Cloud Secret Manager secret (`firebase functions:secrets:set
+ * GEMINI_API_KEY`): Cloud Functions puts it in the environment, where `readConfig` finds it.
+ */
+export const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
+
+/**
+ * Secrets the `api` function mounts. The Gemini key is declared only for a deploy that chose it
+ * (QUARRY_MODEL_PROVIDER=gemini in functions/.env.<project>): a declared secret makes every deploy
+ * require it, and the functions emulator would try to fetch it from Secret Manager (it reads the
+ * key from the shell environment instead).
+ */
+export function functionSecrets(env: Env = process.env): ReturnType<typeof defineSecret>[] {
+  const deploying = env.FUNCTIONS_EMULATOR !== "true";
+  return deploying && env.QUARRY_MODEL_PROVIDER === "gemini" ? [GEMINI_API_KEY] : [];
+}
 
 /** Raised when the environment cannot work; the message says what to set. */
 export class ConfigError extends Error {
@@ -70,11 +87,19 @@ export interface WarehouseConfig {
   maxResultChars: number;
 }
 
+/** The model services Quarry can use (one module each in `agent/model/`). */
+export type ModelProvider = "vertex" | "gemini" | "openai";
+export const MODEL_PROVIDERS: readonly ModelProvider[] = ["vertex", "gemini", "openai"];
+
 export interface ModelConfig {
-  /** Gemini model name. */
-  model: string;
+  /** QUARRY_MODEL_PROVIDER; unset = chosen from what is configured (see `agent/model/choose.ts`). */
+  provider?: ModelProvider;
+  /** QUARRY_MODEL; unset = the provider's default (Gemini: gemini-2.5-flash; an OpenAI-compatible server has none). */
+  model?: string;
   /** Vertex AI project (defaults to the Firebase project). */
   project: string;
+  /** True when QUARRY_VERTEX_PROJECT or GOOGLE_CLOUD_PROJECT names the Vertex AI project explicitly. */
+  projectSet: boolean;
   /** Vertex AI location. */
   location: string;
   /** `host:port` of a local Vertex AI stand-in (VERTEX_AI_EMULATOR_HOST). */
@@ -84,6 +109,14 @@ export interface ModelConfig {
   credentialsFile?: string;
   /** Running on Google Cloud (Cloud Functions/Run set K_SERVICE), where the metadata server has credentials. */
   onGoogleCloud: boolean;
+  /** Gemini Developer API key (GEMINI_API_KEY, or GOOGLE_API_KEY); deployed as a secret. */
+  geminiApiKey?: string;
+  /** Base URL of the Gemini Developer API (QUARRY_GEMINI_BASE_URL), for a gateway or a local stand-in. */
+  geminiBaseUrl?: string;
+  /** Base URL of an OpenAI-compatible server, e.g. `http://127.0.0.1:11434/v1` (QUARRY_OPENAI_BASE_URL). */
+  openaiBaseUrl?: string;
+  /** Key for that server, if it wants one (QUARRY_OPENAI_API_KEY); local servers usually do not. */
+  openaiApiKey?: string;
 }
 
 export interface AgentConfig {
@@ -186,13 +219,21 @@ export function readConfig(env: Env): RuntimeConfig {
       maxResultChars: int(env, "QUARRY_MAX_RESULT_CHARS", 2_000_000),
     },
     model: {
-      model: env.QUARRY_MODEL || "gemini-2.5-flash",
-      project: env.QUARRY_VERTEX_PROJECT || projectId,
+      provider: env.QUARRY_MODEL_PROVIDER
+        ? oneOf(env, "QUARRY_MODEL_PROVIDER", MODEL_PROVIDERS, "vertex")
+        : undefined,
+      model: env.QUARRY_MODEL?.trim() || undefined,
+      project: env.QUARRY_VERTEX_PROJECT || env.GOOGLE_CLOUD_PROJECT || projectId,
+      projectSet: Boolean(env.QUARRY_VERTEX_PROJECT || env.GOOGLE_CLOUD_PROJECT),
       location: env.QUARRY_VERTEX_LOCATION || "us-central1",
       emulatorHost: env.VERTEX_AI_EMULATOR_HOST || undefined,
       temperature: num(env, "QUARRY_TEMPERATURE", 0),
       credentialsFile: env.GOOGLE_APPLICATION_CREDENTIALS || undefined,
       onGoogleCloud: Boolean(env.K_SERVICE) && env.FUNCTIONS_EMULATOR !== "true",
+      geminiApiKey: env.GEMINI_API_KEY?.trim() || env.GOOGLE_API_KEY?.trim() || undefined,
+      geminiBaseUrl: env.QUARRY_GEMINI_BASE_URL?.trim() || undefined,
+      openaiBaseUrl: env.QUARRY_OPENAI_BASE_URL?.trim() || undefined,
+      openaiApiKey: env.QUARRY_OPENAI_API_KEY?.trim() || undefined,
     },
     agent: {
       maxRetries: int(env, "QUARRY_MAX_RETRIES", 2),

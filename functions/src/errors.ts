@@ -17,6 +17,15 @@ export type ErrorCode =
   | "payload_too_large:body"
   | "unavailable:config"
   | "unavailable:storage"
+  | "model:not_configured"
+  | "model:auth"
+  | "model:quota"
+  | "model:not_found"
+  | "model:safety"
+  | "model:network"
+  | "model:unavailable"
+  | "model:bad_request"
+  | "model:empty"
   | "internal";
 
 const STATUS: Record<string, number> = {
@@ -27,6 +36,9 @@ const STATUS: Record<string, number> = {
   conflict: 409,
   payload_too_large: 413,
   unavailable: 503,
+  // Model failures normally reach the user as in-band `error` events (the question is stored by
+  // then); answered before a stream, 422 is in the SDK's no-retry list, so it is shown, not retried.
+  model: 422,
   internal: 500,
 };
 

@@ -3,7 +3,14 @@
  * DuckDB and the Firestore client load on first use, not here (cold start).
  */
 import { onRequest } from "firebase-functions/v2/https";
-import { CONCURRENCY, MEMORY_MIB, REGION, TIMEOUT_SECONDS, checkEnvironmentAtLoad } from "./config";
+import {
+  CONCURRENCY,
+  MEMORY_MIB,
+  REGION,
+  TIMEOUT_SECONDS,
+  checkEnvironmentAtLoad,
+  functionSecrets,
+} from "./config";
 import * as logger from "firebase-functions/logger";
 import { installProcessGuards } from "./http/abort";
 import { createApp } from "./http/app";
@@ -19,6 +26,7 @@ export const api = onRequest(
     timeoutSeconds: TIMEOUT_SECONDS,
     concurrency: CONCURRENCY,
     invoker: "public",
+    secrets: functionSecrets(),
   },
   createApp(),
 );

@@ -2,9 +2,16 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentConfig } from "../config";
+import type { QuarryError } from "../errors";
+import type { ModelInfo } from "./model/errors";
 
 export interface AgentDeps {
-  model: BaseChatModel;
+  /** Unset when no model can run: every model call then fails with `modelUnavailable`. */
+  model?: BaseChatModel;
+  /** What the model is, for error messages that say what to change. */
+  modelInfo: ModelInfo;
+  /** Why there is no model (`model:not_configured`, saying what to set). */
+  modelUnavailable?: QuarryError;
   tools: StructuredToolInterface[];
   agent: AgentConfig;
   /** A tool call running longer than this becomes a `timeout` tool error. */

@@ -11,18 +11,30 @@ import type { AgentDeps } from "./deps";
 import { buildGraph, type QuarryGraph } from "./graph";
 
 export { turnInput } from "./graph";
-import { createChatModel } from "./model";
+import { QuarryError } from "../errors";
+import { ModelConfigError, createModel, type ModelInfo } from "./model";
 
 export type { QuarryEvent, Phase, Usage } from "./events";
 export type { QuarryGraph } from "./graph";
 export type { QuarryStateType, UserContext } from "./state";
-export { createChatModel, preflightVertex, ModelConfigError } from "./model";
+export {
+  createChatModel,
+  createModel,
+  describeModel,
+  preflightVertex,
+  resolveModel,
+  ModelConfigError,
+  type ModelInfo,
+  type ModelStatus,
+} from "./model";
 export { NOSTREAM_TAG } from "./model-call";
 
 export interface CreateAgentGraphOptions {
   checkpointer: BaseCheckpointSaver;
-  /** Defaults to ChatVertexAI from config (or the stand-in named by VERTEX_AI_EMULATOR_HOST). */
+  /** Defaults to the provider chosen from config (Vertex AI, Gemini API key, OpenAI-compatible server). */
   model?: BaseChatModel;
+  /** What `model` is, for error messages; defaults to what config describes. */
+  modelInfo?: ModelInfo;
   /** Defaults to the warehouse tools from config (DuckDB sample locally, BigQuery in production). */
   tools?: StructuredToolInterface[];
   config?: RuntimeConfig;
@@ -66,9 +78,8 @@ export async function createGraphFactory(
       note: warehouse.dialectNote,
     };
   }
-  const model = opts.model ?? (await createChatModel(cfg.model));
   const deps: AgentDeps = {
-    model,
+    ...(await modelDeps(opts, cfg)),
     tools,
     agent: cfg.agent,
     toolTimeoutMs: opts.toolTimeoutMs ?? cfg.warehouse.bigquery.timeoutMs + 15_000,
@@ -77,4 +88,26 @@ export async function createGraphFactory(
     now: opts.now ?? (() => new Date()),
   };
   return (checkpointer) => buildGraph(deps, checkpointer);
+}
+
+/**
+ * The model, or why there is none. A missing model does not stop the graph from compiling: the
+ * turn stores the user's question and its first model call ends the run with `model:not_configured`
+ * and what to set, an error the page shows as it is (never a 5xx the SDK would retry).
+ */
+async function modelDeps(
+  opts: Pick<CreateAgentGraphOptions, "model" | "modelInfo">,
+  cfg: RuntimeConfig,
+): Promise<Pick<AgentDeps, "model" | "modelInfo" | "modelUnavailable">> {
+  if (opts.model) return { model: opts.model, modelInfo: opts.modelInfo ?? { model: cfg.model.model ?? "model" } };
+  try {
+    const { model, info } = await createModel(cfg.model);
+    return { model, modelInfo: info };
+  } catch (err) {
+    if (!(err instanceof ModelConfigError)) throw err;
+    return {
+      modelInfo: { model: cfg.model.model ?? "none" },
+      modelUnavailable: new QuarryError("model:not_configured", err.message),
+    };
+  }
 }

@@ -4,6 +4,7 @@ import * as logger from "firebase-functions/logger";
 import { CORS_ORIGINS, config } from "../config";
 import { QuarryError, toErrorBody } from "../errors";
 import { requireUser } from "./auth";
+import { clientModelStatus } from "./model-status";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 export const BODY_LIMIT = "256kb";
@@ -41,7 +42,8 @@ export function createApp(): express.Express {
   api.get("/ok", (_req, res) => {
     res.json({ ok: true });
   });
-  // What the web page needs before sign-in: where the API and (locally) the emulators are.
+  // What the web page needs before sign-in: where the API and (locally) the emulators are, and
+  // whether a model is configured (the page shows a set-up card instead of a chat that must fail).
   api.get("/client-config", (_req, res) => {
     const cfg = config();
     res.json({
@@ -52,6 +54,7 @@ export function createApp(): express.Express {
       ...(cfg.inEmulator && cfg.emulators.firestore
         ? { firestoreEmulatorHost: cfg.emulators.firestore }
         : {}),
+      model: clientModelStatus(),
     });
   });
   api.use(limitBodySize);

@@ -2,6 +2,7 @@
  * Per-instance singletons built on first use: the Firestore-backed thread store, the
  * FirestoreCheckpointer and the compiled agent graph. Nothing here loads when the entry loads.
  */
+import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { firestore } from "../services";
 import { ThreadStore } from "./thread-store";
@@ -38,7 +39,10 @@ export function graphFactory(): Promise<
   (saver: import("@langchain/langgraph").BaseCheckpointSaver) => Graph
 > {
   factory ??= import("../agent/index.js")
-    .then((agent) => agent.createGraphFactory({ config: config() }))
+    .then((agent) => {
+      logger.info(`Model: ${agent.describeModel(agent.resolveModel(config().model))}`);
+      return agent.createGraphFactory({ config: config() });
+    })
     .catch((err: unknown) => {
       factory = undefined; // a failed start (e.g. missing credentials) is retried on the next request
       throw err;

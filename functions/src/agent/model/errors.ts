@@ -1,0 +1,190 @@
+/**
+ * Failures of the model service, told in words a user can act on. Each client library throws its
+ * own shape (google-common: `response.status` and a JSON body in the message; @google/generative-ai:
+ * `status` and `errorDetails`; openai: `status`, or a connection error with a `cause`), so this
+ * reads the few facts they share — HTTP status, Google's status/reason strings, network error
+ * codes — and maps them to one `model:*` code with a message naming what to change.
+ */
+import type { ModelProvider } from "../../config";
+import { QuarryError } from "../../errors";
+import { PROVIDER_NAMES } from "./choose";
+
+/** What the running model is, for messages (never the key). */
+export interface ModelInfo {
+  /** Unset for a model handed in directly (tests, library users). */
+  provider?: ModelProvider;
+  model: string;
+  /** Where requests go; unset for a model handed in directly. */
+  endpoint?: string;
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+interface Facts {
+  status?: number;
+  text: string;
+  networkCode?: string;
+}
+
+function facts(err: unknown): Facts {
+  const e = err as {
+    status?: unknown;
+    response?: { status?: unknown };
+    message?: unknown;
+    errorDetails?: unknown;
+    error?: unknown;
+    code?: unknown;
+    cause?: unknown;
+    name?: unknown;
+  };
+  const status = [e?.status, e?.response?.status].find((s) => typeof s === "number") as number | undefined;
+  const parts = [e?.name, e?.message, e?.errorDetails, e?.error].map((p) =>
+    typeof p === "string" ? p : p === undefined ? "" : JSON.stringify(p),
+  );
+  let networkCode: string | undefined;
+  for (let c: unknown = err, depth = 0; c && depth < 5; depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) networkCode = code;
+    const msg = (c as { message?: unknown }).message;
+    if (typeof msg === "string") parts.push(msg);
+    c = (c as { cause?: unknown }).cause;
+  }
+  return { status, text: parts.join(" "), networkCode };
+}
+
+/** The service's own words, shortened: the part of a Google/OpenAI error body worth showing. */
+function serviceMessage(text: string): string {
+  const m = /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(text);
+  const raw = m ? m[1].replace(/\\"/g, '"') : text.replace(/^.*?\]\s*/, "");
+  return raw.length > 300 ? `${raw.slice(0, 300)}…` : raw;
+}
+
+function authMessage(info: ModelInfo): string {
+  switch (info.provider) {
+    case undefined:
+      return "The model service refused Quarry's credentials: check the key or credentials it is configured with.";
+    case "gemini":
+      return (
+        "The Gemini API rejected the API key (GEMINI_API_KEY): it is wrong, revoked or lacks access. Create a " +
+        "key at https://aistudio.google.com/apikey, set GEMINI_API_KEY to it and restart Quarry."
+      );
+    case "vertex":
+      return (
+        "Vertex AI refused Quarry's Google credentials. Run `gcloud auth application-default login` (locally) or " +
+        "grant the function's service account roles/aiplatform.user, and check that the Vertex AI API is " +
+        `enabled in project ${info.endpoint?.match(/project ([^)]+)/)?.[1] ?? "(your project)"}.`
+      );
+    case "openai":
+      return (
+        `The model server at ${info.endpoint ?? "QUARRY_OPENAI_BASE_URL"} refused the request as unauthorized: set QUARRY_OPENAI_API_KEY ` +
+        "to the key it expects and restart Quarry."
+      );
+  }
+}
+
+/**
+ * Maps a model-service failure to a QuarryError with a `model:*` code, or returns undefined when
+ * the error is not one (an abort, a bug): those keep their own handling.
+ */
+export function classifyModelError(err: unknown, info: ModelInfo): QuarryError | undefined {
+  if (err instanceof QuarryError) return err;
+  const name = (err as { name?: unknown })?.name;
+  if (name === "AbortError" || name === "RunAbortedError") return undefined;
+  const { status, text, networkCode } = facts(err);
+  const service = info.provider ? PROVIDER_NAMES[info.provider] : "The model service";
+  const opts = { cause: err };
+  if (/SAFETY|PROHIBITED_CONTENT|BLOCKLIST|blockReason|GoogleAISafetyError|RECITATION/.test(text)) {
+    return new QuarryError(
+      "model:safety",
+      "The model's safety filters blocked this question or its answer. Rephrase the question and ask again.",
+      opts,
+    );
+  }
+  if (
+    status === 401 ||
+    status === 403 ||
+    /API_KEY_INVALID|API key not valid|PERMISSION_DENIED|UNAUTHENTICATED|AuthenticationError|invalid_api_key/i.test(
+      text,
+    )
+  ) {
+    return new QuarryError("model:auth", authMessage(info), opts);
+  }
+  if (status === 429 || /RESOURCE_EXHAUSTED|RateLimitError|quota/i.test(text)) {
+    return new QuarryError(
+      "model:quota",
+      `${service} says the quota or rate limit for ${info.model} is used up (${serviceMessage(text)}). ` +
+        "Wait a minute and ask again; if it persists, raise the quota or use a key or project with more.",
+      opts,
+    );
+  }
+  if (status === 404 || /NOT_FOUND|model_not_found|NotFoundError/.test(text)) {
+    const hint =
+      info.provider === "openai"
+        ? `pull it on the server (Ollama: \`ollama pull ${info.model}\`) or set QUARRY_MODEL to one it serves (\`ollama list\`)`
+        : "set QUARRY_MODEL to a Gemini model it serves, e.g. gemini-2.5-flash";
+    return new QuarryError(
+      "model:not_found",
+      `${service} has no model "${info.model}": ${hint}, then restart Quarry.`,
+      opts,
+    );
+  }
+  if (
+    networkCode ||
+    (status === undefined && /fetch failed|Connection error|socket hang up|ECONNREFUSED|network/i.test(text))
+  ) {
+    return new QuarryError(
+      "model:network",
+      `Quarry could not reach ${service}${info.endpoint ? ` at ${info.endpoint}` : ""}${networkCode ? ` (${networkCode})` : ""}. ` +
+        (info.provider === "openai"
+          ? "Check that the model server is running and QUARRY_OPENAI_BASE_URL is right, then ask again."
+          : "Check the network connection, then ask again."),
+      opts,
+    );
+  }
+  if (status !== undefined && status >= 500) {
+    return new QuarryError(
+      "model:unavailable",
+      `${service} is overloaded or failing (HTTP ${status}: ${serviceMessage(text)}). Your question is saved: ` +
+        "ask again in a moment.",
+      opts,
+    );
+  }
+  if (status !== undefined && status >= 400) {
+    return new QuarryError(
+      "model:bad_request",
+      `${service} refused the request (HTTP ${status}): ${serviceMessage(text)}`,
+      opts,
+    );
+  }
+  return undefined;
+}
+
+/** Raised when the model answers nothing at all (no text, no tool call). */
+export function emptyReplyError(info: ModelInfo, finishReason?: string): QuarryError {
+  if (finishReason && /SAFETY|PROHIBITED|BLOCKLIST|SPII|RECITATION|content_filter/i.test(finishReason)) {
+    return new QuarryError(
+      "model:safety",
+      "The model's safety filters blocked this question or its answer. Rephrase the question and ask again.",
+    );
+  }
+  return new QuarryError(
+    "model:empty",
+    `${info.provider ? PROVIDER_NAMES[info.provider] : "The model"} (${info.model}) returned an empty reply` +
+      `${finishReason ? ` (finish reason ${finishReason})` : ""}; its safety filters may have blocked it. ` +
+      "Rephrase the question and ask again.",
+  );
+}
