@@ -37,6 +37,10 @@ export interface ScriptReply {
   usage?: { input: number; output: number };
   /** Fail this call: the stand-in answers with this HTTP status; the scripted model throws. */
   error?: { status: number; message: string };
+  /** Stand-ins: answer as a safety block (Gemini: promptFeedback.blockReason SAFETY, no candidates). */
+  blocked?: boolean;
+  /** Stand-ins: send this many chunks, then wait until the client closes the connection. */
+  holdAfterChunks?: number;
 }
 
 export type Script = (req: ScriptRequest) => ScriptReply | Promise<ScriptReply>;

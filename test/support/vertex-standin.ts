@@ -1,8 +1,11 @@
 /**
- * A loopback Vertex AI stand-in: an HTTPS server speaking Gemini's `generateContent` and
+ * A loopback Google model stand-in: an HTTPS server speaking Gemini's `generateContent` and
  * `streamGenerateContent` (the streamed JSON array ChatVertexAI reads, or SSE with `alt=sse`), with
- * text and function-call parts and usageMetadata, answering from a Script per request. Point the
- * real ChatVertexAI at it with VERTEX_AI_EMULATOR_HOST=<host> and trust its certificate with
+ * text and function-call parts and usageMetadata, answering from a Script per request — on both
+ * Vertex AI's path (`/v1/projects/…/publishers/google/models/…`) and the Gemini Developer API's
+ * (`/v1beta/models/…`, key in `x-goog-api-key`, refused like Google does when it is wrong). Point
+ * the real ChatVertexAI at it with VERTEX_AI_EMULATOR_HOST=<host>, ChatGoogleGenerativeAI with
+ * QUARRY_GEMINI_BASE_URL=https://<host>, and trust its certificate with
  * NODE_EXTRA_CA_CERTS=<certFile> (other processes) or `trust: true` (this one).
  */
 import https from "node:https";
@@ -27,13 +30,22 @@ export interface StandinOptions {
   /** Trust the certificate in this process (tls default CA list). */
   trust?: boolean;
   port?: number;
+  /** The Gemini Developer API key this stand-in accepts (any other is refused with API_KEY_INVALID). */
+  apiKey?: string;
 }
 
 export interface RecordedStandinRequest {
+  /** Which of Google's APIs was called. */
+  api: "vertex" | "gemini";
   model: string;
   method: "generateContent" | "streamGenerateContent";
+  /** Vertex AI only. */
   project: string;
   location: string;
+  /** The Gemini API key sent, if any. */
+  apiKey?: string;
+  /** Resolves when the response is over: `aborted` when the client closed it before the end. */
+  closed: Promise<{ aborted: boolean; chunksSent: number }>;
   body: GeminiRequest;
   request: ScriptRequest;
   reply: ScriptReply;
@@ -68,6 +80,24 @@ export interface GeminiRequest {
 
 const PATH =
   /^\/v1(?:beta1?)?\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+const GEMINI_API_PATH = /^\/v1(?:beta)?\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+
+/** What the Gemini Developer API answers for a wrong key (HTTP 400, reason API_KEY_INVALID). */
+const API_KEY_INVALID = {
+  error: {
+    code: 400,
+    message: "API key not valid. Please pass a valid API key.",
+    status: "INVALID_ARGUMENT",
+    details: [
+      {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: "API_KEY_INVALID",
+        domain: "googleapis.com",
+        metadata: { service: "generativelanguage.googleapis.com" },
+      },
+    ],
+  },
+};
 
 export async function startVertexStandin(opts: StandinOptions = {}): Promise<VertexStandin> {
   const cert = makeSelfSignedCert();
@@ -82,9 +112,16 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
     req.on("end", () => {
       void (async () => {
         const url = new URL(req.url ?? "/", "https://standin");
-        const m = PATH.exec(url.pathname);
-        if (req.method !== "POST" || !m)
-          return sendError(res, 404, `No such Vertex AI method: ${req.method} ${url.pathname}`);
+        const vertex = PATH.exec(url.pathname);
+        const gemini = vertex ? null : GEMINI_API_PATH.exec(url.pathname);
+        if (req.method !== "POST" || !(vertex || gemini))
+          return sendError(res, 404, `No such Vertex AI or Gemini API method: ${req.method} ${url.pathname}`);
+        const apiKey =
+          (req.headers["x-goog-api-key"] as string | undefined) ?? url.searchParams.get("key") ?? undefined;
+        if (gemini && apiKey !== opts.apiKey) {
+          res.writeHead(400, { "content-type": "application/json" });
+          return res.end(JSON.stringify(API_KEY_INVALID));
+        }
         let body: GeminiRequest;
         try {
           body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as GeminiRequest;
@@ -98,14 +135,45 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
         } catch (err) {
           return sendError(res, 500, `Stand-in script failed: ${String(err)}`);
         }
-        const method = m[4] as RecordedStandinRequest["method"];
-        requests.push({ project: m[1], location: m[2], model: m[3], method, body, request, reply });
+        const method = (vertex ? vertex[4] : gemini![2]) as RecordedStandinRequest["method"];
+        const sent = { n: 0 };
+        const closed = new Promise<{ aborted: boolean; chunksSent: number }>((resolve) =>
+          res.once("close", () => resolve({ aborted: !res.writableFinished, chunksSent: sent.n })),
+        );
+        requests.push({
+          api: vertex ? "vertex" : "gemini",
+          project: vertex?.[1] ?? "",
+          location: vertex?.[2] ?? "",
+          model: vertex ? vertex[3] : gemini![1],
+          method,
+          apiKey,
+          closed,
+          body,
+          request,
+          reply,
+        });
         if (reply.error) return sendError(res, reply.error.status, reply.error.message);
+        if (reply.blocked) {
+          res.writeHead(200, {
+            "content-type": method === "generateContent" ? "application/json" : "text/event-stream",
+          });
+          const blocked = JSON.stringify({
+            promptFeedback: { blockReason: "SAFETY" },
+            modelVersion: "standin",
+          });
+          return res.end(
+            method === "generateContent"
+              ? blocked
+              : url.searchParams.get("alt") === "sse"
+                ? `data: ${blocked}\r\n\r\n`
+                : `[${blocked}]`,
+          );
+        }
         if (method === "generateContent") {
           res.writeHead(200, { "content-type": "application/json" });
           return res.end(JSON.stringify(response(reply, reply.text ?? "", true)));
         }
-        await stream(res, reply, url.searchParams.get("alt") === "sse", opts);
+        await stream(res, reply, url.searchParams.get("alt") === "sse", opts, sent);
       })().catch((err) => {
         if (!res.headersSent) sendError(res, 500, String(err));
         else res.destroy();
@@ -135,13 +203,9 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
 
 function sendError(res: import("node:http").ServerResponse, status: number, message: string): void {
   const code =
-    status === 400
-      ? "INVALID_ARGUMENT"
-      : status === 429
-        ? "RESOURCE_EXHAUSTED"
-        : status === 503
-          ? "UNAVAILABLE"
-          : "INTERNAL";
+    (
+      { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND" } as const
+    )[status as 400] ?? (status === 429 ? "RESOURCE_EXHAUSTED" : status === 503 ? "UNAVAILABLE" : "INTERNAL");
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { code: status, message, status: code } }));
 }
@@ -169,11 +233,15 @@ function response(reply: ScriptReply, text: string, last: boolean, withCalls = l
   };
 }
 
+/** Longest a held reply waits for its client to go away. */
+export const HOLD_LIMIT_MS = 30_000;
+
 async function stream(
   res: import("node:http").ServerResponse,
   reply: ScriptReply,
   sse: boolean,
   opts: StandinOptions,
+  sent: { n: number },
 ) {
   const text = reply.text ?? "";
   const size = opts.charsPerChunk ?? 8;
@@ -185,8 +253,21 @@ async function stream(
   for (let i = 0; i < pieces.length; i++) {
     if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
     if (res.destroyed) return;
+    // A held reply stops after some chunks until the client goes away (bounded, so a broken test
+    // ends): tests abort at a known point instead of racing a stream.
+    if (reply.holdAfterChunks !== undefined && i === reply.holdAfterChunks) {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, HOLD_LIMIT_MS);
+        res.once("close", () => {
+          clearTimeout(t);
+          r();
+        });
+      });
+      if (res.destroyed) return;
+    }
     const body = JSON.stringify(response(reply, pieces[i], i === pieces.length - 1));
     res.write(sse ? `data: ${body}\r\n\r\n` : `${i ? ",\r\n" : ""}${body}`);
+    sent.n++;
   }
   res.end(sse ? "" : "]");
 }

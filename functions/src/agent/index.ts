@@ -12,7 +12,7 @@ import { buildGraph, type QuarryGraph } from "./graph";
 
 export { turnInput } from "./graph";
 import { QuarryError } from "../errors";
-import { ModelConfigError, createModel, type ModelInfo } from "./model";
+import { ModelConfigError, createModel, type CredentialFacts, type ModelInfo } from "./model";
 
 export type { QuarryEvent, Phase, Usage } from "./events";
 export type { QuarryGraph } from "./graph";
@@ -35,6 +35,8 @@ export interface CreateAgentGraphOptions {
   model?: BaseChatModel;
   /** What `model` is, for error messages; defaults to what config describes. */
   modelInfo?: ModelInfo;
+  /** Where Google credentials could come from; defaults to looking at this machine. */
+  credentialFacts?: CredentialFacts;
   /** Defaults to the warehouse tools from config (DuckDB sample locally, BigQuery in production). */
   tools?: StructuredToolInterface[];
   config?: RuntimeConfig;
@@ -96,12 +98,13 @@ export async function createGraphFactory(
  * and what to set, an error the page shows as it is (never a 5xx the SDK would retry).
  */
 async function modelDeps(
-  opts: Pick<CreateAgentGraphOptions, "model" | "modelInfo">,
+  opts: Pick<CreateAgentGraphOptions, "model" | "modelInfo" | "credentialFacts">,
   cfg: RuntimeConfig,
 ): Promise<Pick<AgentDeps, "model" | "modelInfo" | "modelUnavailable">> {
-  if (opts.model) return { model: opts.model, modelInfo: opts.modelInfo ?? { model: cfg.model.model ?? "model" } };
+  if (opts.model)
+    return { model: opts.model, modelInfo: opts.modelInfo ?? { model: cfg.model.model ?? "model" } };
   try {
-    const { model, info } = await createModel(cfg.model);
+    const { model, info } = await createModel(cfg.model, opts.credentialFacts);
     return { model, modelInfo: info };
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;

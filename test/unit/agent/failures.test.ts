@@ -53,7 +53,10 @@ describe("failures", () => {
     const out = await runTurn(h, "t-model-error", "What is the revenue by month?");
     expect(String(out.error)).toContain("model overloaded");
     // A specific code and a message saying what to do, not the generic internal error.
-    expect(out.error).toMatchObject({ code: "model:unavailable", message: expect.stringMatching(/ask again/) });
+    expect(out.error).toMatchObject({
+      code: "model:unavailable",
+      message: expect.stringMatching(/ask again/),
+    });
     const state = await h.graph.getState({ configurable: { thread_id: "t-model-error" } });
     const messages = state.values.messages as { getType(): string; content: unknown }[];
     expect(messages.map((m) => [m.getType(), m.content])).toEqual([

@@ -196,7 +196,10 @@ function ready(provider: ModelProvider, cfg: ModelConfig, reason: string): Model
 }
 
 /** Decides which provider and model run, or why none can (pure: facts are passed in). */
-export function resolveModel(cfg: ModelConfig, facts: CredentialFacts = gatherCredentialFacts(cfg)): ModelStatus {
+export function resolveModel(
+  cfg: ModelConfig,
+  facts: CredentialFacts = gatherCredentialFacts(cfg),
+): ModelStatus {
   if (cfg.provider) {
     const problem = problemWith(cfg.provider, cfg, facts);
     return problem

@@ -114,6 +114,10 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
       opts,
     );
   }
+  // LangChain's words for a stream that carried no chunk at all (a blocked prompt, for one).
+  if (status === undefined && /Received empty response from chat model call/.test(text)) {
+    return emptyReplyError(info);
+  }
   if (
     status === 401 ||
     status === 403 ||

@@ -32,18 +32,23 @@ export { classifyModelError, emptyReplyError, type ModelInfo } from "./errors";
 const BUILDERS: Record<ModelProvider, (cfg: ModelConfig, model: string) => Promise<BaseChatModel>> = {
   vertex: async (cfg, model) => (await import("./vertex.js")).createVertexModel(cfg, model),
   gemini: async (cfg, model) => (await import("./gemini-api.js")).createGeminiApiModel(cfg, model),
-  openai: async (cfg, model) => (await import("./openai-compatible.js")).createOpenAICompatibleModel(cfg, model),
+  openai: async (cfg, model) =>
+    (await import("./openai-compatible.js")).createOpenAICompatibleModel(cfg, model),
 };
 
 /** The chosen model and what it is; throws ModelConfigError (saying what to set) when none can run. */
 export async function createModel(
   cfg: ModelConfig,
-  facts: CredentialFacts = gatherCredentialFacts(cfg),
+  facts: CredentialFacts | undefined = gatherCredentialFacts(cfg),
 ): Promise<{ model: BaseChatModel; info: ModelInfo; status: ModelStatus }> {
   const status = resolveModel(cfg, facts);
   if (!status.ready) throw new ModelConfigError(status.message);
   const model = await BUILDERS[status.provider](cfg, status.model);
-  return { model, info: { provider: status.provider, model: status.model, endpoint: status.endpoint }, status };
+  return {
+    model,
+    info: { provider: status.provider, model: status.model, endpoint: status.endpoint },
+    status,
+  };
 }
 
 /** Builds the configured chat model (see `createModel`). */

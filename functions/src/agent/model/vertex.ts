@@ -18,20 +18,81 @@ export async function createVertexModel(cfg: ModelConfig, model: string): Promis
     temperature: cfg.temperature,
     location: cfg.location,
     maxRetries: MODEL_MAX_RETRIES,
-  };
-  if (!cfg.emulatorHost) {
     // An empty apiKey keeps a GOOGLE_API_KEY in the environment from switching the library to
     // the Gemini Developer API: this module is Vertex AI only.
-    return asChatModel(new ChatVertexAI({ ...common, apiKey: "", authOptions: { projectId: cfg.project } }));
+    apiKey: "",
+  };
+  if (!cfg.emulatorHost) {
+    return keepEveryStreamedPart(
+      asChatModel(new ChatVertexAI({ ...common, authOptions: { projectId: cfg.project } })),
+    );
   }
   // The stand-in needs no token: an auth client whose fetch is plain fetch.
   const authClient = { fetch: (url: string, init?: RequestInit) => fetch(url, init) };
-  return asChatModel(
-    new ChatVertexAI({
-      ...common,
-      apiKey: "",
-      endpoint: cfg.emulatorHost,
-      authOptions: { projectId: cfg.project, authClient: authClient as never },
-    }),
+  return keepEveryStreamedPart(
+    asChatModel(
+      new ChatVertexAI({
+        ...common,
+        endpoint: cfg.emulatorHost,
+        authOptions: { projectId: cfg.project, authClient: authClient as never },
+      }),
+    ),
   );
+}
+
+interface GeminiApi {
+  responseToChatGeneration: (response: { data: unknown }) => { message: unknown; generationInfo?: unknown };
+  responseToBaseMessage: (response: { data: unknown }) => {
+    content: unknown;
+    tool_calls?: { name: string; args: unknown; id?: string }[];
+    additional_kwargs?: Record<string, unknown>;
+  };
+  responseToString: (response: { data: unknown }) => string;
+}
+
+/**
+ * Works around @langchain/google-common 2.3.2 reading only the first part of each streamed Gemini
+ * response (langchain-ai/langchainjs#10196, fix pending in #10197): parallel function calls, which
+ * Gemini sends as several parts of one chunk, lost all but the first — and Quarry streams every
+ * model call (LangGraph's messages mode). A chunk with several parts is rebuilt from all of them
+ * through the library's own non-streaming converter; single-part chunks are left as they are.
+ */
+async function keepEveryStreamedPart(model: BaseChatModel): Promise<BaseChatModel> {
+  const { AIMessageChunk } = await import("@langchain/core/messages");
+  const { ChatGenerationChunk } = await import("@langchain/core/outputs");
+  const connection = (model as unknown as { connection?: { api?: GeminiApi } }).connection;
+  const api = connection?.api; // a getter that builds a new object per call: pin one, patched
+  if (!connection || !api) return model;
+  Object.defineProperty(connection, "api", { value: api, configurable: true });
+  const firstPartOnly = api.responseToChatGeneration.bind(api);
+  api.responseToChatGeneration = (response) => {
+    const chunk = firstPartOnly(response); // keeps the safety handling, usage and finish reason
+    const data = response.data as { candidates?: { content?: { parts?: unknown[] } }[] } | undefined;
+    if ((data?.candidates?.[0]?.content?.parts?.length ?? 0) <= 1) return chunk;
+    const full = api.responseToBaseMessage(response);
+    const text = api.responseToString(response);
+    const first = chunk.message as { response_metadata?: Record<string, unknown> };
+    const calls = full.tool_calls ?? [];
+    return new ChatGenerationChunk({
+      text,
+      generationInfo: chunk.generationInfo as Record<string, unknown> | undefined,
+      message: new AIMessageChunk({
+        content: text,
+        tool_calls: calls.map((c) => ({
+          ...c,
+          args: c.args as Record<string, unknown>,
+          type: "tool_call" as const,
+        })),
+        tool_call_chunks: calls.map((c) => ({
+          name: c.name,
+          args: JSON.stringify(c.args),
+          id: c.id,
+          type: "tool_call_chunk" as const,
+        })),
+        additional_kwargs: full.additional_kwargs ?? {},
+        response_metadata: first.response_metadata ?? {},
+      }),
+    });
+  };
+  return model;
 }

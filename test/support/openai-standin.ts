@@ -1,0 +1,245 @@
+/**
+ * A loopback OpenAI-compatible server (the protocol Ollama, vLLM, llama.cpp's server and LM Studio
+ * speak): `POST /v1/chat/completions`, streamed as SSE `chat.completion.chunk`s with text deltas,
+ * tool calls streamed in pieces (id and name first, then argument fragments; several calls by
+ * `index` for parallel calls), `finish_reason`, a usage chunk when `stream_options.include_usage`
+ * asks for it, and `[DONE]`; errors in OpenAI's `{error: {message, type, code}}` shape. Answers from
+ * the same Script as the Google stand-in. Point the real ChatOpenAICompletions at it with
+ * QUARRY_OPENAI_BASE_URL=<baseUrl>.
+ */
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { HOLD_LIMIT_MS } from "./vertex-standin";
+import {
+  roleOf,
+  smartScript,
+  type Script,
+  type ScriptReply,
+  type ScriptRequest,
+  type ScriptTurn,
+} from "./scripted-model-script";
+
+export interface OpenAIStandinOptions {
+  script?: Script;
+  /** Models the server has (others answer 404 like Ollama's "model not found"). */
+  models?: string[];
+  /** Bearer key required, if any (a wrong one answers 401 invalid_api_key). */
+  apiKey?: string;
+  charsPerChunk?: number;
+  tokenDelayMs?: number;
+}
+
+interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool" | "developer";
+  content?: string | { type: string; text?: string }[] | null;
+  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: { type: "function"; function: { name: string } }[];
+}
+
+export interface RecordedOpenAIRequest {
+  body: ChatRequest;
+  authorization?: string;
+  request: ScriptRequest;
+  reply: ScriptReply;
+  closed: Promise<{ aborted: boolean; chunksSent: number }>;
+}
+
+export interface OpenAIStandin {
+  /** `http://127.0.0.1:<port>/v1`, the value of QUARRY_OPENAI_BASE_URL. */
+  baseUrl: string;
+  requests: RecordedOpenAIRequest[];
+  setScript(script: Script): void;
+  stop(): Promise<void>;
+}
+
+const text = (c: ChatMessage["content"]) =>
+  typeof c === "string" ? c : (c ?? []).map((p) => p.text ?? "").join("");
+
+/** Chat messages → the script's request. */
+export function normaliseChat(body: ChatRequest, call: number): ScriptRequest {
+  const names = new Map<string, string>();
+  let system = "";
+  const turns: ScriptTurn[] = [];
+  for (const m of body.messages ?? []) {
+    if (m.role === "system" || m.role === "developer") system += (system ? "\n" : "") + text(m.content);
+    else if (m.role === "user") turns.push({ role: "user", text: text(m.content) });
+    else if (m.role === "assistant") {
+      const calls = (m.tool_calls ?? []).map((c) => {
+        names.set(c.id, c.function.name);
+        return {
+          name: c.function.name,
+          args: JSON.parse(c.function.arguments || "{}") as Record<string, unknown>,
+        };
+      });
+      turns.push({ role: "model", text: text(m.content), toolCalls: calls });
+    } else if (m.role === "tool") {
+      turns.push({ role: "tool", text: text(m.content), toolName: names.get(m.tool_call_id ?? "") });
+    }
+  }
+  const tools = (body.tools ?? []).map((t) => t.function.name);
+  return { role: roleOf(system || turns[0]?.text || ""), system, turns, tools, call };
+}
+
+function sendError(res: http.ServerResponse, status: number, message: string, type: string, code?: string) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { message, type, param: null, code: code ?? null } }));
+}
+
+export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promise<OpenAIStandin> {
+  let script = opts.script ?? smartScript();
+  let calls = 0;
+  const requests: RecordedOpenAIRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      void (async () => {
+        if (req.method !== "POST" || req.url !== "/v1/chat/completions")
+          return sendError(res, 404, `No route ${req.method} ${req.url}`, "invalid_request_error");
+        const authorization = req.headers.authorization;
+        if (opts.apiKey && authorization !== `Bearer ${opts.apiKey}`) {
+          return sendError(
+            res,
+            401,
+            "Incorrect API key provided.",
+            "invalid_request_error",
+            "invalid_api_key",
+          );
+        }
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatRequest;
+        if (opts.models && !opts.models.includes(body.model)) {
+          return sendError(res, 404, `model "${body.model}" not found, try pulling it first`, "api_error");
+        }
+        const request = normaliseChat(body, calls++);
+        const reply = await script(request);
+        const sent = { n: 0 };
+        const closed = new Promise<{ aborted: boolean; chunksSent: number }>((resolve) =>
+          res.once("close", () => resolve({ aborted: !res.writableFinished, chunksSent: sent.n })),
+        );
+        requests.push({ body, authorization, request, reply, closed });
+        if (reply.error) return sendError(res, reply.error.status, reply.error.message, "api_error");
+        if (!body.stream) return complete(res, body, reply);
+        await stream(res, body, reply, opts, sent);
+      })().catch((err: unknown) => {
+        if (!res.headersSent) sendError(res, 500, String(err), "server_error");
+        else res.destroy();
+      });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    setScript(s) {
+      script = s;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function usageOf(reply: ScriptReply) {
+  const input = reply.usage?.input ?? 10;
+  const output = reply.usage?.output ?? Math.max(1, Math.ceil((reply.text ?? "").length / 4));
+  return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+}
+
+const toolCalls = (reply: ScriptReply) =>
+  (reply.toolCalls ?? []).map((c, i) => ({
+    id: `call_${i}_${c.name}`,
+    type: "function" as const,
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+
+function complete(res: http.ServerResponse, body: ChatRequest, reply: ScriptReply) {
+  const calls = toolCalls(reply);
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      id: `chatcmpl-${randomUUID()}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: reply.text ?? "",
+            ...(calls.length ? { tool_calls: calls } : {}),
+          },
+          finish_reason: calls.length ? "tool_calls" : "stop",
+        },
+      ],
+      usage: usageOf(reply),
+    }),
+  );
+}
+
+async function stream(
+  res: http.ServerResponse,
+  body: ChatRequest,
+  reply: ScriptReply,
+  opts: OpenAIStandinOptions,
+  sent: { n: number },
+) {
+  // Each completion has its own id, as real servers give (LangChain uses it as the message id).
+  const base = {
+    id: `chatcmpl-${randomUUID()}`,
+    object: "chat.completion.chunk",
+    created: 0,
+    model: body.model,
+  };
+  const deltas: Record<string, unknown>[] = [{ role: "assistant", content: "" }];
+  const size = opts.charsPerChunk ?? 8;
+  const t = reply.text ?? "";
+  for (let i = 0; i < t.length; i += size) deltas.push({ content: t.slice(i, i + size) });
+  toolCalls(reply).forEach((c, index) => {
+    deltas.push({
+      tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }],
+    });
+    // Arguments arrive in fragments, as real servers send them.
+    const args = c.function.arguments;
+    for (let i = 0; i < args.length; i += 7)
+      deltas.push({ tool_calls: [{ index, function: { arguments: args.slice(i, i + 7) } }] });
+  });
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const write = (chunk: object) => {
+    res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
+    sent.n++;
+  };
+  for (let i = 0; i < deltas.length; i++) {
+    if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
+    if (reply.holdAfterChunks !== undefined && i === reply.holdAfterChunks) {
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, HOLD_LIMIT_MS);
+        res.once("close", () => {
+          clearTimeout(timer);
+          r();
+        });
+      });
+    }
+    if (res.destroyed) return;
+    write({ choices: [{ index: 0, delta: deltas[i], finish_reason: null }] });
+  }
+  write({
+    choices: [{ index: 0, delta: {}, finish_reason: reply.toolCalls?.length ? "tool_calls" : "stop" }],
+  });
+  if (body.stream_options?.include_usage) write({ choices: [], usage: usageOf(reply) });
+  res.end("data: [DONE]\n\n");
+}
