@@ -32,3 +32,5 @@ export function findFirestoreEmulator(env?: Record<string, string | undefined>):
   kind: string;
   bin?: string;
 };
+/** The start-up banner's model line(s), read from the running function's GET /client-config. */
+export function modelLines(apiUrl: string): Promise<string[]>;

@@ -400,7 +400,33 @@ async function main() {
   console.log(
     `[quarry] Auth emulator: ${stack.urls.auth ?? "-"}   Firestore emulator: ${stack.urls.firestore ?? "-"}`,
   );
+  if (stack.urls.api) {
+    for (const line of await modelLines(stack.urls.api)) console.log(`[quarry] ${line}`);
+  }
   console.log("[quarry] Ready. Press Ctrl-C to stop.");
+}
+
+/**
+ * The model line(s) of the start-up banner, from the function itself (`GET /client-config`), so
+ * they say what the running function will use: one line naming the provider and model, or what
+ * is wrong and the three ways to get a model, one line each.
+ */
+export async function modelLines(apiUrl) {
+  let model;
+  try {
+    const res = await fetch(`${apiUrl}/client-config`);
+    model = (await res.json()).model;
+  } catch (err) {
+    return [`Model: unknown (GET /client-config failed: ${err.message})`];
+  }
+  if (!model) return ["Model: unknown (the function did not say)"];
+  if (model.ready) {
+    return [`Model: ${model.providerName} · ${model.model}${model.endpoint ? ` at ${model.endpoint}` : ""}`];
+  }
+  return [
+    `Model: NOT CONFIGURED. ${model.message}`,
+    ...model.setup.map((o, i) => `  ${i + 1}. ${o.title}: ${o.command}${o.link ? `   (${o.link})` : ""}`),
+  ];
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -2,7 +2,8 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { signOut, type User } from "firebase/auth";
 import { createApiClient } from "./api/client";
-import type { ClientConfig } from "./config";
+import { isLocal, type ClientConfig } from "./config";
+import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
@@ -90,6 +91,11 @@ export function Workspace({ cfg, fb, user }: Props) {
             </select>
           </label>
         </div>
+        {cfg.model?.ready && (
+          <span className="model small muted" title="The AI model answering">
+            {cfg.model.providerName} · {cfg.model.model}
+          </span>
+        )}
         <span className="user small" title={user.email ?? user.uid}>
           {user.email ?? "Signed in"}
         </span>
@@ -133,11 +139,15 @@ export function Workspace({ cfg, fb, user }: Props) {
             }
           />
         </aside>
-        <Chat
-          chat={chat}
-          settings={settings}
-          onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
-        />
+        {cfg.model && !cfg.model.ready ? (
+          <SetupCard model={cfg.model} local={isLocal(cfg)} />
+        ) : (
+          <Chat
+            chat={chat}
+            settings={settings}
+            onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
+          />
+        )}
       </div>
     </div>
   );

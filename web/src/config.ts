@@ -6,7 +6,19 @@
  */
 import type { FirebaseOptions } from "firebase/app";
 
+/** The server's model, or why it has none (`GET /client-config` → `model`). */
+export type ModelSetup =
+  | { ready: true; provider: string; providerName: string; model: string }
+  | {
+      ready: false;
+      error: string;
+      message: string;
+      setup: { provider: string; title: string; command: string; link?: string }[];
+    };
+
 export interface ClientConfig {
+  /** Unset when the server is older than this page or did not say. */
+  model?: ModelSetup;
   projectId: string;
   region: string;
   /** The function URL itself: streams must not go through the Hosting rewrite (it buffers). */
@@ -25,6 +37,7 @@ export class ConfigError extends Error {
 }
 
 interface ServerConfig {
+  model?: ModelSetup;
   projectId?: string;
   region?: string;
   apiUrl?: string;
@@ -64,6 +77,7 @@ export async function loadClientConfig(): Promise<ClientConfig> {
   const region = env.VITE_QUARRY_REGION || server?.region || "us-central1";
   const authEmulatorUrl = env.VITE_QUARRY_AUTH_EMULATOR_URL || server?.authEmulatorUrl;
   return {
+    model: server?.model,
     projectId,
     region,
     apiUrl: (env.VITE_QUARRY_API_URL || server?.apiUrl || functionUrl(projectId, region)).replace(/\/$/, ""),

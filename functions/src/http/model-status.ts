@@ -7,7 +7,7 @@ import { config } from "../config";
 import { PROVIDER_NAMES, resolveModel, type SetupOption } from "../agent/model/choose";
 
 export type ClientModelStatus =
-  | { ready: true; provider: string; providerName: string; model: string }
+  | { ready: true; provider: string; providerName: string; model: string; endpoint?: string }
   | {
       ready: false;
       error: string;
@@ -19,13 +19,16 @@ let cached: ClientModelStatus | undefined;
 
 export function clientModelStatus(): ClientModelStatus {
   if (cached) return cached;
-  const status = resolveModel(config().model);
+  const cfg = config();
+  const status = resolveModel(cfg.model);
   cached = status.ready
     ? {
         ready: true,
         provider: status.provider,
         providerName: PROVIDER_NAMES[status.provider],
         model: status.model,
+        // Locally the launcher prints where requests go; a deployed function keeps that to itself.
+        ...(cfg.inEmulator ? { endpoint: status.endpoint } : {}),
       }
     : { ready: false, error: status.error, message: status.message, setup: [...status.setup] };
   return cached;
