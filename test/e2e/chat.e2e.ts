@@ -1,6 +1,6 @@
 /**
- * The web page end to end in Debian Chromium against the whole local stack (Firestore with the
- * rules, functions, auth and hosting emulators, DuckDB sample data, the Vertex AI stand-in):
+ * The web page end to end in Chromium against the whole local stack (Firestore with the rules,
+ * functions, auth and hosting emulators, DuckDB sample data, the Gemini Developer API stand-in):
  * sign in, ask, watch SQL/table/chart arrive while the answer streams, sort, switch chart,
  * download the CSV, rename, reload, stop a run midway, delete, and a second user sees nothing of
  * the first. Screenshots go to test-results/e2e/.
@@ -68,6 +68,8 @@ describe("Quarry in the browser", () => {
     await page.getByRole("button", { name: "Continue as test user" }).click();
     await page.getByRole("button", { name: "+ New conversation" }).waitFor();
     await page.getByText("test-user@quarry.local").waitFor();
+    // The header names the model answering: the Gemini Developer API, chosen by GEMINI_API_KEY alone.
+    await page.getByText("Gemini Developer API · gemini-2.5-flash").waitFor();
     await screenshot(page, "01-signed-in");
   });
 

@@ -4,20 +4,30 @@ import { startVertexStandin } from "./vertex-standin";
 import { e2eScript } from "./e2e-script";
 
 /**
- * Browser tests: the whole local product — Firestore (with firestore.rules), functions, auth and
- * hosting emulators, the DuckDB sample warehouse, and the loopback Vertex AI stand-in the function
- * reaches through VERTEX_AI_EMULATOR_HOST (its self-signed certificate trusted via
- * NODE_EXTRA_CA_CERTS). Answer tokens are streamed with a small delay so a page can watch them.
+ * Browser tests: the whole local product as a newcomer with a Gemini API key runs it
+ * (`GEMINI_API_KEY=… npm start`) — Firestore (with firestore.rules), functions, auth and hosting
+ * emulators, the DuckDB sample warehouse, and the Gemini Developer API played by the loopback
+ * Google stand-in (QUARRY_GEMINI_BASE_URL, its self-signed certificate trusted via
+ * NODE_EXTRA_CA_CERTS; it refuses any other key). The integration tests run on Vertex AI's path.
+ * Answer tokens are streamed with a small delay so a page can watch them.
  */
 export default async function setup(project: TestProject) {
-  const standin = await startVertexStandin({ script: e2eScript(), tokenDelayMs: 40, charsPerChunk: 12 });
+  const key = "AIza-e2e-test-key";
+  const standin = await startVertexStandin({
+    script: e2eScript(),
+    tokenDelayMs: 40,
+    charsPerChunk: 12,
+    apiKey: key,
+  });
   try {
     const teardown = await provideStack(project, {
       services: ["firestore", "functions", "auth", "hosting"],
       rules: "firestore.rules",
       env: {
         QUARRY_WAREHOUSE: "duckdb",
-        VERTEX_AI_EMULATOR_HOST: standin.host,
+        GEMINI_API_KEY: key,
+        QUARRY_GEMINI_BASE_URL: `https://${standin.host}`,
+        VERTEX_AI_EMULATOR_HOST: "",
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },
     });

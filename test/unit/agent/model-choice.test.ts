@@ -1,9 +1,9 @@
 /** Which model provider runs, from configuration alone (agent/model/choose.ts), and the secret it deploys with. */
 import { describe, expect, it } from "vitest";
 import { functionSecrets, readConfig } from "../../../functions/src/config";
-import { describeModel, resolveModel } from "../../../functions/src/agent/model";
+import { describeModel, resolveModel, type CredentialFacts } from "../../../functions/src/agent/model";
 
-const none = { credentialsFileExists: false, adcFileExists: false, onGoogleCloud: false };
+const none: CredentialFacts = { credentialsFileExists: false, adcFileExists: false, onGoogleCloud: false };
 const choose = (env: Record<string, string>, facts = none) =>
   resolveModel(readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...env }).model, facts);
 
@@ -66,9 +66,9 @@ describe("model provider choice", () => {
     expect(
       msg({ GOOGLE_APPLICATION_CREDENTIALS: "/nope.json" }, { ...none, credentialsFile: "/nope.json" }),
     ).toMatch(/points to \/nope\.json, which does not exist/);
-    expect(choose({}).ready).toBe(false);
-    if (!choose({}).ready)
-      expect(choose({}).setup.map((o) => o.provider)).toEqual(["gemini", "openai", "vertex"]);
+    const status = choose({});
+    expect(status.ready).toBe(false);
+    expect(!status.ready && status.setup.map((o) => o.provider)).toEqual(["gemini", "openai", "vertex"]);
   });
 
   it("refuses an unknown QUARRY_MODEL_PROVIDER", () => {
