@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
  * - unit:        test/unit/**\/*.test.ts and functions/src/**\/*.test.ts — nothing running.
  * - integration: test/integration/**\/*.int.ts — starts Firestore + functions + auth emulators.
  * - rules:       test/rules/**\/*.rules.ts — starts the Firestore emulator.
- * - e2e:         test/e2e/**\/*.e2e.ts — the whole stack plus Debian Chromium.
+ * - e2e:         test/e2e/**\/*.e2e.ts — the whole stack plus Chromium (test/support/browser.ts).
  */
 export default defineConfig({
   test: {

@@ -189,7 +189,8 @@ describe("formatBytes and errors in words", () => {
       errorInWords({ error: "model:unavailable", message: "The model is overloaded; try again shortly." }),
     ).toBe("The model is overloaded; try again shortly.");
     // A model message that mentions the network or a quota is still the model's, shown as it is.
-    const network = "Quarry could not reach Gemini Developer API. Check the network connection, then ask again.";
+    const network =
+      "Quarry could not reach Gemini Developer API. Check the network connection, then ask again.";
     expect(errorInWords({ error: "model:network", message: network })).toBe(network);
     const quota = "Gemini Developer API says the quota for gemini-2.5-flash is used up. Wait a minute.";
     expect(errorInWords({ error: "model:quota", message: quota })).toBe(quota);
