@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
 import { parseCsv } from "../support/csv";
+import { QUOTA } from "../support/e2e-script";
 
 const QUESTION = "What is the revenue by category, in detail?";
 const STOP_QUESTION = "Write me a long report on categories";
@@ -271,5 +272,21 @@ describe("Quarry in the browser", () => {
     await expect(page.locator("article.turn").count()).resolves.toBe(0);
     await expect(page.getByText(QUESTION).count()).resolves.toBe(0);
     await screenshot(page, "10-second-user-probe");
+  });
+
+  it("shows a model-service failure as the server words it, keeping the question", async () => {
+    await page.getByRole("button", { name: "+ New conversation" }).click();
+    const question = `${QUOTA} How many orders are there?`;
+    await ask(page, question);
+    await page.locator('article.turn[data-status="error"]').waitFor({ timeout: 60_000 });
+    const alert = lastTurn(page).getByRole("alert");
+    await expect(alert.textContent()).resolves.toMatch(
+      /^Gemini Developer API says the quota or rate limit for gemini-2\.5-flash is used up \(Resource has been exhausted \(e\.g\. check quota\)\.\)\. Wait a minute and ask again/,
+    );
+    await expect(lastTurn(page).textContent()).resolves.toContain(question);
+    await screenshot(page, "11-model-quota");
+    // The question was stored: it is still there after a reload.
+    await page.reload();
+    await page.locator("article.turn").filter({ hasText: question }).waitFor();
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { functionSecrets, readConfig } from "../../../functions/src/config";
 import { describeModel, resolveModel, type CredentialFacts } from "../../../functions/src/agent/model";
+import { serviceMessage } from "../../../functions/src/agent/model/errors";
 
 const none: CredentialFacts = { credentialsFileExists: false, adcFileExists: false, onGoogleCloud: false };
 const choose = (env: Record<string, string>, facts = none) =>
@@ -84,5 +85,31 @@ describe("model provider choice", () => {
     expect(functionSecrets({})).toEqual([]);
     // The emulator reads the key from the environment; a declared secret would send it to Secret Manager.
     expect(functionSecrets({ QUARRY_MODEL_PROVIDER: "gemini", FUNCTIONS_EMULATOR: "true" })).toEqual([]);
+  });
+});
+
+describe("the model service's own words in messages", () => {
+  it("reads each client library's error shape", () => {
+    // @google/generative-ai
+    expect(
+      serviceMessage(
+        new Error(
+          "[GoogleGenerativeAI Error]: Error fetching from https://x/v1beta/models/m:streamGenerateContent?alt=sse: " +
+            '[429 Too Many Requests] Resource has been exhausted (e.g. check quota). [{"@type":"x"}]',
+        ),
+      ),
+    ).toBe("Resource has been exhausted (e.g. check quota).");
+    // @langchain/google-common (Vertex AI)
+    expect(
+      serviceMessage(
+        new Error(
+          'Google request failed with status code 400: {"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}',
+        ),
+      ),
+    ).toBe("Request contains an invalid argument.");
+    // openai
+    expect(serviceMessage(new Error("429 Rate limit reached for requests"))).toBe(
+      "Rate limit reached for requests",
+    );
   });
 });

@@ -66,11 +66,16 @@ function facts(err: unknown): Facts {
   return { status, text: parts.join(" "), networkCode };
 }
 
-/** The service's own words, shortened: the part of a Google/OpenAI error body worth showing. */
-function serviceMessage(text: string): string {
-  const m = /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(text);
-  const raw = m ? m[1].replace(/\\"/g, '"') : text.replace(/^.*?\]\s*/, "");
-  return raw.length > 300 ? `${raw.slice(0, 300)}…` : raw;
+/**
+ * The service's own words, shortened: the `message` of a Google/OpenAI JSON error body, or the
+ * text after "[429 Too Many Requests]" (@google/generative-ai), or a leading status stripped.
+ */
+export function serviceMessage(err: unknown): string {
+  const raw = String((err as { message?: unknown })?.message ?? err);
+  const json = /"message"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(raw);
+  const bracketed = /\[\d{3}[^\]]*\]\s*([^[{]+)/.exec(raw);
+  const text = (json?.[1].replace(/\\"/g, '"') ?? bracketed?.[1] ?? raw.replace(/^\d{3}\s+/, "")).trim();
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 function authMessage(info: ModelInfo): string {
@@ -130,7 +135,7 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
   if (status === 429 || /RESOURCE_EXHAUSTED|RateLimitError|quota/i.test(text)) {
     return new QuarryError(
       "model:quota",
-      `${service} says the quota or rate limit for ${info.model} is used up (${serviceMessage(text)}). ` +
+      `${service} says the quota or rate limit for ${info.model} is used up (${serviceMessage(err)}). ` +
         "Wait a minute and ask again; if it persists, raise the quota or use a key or project with more.",
       opts,
     );
@@ -162,7 +167,7 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
   if (status !== undefined && status >= 500) {
     return new QuarryError(
       "model:unavailable",
-      `${service} is overloaded or failing (HTTP ${status}: ${serviceMessage(text)}). Your question is saved: ` +
+      `${service} is overloaded or failing (HTTP ${status}: ${serviceMessage(err)}). Your question is saved: ` +
         "ask again in a moment.",
       opts,
     );
@@ -170,7 +175,7 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
   if (status !== undefined && status >= 400) {
     return new QuarryError(
       "model:bad_request",
-      `${service} refused the request (HTTP ${status}): ${serviceMessage(text)}`,
+      `${service} refused the request (HTTP ${status}): ${serviceMessage(err)}`,
       opts,
     );
   }
