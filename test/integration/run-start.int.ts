@@ -278,7 +278,9 @@ describe("RunCheckpointer", () => {
       );
       await front.putWrites({ configurable: { thread_id: "t", checkpoint_id: "1ff-x" } }, [["x", 1]], "task");
       await expect(front.drain()).rejects.toThrow(/lease lost/);
-      await new Promise((r) => setTimeout(r, 50));
+      // Node reports an unhandled rejection once the microtasks of the turn that made it have run;
+      // the next macrotask comes after that report, so every rejection made so far has been seen.
+      await new Promise((r) => setImmediate(r));
       expect(unhandled).toEqual([]);
       expect(await checkpointCount(root, "t")).toBe(1); // only the first, committed with the lease
     } finally {

@@ -1,18 +1,22 @@
 /**
  * The Vertex AI stand-in's script for the API tests: the sample-data analyst (`smartScript`), plus
- * magic words a test puts in its question: "[slow]" makes the answer hundreds of streamed chunks
- * (time to cancel or disconnect midway), "[model-error]" makes the model answer 400 (a non-retried
- * Vertex AI error), "[stall]" makes every planner call wait 3 s before answering (time to look at
- * what is stored before the model has answered).
+ * magic words a test puts in its question: "[model-error]" makes the model answer 400 (a non-retried
+ * Vertex AI error), and words that stop a run at a known point for as long as the test needs, with
+ * no timing involved (no test relies on a stream being slow enough):
+ * - "[hold:<key>]" makes the planner's model call wait until the test releases <key>, and
+ *   "[hold-answer:<key>]" the generator's (see `hold-control.ts`): the lease and the user's message
+ *   are stored, the model has not answered;
+ * - "[midway]" makes the answer stream its first chunks and then stop until the function drops the
+ *   model call (a cancel, a disconnect, a delete), bounded by the stand-in's HOLD_LIMIT_MS.
  */
-import { questionOf, smartScript, type Script } from "./scripted-model-script";
+import { HOLD_ANSWER_WORD, HOLD_WORD, type HoldServer } from "./hold-control";
+import { questionOf, smartScript, type Script, type ScriptReply } from "./scripted-model-script";
 
-export const SLOW = "[slow]";
 export const MODEL_ERROR = "[model-error]";
-export const STALL = "[stall]";
-const STALL_MS = 3000;
+export const MIDWAY = "[midway]";
+const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
 
-export function apiScript(): Script {
+export function apiScript(opts: { holds?: HoldServer } = {}): Script {
   const base = smartScript();
   return async (req) => {
     const q = questionOf(req);
@@ -21,11 +25,32 @@ export function apiScript(): Script {
         error: { status: 400, message: "Request contains an invalid argument (scripted model error)." },
       };
     }
-    if (req.role === "planner" && q.includes(STALL)) await new Promise((r) => setTimeout(r, STALL_MS));
-    const reply = await base(req);
-    if (req.role === "generator" && q.includes(SLOW)) {
-      return { ...reply, text: "This answer streams slowly so the test can stop it midway. ".repeat(150) };
+    const word = req.role === "planner" ? HOLD_WORD : req.role === "generator" ? HOLD_ANSWER_WORD : undefined;
+    const key = word?.exec(q)?.[1];
+    if (key) {
+      const failed = await holdOn(key, opts.holds);
+      if (failed) return failed;
     }
+    const reply = await base(req);
+    if (req.role === "generator" && q.includes(MIDWAY))
+      return { ...reply, text: LONG_ANSWER, holdAfterChunks: 3 };
     return reply;
   };
+}
+
+/** Waits at the hold; a hold that cannot work or is never released fails the call, saying why. */
+async function holdOn(key: string, holds: HoldServer | undefined): Promise<ScriptReply | undefined> {
+  if (!holds) {
+    return {
+      error: { status: 400, message: `Hold "${key}": this stand-in was started without a hold server.` },
+    };
+  }
+  const outcome = await holds.hold(key);
+  if (outcome === "released") return undefined;
+  const why =
+    outcome === "timeout"
+      ? `was never released within ${holds.timeoutMs} ms (the test must release it)`
+      : "was let go because the test stack is shutting down";
+  // 400: ChatVertexAI does not retry it, so the run ends with an error event at once.
+  return { error: { status: 400, message: `The model call held on "${key}" ${why}.` } };
 }

@@ -3,18 +3,25 @@ import { freePort } from "../../scripts/stack.mjs";
 import { apiScript } from "./api-script";
 import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
+import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
 
 /**
  * Integration tests: Firestore (Java) + functions + auth emulators on free ports, the DuckDB sample
  * warehouse, and the loopback Vertex AI stand-in (trusted through NODE_EXTRA_CA_CERTS). The function
  * reaches Firestore through a fault-injecting proxy (tests can cut it); tests themselves talk to the
- * emulator directly.
+ * emulator directly. The stand-in's script can hold a model call until a test releases it (the hold
+ * control server, `hold-control.ts`), so tests stop a run at a known point instead of sleeping.
  */
 export default async function setup(project: TestProject) {
   const firestorePort = await freePort();
   const proxy = await startFaultProxy("127.0.0.1", firestorePort);
-  const standin = await startVertexStandin({ script: apiScript(), tokenDelayMs: 5, charsPerChunk: 16 });
+  const holds = await startHoldServer();
+  const standin = await startVertexStandin({
+    script: apiScript({ holds }),
+    tokenDelayMs: 5,
+    charsPerChunk: 16,
+  });
   try {
     const teardown = await provideStack(project, {
       services: ["firestore", "functions", "auth"],
@@ -34,14 +41,22 @@ export default async function setup(project: TestProject) {
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },
       functionsEnv: { FIRESTORE_EMULATOR_HOST: proxy.address },
-      extraEnv: { QUARRY_TEST_FAULT_URL: proxy.controlUrl },
+      extraEnv: {
+        QUARRY_TEST_FAULT_URL: proxy.controlUrl,
+        [HOLD_URL_ENV]: holds.url,
+        // For tests that run the function's app in their own process (disconnect.int.ts).
+        QUARRY_TEST_VERTEX_HOST: standin.host,
+        QUARRY_TEST_VERTEX_CERT: standin.certFile,
+      },
     });
     return async () => {
+      await holds.close(); // a run still held gets its error now, not at the hold's timeout
       await teardown();
       await standin.stop();
       await proxy.close();
     };
   } catch (err) {
+    await holds.close();
     await standin.stop();
     await proxy.close();
     throw err;

@@ -21,6 +21,11 @@ beforeAll(async () => {
   aliceThread = created.json.thread_id as string;
 });
 
+/** Resolves once this machine's clock reads at least `ms` (epoch milliseconds). */
+async function untilClock(ms: number): Promise<void> {
+  while (Date.now() < ms) await new Promise((r) => setTimeout(r, ms - Date.now()));
+}
+
 describe("tokens", () => {
   const now = Math.floor(Date.now() / 1000);
   const claims = (over: Record<string, unknown>) => ({
@@ -59,8 +64,14 @@ describe("tokens", () => {
     ).toBe(200);
     const app = initializeApp({ projectId: "demo-quarry" }, `revoke-${Date.now()}`);
     try {
-      // Revocation is recorded with second precision: make sure it falls after the token's auth_time.
-      await new Promise((r) => setTimeout(r, 1100));
+      // Revocation is recorded with second precision: it must fall in a later second than the token's
+      // auth_time. Wait for exactly that (same clock as the Auth emulator), not a fixed time.
+      const authTime = (
+        JSON.parse(Buffer.from(carol.idToken.split(".")[1], "base64url").toString()) as {
+          auth_time: number;
+        }
+      ).auth_time;
+      await untilClock((authTime + 1) * 1000);
       await getAuth(app).revokeRefreshTokens(carol.uid);
     } finally {
       await deleteApp(app);

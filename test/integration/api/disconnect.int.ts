@@ -1,0 +1,86 @@
+/**
+ * A client that disconnects mid-stream stops its run. Tested on the function's own express app,
+ * served from this process, because firebase-tools' functions emulator never tells a function that
+ * its client left: its proxy only unpipes the response (the worker's request stays open and the
+ * worker is marked idle), so through the emulator the run always goes on to the end. Everything
+ * else is the integration stack's: the Firestore and Auth emulators and the Vertex AI stand-in.
+ */
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { deleteApp, initializeApp, type App } from "firebase-admin/app";
+import { getFirestore, type Firestore } from "firebase-admin/firestore";
+import type { Client } from "@langchain/langgraph-sdk";
+import { signUp } from "../../support/auth-emulator";
+import { sdkClient } from "../../support/api-client";
+import { MIDWAY } from "../../support/api-script";
+import { stackEnv } from "../../support/stack-env";
+import { trustCertificate } from "../../support/vertex-standin-cert";
+
+type Ev = { event: string; data: unknown };
+type Msg = { type: string; content: unknown; tool_calls?: unknown[] };
+
+let server: http.Server;
+let client: Client;
+let admin: App;
+let db: Firestore;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  // The function's configuration, as the stack gives it to the emulated function.
+  Object.assign(process.env, {
+    QUARRY_WAREHOUSE: "duckdb",
+    QUARRY_RUN_LEASE_SECONDS: "10",
+    VERTEX_AI_EMULATOR_HOST: stack.env.QUARRY_TEST_VERTEX_HOST,
+  });
+  trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
+  const { createApp } = await import("../../../functions/src/http/app");
+  server = http.createServer(createApp());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  client = sdkClient(api, await signUp(stack.urls.auth!));
+  admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `disconnect-${Date.now()}`);
+  db = getFirestore(admin);
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r));
+  if (admin) await deleteApp(admin);
+});
+
+it("stops the run when the client disconnects mid-stream; the lease is released", async () => {
+  const thread = await client.threads.create();
+  const question = `${MIDWAY} Describe the orders table in detail`;
+  const controller = new AbortController();
+  let tokens = 0;
+  try {
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: { messages: [{ type: "human", content: question }] },
+      streamMode: ["messages-tuple"],
+      signal: controller.signal,
+    }) as AsyncIterable<Ev>) {
+      const node = (ev.data as [unknown, { langgraph_node?: string }] | undefined)?.[1]?.langgraph_node;
+      // The answer has started, and stops midway until the run drops its model call: only the
+      // disconnect can end this run.
+      if (ev.event === "messages" && node === "generator" && ++tokens === 1) controller.abort();
+    }
+  } catch {
+    /* the aborted fetch rejects */
+  }
+  expect(tokens).toBe(1);
+  // The server notices on its own: wait for the condition, bounded.
+  await expect
+    .poll(async () => (await db.collection("threads").doc(thread.thread_id).get()).get("run"), {
+      timeout: 20_000,
+    })
+    .toBeNull();
+  const state = await client.threads.getState(thread.thread_id);
+  const msgs = (state.values as { messages: Msg[] }).messages;
+  // The user's message was checkpointed even though the answer was cut off...
+  expect(msgs[0]).toMatchObject({ type: "human", content: question });
+  // ...and the run was stopped, not finished: no answer was stored (the AI messages are the
+  // planner's tool calls).
+  const answers = msgs.filter((m) => m.type === "ai" && !m.tool_calls?.length);
+  expect(answers).toEqual([]);
+});
