@@ -5,6 +5,7 @@
  * `firebase deploy` asks for them or reads them from `functions/.env.<project>`; runtime settings
  * are read once, validated, and frozen.
  */
+import path from "node:path";
 import { defineInt, defineSecret, defineString } from "firebase-functions/params";
 
 /** Region of the `api` function. */
@@ -131,6 +132,8 @@ export interface AgentConfig {
 }
 
 export interface RuntimeConfig {
+  /** Folder of authored context files (`*.yaml`), deployed with the function. */
+  contextDir: string;
   /** Google Cloud / Firebase project id. */
   projectId: string;
   /** True inside firebase-tools' functions emulator. */
@@ -182,6 +185,8 @@ export function readConfig(env: Env): RuntimeConfig {
     );
   }
   return Object.freeze({
+    // functions/src/config.ts and functions/lib/config.js both sit one level below functions/.
+    contextDir: env.QUARRY_CONTEXT_DIR || path.resolve(__dirname, "..", "context"),
     projectId,
     inEmulator: env.FUNCTIONS_EMULATOR === "true",
     emulators: Object.freeze({

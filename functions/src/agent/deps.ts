@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentConfig } from "../config";
 import type { QuarryError } from "../errors";
 import type { ModelInfo } from "./model/errors";
+import type { KnowledgeBase } from "../context/knowledge";
 
 export interface AgentDeps {
   /** Unset when no model can run: every model call then fails with `modelUnavailable`. */
@@ -20,6 +21,8 @@ export interface AgentDeps {
   digestChars: number;
   /** SQL dialect the prompt names, and the warehouse's note on it. */
   dialect: { name: string; note: string };
+  /** The team's authored context (glossary, rules, notes, verified queries); absent when none. */
+  knowledge?: KnowledgeBase;
   /** Clock, injectable so prompts are reproducible in tests. */
   now: () => Date;
 }

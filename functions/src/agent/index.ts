@@ -8,6 +8,8 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
+import type { KnowledgeBase } from "../context/knowledge";
+import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 
 export { turnInput } from "./graph";
@@ -44,6 +46,8 @@ export interface CreateAgentGraphOptions {
   toolTimeoutMs?: number;
   /** Clock for prompts (tests pin it). */
   now?: () => Date;
+  /** The team's authored context; defaults to the files in `config.contextDir` that fit the warehouse. */
+  knowledge?: KnowledgeBase;
 }
 
 const DIALECTS = {
@@ -66,11 +70,13 @@ export async function createGraphFactory(
   const cfg = opts.config ?? runtimeConfig();
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
+  let knowledge = opts.knowledge;
   if (opts.tools) {
     tools = opts.tools;
   } else {
     const { getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const warehouse = await getWarehouse(cfg.warehouse);
+    knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
     tools = createWarehouseTools(warehouse, {
       previewRows: cfg.warehouse.previewRows,
       previewChars: cfg.warehouse.previewChars,
@@ -88,6 +94,7 @@ export async function createGraphFactory(
     digestChars: cfg.warehouse.previewChars,
     dialect,
     now: opts.now ?? (() => new Date()),
+    ...(knowledge && !knowledge.empty ? { knowledge } : {}),
   };
   return (checkpointer) => buildGraph(deps, checkpointer);
 }
@@ -113,4 +120,14 @@ async function modelDeps(
       modelUnavailable: new QuarryError("model:not_configured", err.message),
     };
   }
+}
+
+/** The context files that fit this warehouse; a bad file is logged with its lines and left out. */
+async function loadTeamKnowledge(dir: string, warehouse: Warehouse): Promise<KnowledgeBase> {
+  const { loadKnowledge } = await import("../context/index.js");
+  const { knowledge, report } = await loadKnowledge(dir, warehouse);
+  const logger = await import("firebase-functions/logger");
+  for (const err of report.failed) logger.error(`Authored context not used. ${err.message}`);
+  if (report.loaded.length) logger.info(`Authored context loaded: ${report.loaded.join(", ")}`);
+  return knowledge;
 }

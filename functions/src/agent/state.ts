@@ -24,6 +24,8 @@ export interface SystemContext {
   dialectNote: string;
   /** One line per table the model may query. */
   tables: string[];
+  /** The team's knowledge chosen for this turn's question (authored context), as prompt text. */
+  knowledge?: string;
 }
 
 /** One tool call of the current turn and what came of it. */

@@ -9,12 +9,15 @@ export function buildSystemContext(input: {
   dialect: string;
   dialectNote: string;
   tables: TableInfo[];
+  /** The authored knowledge chosen for the question, rendered ("" for none). */
+  knowledge?: string;
 }): SystemContext {
   return {
     now: input.now.toISOString(),
     dialect: input.dialect,
     dialectNote: input.dialectNote,
     tables: input.tables.map(describeTableLine),
+    knowledge: input.knowledge ?? "",
   };
 }
 
@@ -42,6 +45,7 @@ export function renderPreamble(sys: SystemContext, user: UserContext, summary: s
     dialect: sys.dialect,
     dialectNote: sys.dialectNote,
     tables: sys.tables.length ? sys.tables.join("\n") : "(no tables are available)",
+    knowledge: sys.knowledge ?? "",
     userContext: renderUserContext(user),
     summary: summary ? `Summary of the earlier conversation: ${summary}\n` : "",
   });

@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
 import { buildSystemContext } from "../context/system-context";
+import { renderKnowledge } from "../../context/knowledge";
 import { messageText, turnStartIndex } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
@@ -68,6 +69,7 @@ export function makeIngress(deps: AgentDeps) {
       return { ...reset, refusal, finalAnswer: refusal, messages: [new AIMessage(refusal)] };
     }
     const tables = await listTables(deps, config);
+    const question = messageText(state.messages[state.messages.length - 1]);
     return {
       ...reset,
       systemContext: buildSystemContext({
@@ -75,6 +77,7 @@ export function makeIngress(deps: AgentDeps) {
         dialect: deps.dialect.name,
         dialectNote: deps.dialect.note,
         tables,
+        knowledge: deps.knowledge ? renderKnowledge(deps.knowledge.forQuestion(question)) : "",
       }),
     };
   };

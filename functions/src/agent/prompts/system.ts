@@ -8,7 +8,7 @@ Current time: {now}
 SQL dialect: {dialect}. {dialectNote}
 Tables you may query:
 {tables}
-{userContext}{summary}`;
+{knowledge}{userContext}{summary}`;
 
 export const ROLE_PLANNER = "Role: planner.";
 export const ROLE_GENERATOR = "Role: answer writer.";

@@ -1,0 +1,62 @@
+/**
+ * Quarry's context layer (below the agent, beside the tools): the team's authored context files,
+ * validated against the warehouse, and what each question gets from them.
+ */
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import type { Warehouse } from "../tools/types";
+import { ContextFileError, loadContextFile, parseContextFile, type ContextFile } from "./authored";
+import { KnowledgeBase } from "./knowledge";
+
+export { ContextFileError, parseContextFile, validateAgainstWarehouse, loadContextFile } from "./authored";
+export type { ContextFile, ContextProblem } from "./authored";
+export {
+  KnowledgeBase,
+  renderKnowledge,
+  MAX_EXAMPLES,
+  KNOWLEDGE_HEADINGS,
+  type Knowledge,
+} from "./knowledge";
+
+export interface LoadReport {
+  loaded: string[];
+  /** Files about a dataset this warehouse does not have. */
+  skipped: string[];
+  /** Files that failed validation: not used, each problem with its line. */
+  failed: ContextFileError[];
+}
+
+/**
+ * Loads every `*.yaml` / `*.yml` context file in `dir` whose dataset this warehouse has. A file with
+ * problems is left out and reported (the agent still answers, without it); `strict` throws instead.
+ */
+export async function loadKnowledge(
+  dir: string,
+  warehouse: Warehouse,
+  opts: { strict?: boolean } = {},
+): Promise<{ knowledge: KnowledgeBase; report: LoadReport }> {
+  const report: LoadReport = { loaded: [], skipped: [], failed: [] };
+  const files: ContextFile[] = [];
+  if (!existsSync(dir)) return { knowledge: new KnowledgeBase([]), report };
+  const datasets = new Set(
+    (await warehouse.listTables()).map((t) => t.id.split(".").slice(0, -1).join(".").toLowerCase()),
+  );
+  for (const name of readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
+    const file = path.join(dir, name);
+    try {
+      const { context } = parseContextFile(readFileSync(file, "utf8"), file);
+      if (!datasets.has(context.dataset.toLowerCase())) {
+        report.skipped.push(file);
+        continue;
+      }
+      files.push(await loadContextFile(file, warehouse));
+      report.loaded.push(file);
+    } catch (err) {
+      if (!(err instanceof ContextFileError) || opts.strict) throw err;
+      report.failed.push(err);
+    }
+  }
+  return { knowledge: new KnowledgeBase(files), report };
+}

@@ -1,0 +1,151 @@
+/**
+ * From the authored context files, what one question gets: every rule, the glossary entries whose
+ * term or a synonym the question mentions (as words; plurals and one-letter typos in longer words
+ * allowed), the notes of the tables those entries, the examples or the question name, and the
+ * verified queries most similar to the question (MiniSearch, BM25 over the questions without stop
+ * words) as examples. Lexical and offline: no model call, no network.
+ */
+import MiniSearch from "minisearch";
+import type { ContextFile, GlossaryItem, VerifiedQueryItem } from "./authored";
+
+/** Verified queries shown as examples per question. */
+export const MAX_EXAMPLES = 3;
+
+export interface Knowledge {
+  rules: string[];
+  glossary: GlossaryItem[];
+  examples: VerifiedQueryItem[];
+  /** `table` → its note, and `table.column` → its note, for the tables that matter here. */
+  notes: Record<string, string>;
+}
+
+interface Doc {
+  id: number;
+  text: string;
+}
+
+const STOP_WORDS = new Set(
+  (
+    "a an and are as at be by for from has have how i in is it many me much of on or per show tell the " +
+    "their there these this to was were what when where which who why with"
+  ).split(" "),
+);
+
+/** Lower-case words, a trailing plural "s" dropped ("orders" → "order"). */
+export function words(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).map((w) =>
+    w.length > 3 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w,
+  );
+}
+
+/** At most one edit apart (insert, delete or substitute). */
+function nearlyEqual(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (Math.min(a.length, b.length) < 5 || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  let j = 0;
+  let edits = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      i++;
+      j++;
+      continue;
+    }
+    if (++edits > 1) return false;
+    if (a.length > b.length) i++;
+    else if (b.length > a.length) j++;
+    else {
+      i++;
+      j++;
+    }
+  }
+  return edits + (a.length - i) + (b.length - j) <= 1;
+}
+
+/** True when the phrase's words appear in a row among the question's words. */
+function mentions(question: string[], phrase: string): boolean {
+  const p = words(phrase);
+  if (!p.length) return false;
+  for (let i = 0; i + p.length <= question.length; i++) {
+    if (p.every((w, k) => nearlyEqual(w, question[i + k]))) return true;
+  }
+  return false;
+}
+
+/** The team's knowledge, indexed once; `forQuestion` picks what a question needs. */
+export class KnowledgeBase {
+  private readonly files: ContextFile[];
+  private readonly glossary: GlossaryItem[];
+  private readonly examples: VerifiedQueryItem[];
+  private readonly exampleIndex: MiniSearch<Doc>;
+
+  constructor(files: ContextFile[]) {
+    this.files = files;
+    this.glossary = files.flatMap((f) => f.glossary);
+    this.examples = files.flatMap((f) => f.verified_queries);
+    this.exampleIndex = new MiniSearch<Doc>({
+      fields: ["text"],
+      storeFields: [],
+      tokenize: (text) => words(text),
+      processTerm: (term) => (STOP_WORDS.has(term) ? null : term),
+    });
+    this.exampleIndex.addAll(this.examples.map((q, id) => ({ id, text: q.question })));
+  }
+
+  get empty(): boolean {
+    return this.files.length === 0;
+  }
+
+  forQuestion(question: string): Knowledge {
+    const asked = words(question);
+    const glossary = this.glossary.filter((g) => [g.term, ...g.synonyms].some((t) => mentions(asked, t)));
+    const examples = this.exampleIndex
+      .search(question, { fuzzy: 0.2, combineWith: "OR" })
+      .slice(0, MAX_EXAMPLES)
+      .map((r) => this.examples[r.id as number]);
+    const text = [question, ...glossary.map((g) => g.sql ?? ""), ...examples.map((e) => e.sql)]
+      .join(" ")
+      .toLowerCase();
+    const notes: Record<string, string> = {};
+    for (const f of this.files) {
+      for (const [name, t] of Object.entries(f.tables)) {
+        const id = name.includes(".") ? name : `${f.dataset}.${name}`;
+        const bare = id.split(".").pop()!.toLowerCase();
+        if (!text.includes(id.toLowerCase()) && !new RegExp(`\\b${bare}\\b`).test(text)) continue;
+        if (t.description) notes[id] = t.description;
+        for (const [col, note] of Object.entries(t.columns)) notes[`${id}.${col}`] = note;
+      }
+    }
+    return { rules: this.files.flatMap((f) => f.rules), glossary, examples, notes };
+  }
+}
+
+/** The knowledge as a prompt block ("" when there is none). Prompt text is data: see KNOWLEDGE_HEADINGS. */
+export function renderKnowledge(k: Knowledge): string {
+  const sections: [string, string[]][] = [
+    [KNOWLEDGE_HEADINGS.rules, k.rules.map((r) => `- ${r}`)],
+    [
+      KNOWLEDGE_HEADINGS.glossary,
+      k.glossary.map(
+        (g) =>
+          `- ${g.term}${g.synonyms.length ? ` (also: ${g.synonyms.join(", ")})` : ""}: ${g.meaning}` +
+          (g.sql ? ` Computed as: ${g.sql}` : ""),
+      ),
+    ],
+    [KNOWLEDGE_HEADINGS.notes, Object.entries(k.notes).map(([name, note]) => `- ${name}: ${note}`)],
+    [
+      KNOWLEDGE_HEADINGS.examples,
+      k.examples.map((e) => `- Question: ${e.question}\n  Verified query: ${e.sql}`),
+    ],
+  ];
+  const body = sections.filter(([, items]) => items.length).map(([h, items]) => `${h}\n${items.join("\n")}`);
+  return body.length ? `${body.join("\n")}\n` : "";
+}
+
+/** Headings of the knowledge block in prompts. */
+export const KNOWLEDGE_HEADINGS = {
+  rules: "Rules that always apply (from the team):",
+  glossary: "Business terms in this question (use these definitions):",
+  notes: "Notes on the tables involved:",
+  examples: "Verified queries for similar questions (adapt them; they are known to be right):",
+} as const;
