@@ -12,6 +12,7 @@ import { launchBrowser, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
 import { parseCsv } from "../support/csv";
 import { QUOTA } from "../support/e2e-script";
+import { HOLD_URL_ENV, holdClient } from "../support/hold-control";
 
 const QUESTION = "What is the revenue by category, in detail?";
 const STOP_QUESTION = "Write me a long report on categories";
@@ -95,15 +96,28 @@ describe("Quarry in the browser", () => {
         }
       }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
     });
-    await ask(page, QUESTION);
+    // The answer pauses after a few chunks until this test releases it: whatever the machine's
+    // speed, the SQL, table and chart must be on the page while the answer is still streaming.
+    const holds = holdClient(stackEnv().env[HOLD_URL_ENV]);
+    const pause = holds.newKey("stream");
+    await ask(page, `${QUESTION} [pause:${pause}]`);
     await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
     threadId = page.url().split("/t/")[1];
-    await lastTurn(page).locator("table tbody tr").first().waitFor();
+    const streaming = page.locator('article.turn[data-status="streaming"]');
+    await streaming.locator("table tbody tr").first().waitFor();
+    await streaming.locator(".chart-host svg").waitFor();
+    await expect
+      .poll(async () => ((await streaming.locator(".answer p:not(.muted)").textContent()) ?? "").length)
+      .toBeGreaterThan(0);
+    const partial = ((await streaming.locator(".answer p:not(.muted)").textContent()) ?? "").length;
     await screenshot(page, "02-streaming");
+    await holds.release(pause);
     await page.locator('article.turn[data-status="done"]').waitFor({ timeout: 60_000 });
     const seen = await page.evaluate(() => (window as unknown as { __seen: Record<string, unknown> }).__seen);
     expect(seen).toMatchObject({ sql: true, table: true, chart: true });
-    expect(seen.answerGrew as number).toBeGreaterThan(3);
+    // Tokens arrived in pieces: some before the pause, the rest after it.
+    expect(seen.answerGrew as number).toBeGreaterThanOrEqual(2);
+    expect((await lastTurn(page).locator(".answer").textContent())!.length).toBeGreaterThan(partial);
     expect(seen.phases).toContain("Answering");
 
     const turn = lastTurn(page);

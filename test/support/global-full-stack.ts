@@ -2,6 +2,7 @@ import type { TestProject } from "vitest/node";
 import { provideStack } from "./global-helpers";
 import { startVertexStandin } from "./vertex-standin";
 import { e2eScript } from "./e2e-script";
+import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 
 /**
  * Browser tests: the whole local product as a newcomer with a Gemini API key runs it
@@ -9,12 +10,14 @@ import { e2eScript } from "./e2e-script";
  * emulators, the DuckDB sample warehouse, and the Gemini Developer API played by the loopback
  * Google stand-in (QUARRY_GEMINI_BASE_URL, its self-signed certificate trusted via
  * NODE_EXTRA_CA_CERTS; it refuses any other key). The integration tests run on Vertex AI's path.
- * Answer tokens are streamed with a small delay so a page can watch them.
+ * Answer tokens are streamed with a small delay so a page can watch them; the hold control server
+ * lets a test pause an answer midway (`[pause:<key>]`) and release it when it has looked.
  */
 export default async function setup(project: TestProject) {
   const key = "AIza-e2e-test-key";
+  const holds = await startHoldServer();
   const standin = await startVertexStandin({
-    script: e2eScript(),
+    script: e2eScript({ holds }),
     tokenDelayMs: 40,
     charsPerChunk: 12,
     apiKey: key,
@@ -30,12 +33,15 @@ export default async function setup(project: TestProject) {
         VERTEX_AI_EMULATOR_HOST: "",
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },
+      extraEnv: { [HOLD_URL_ENV]: holds.url },
     });
     return async () => {
+      await holds.close();
       await teardown();
       await standin.stop();
     };
   } catch (err) {
+    await holds.close();
     await standin.stop();
     throw err;
   }

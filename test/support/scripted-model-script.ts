@@ -41,6 +41,9 @@ export interface ScriptReply {
   blocked?: boolean;
   /** Stand-ins: send this many chunks, then wait until the client closes the connection. */
   holdAfterChunks?: number;
+  /** Stand-ins: send this many chunks, then wait for `resume` (a test's release) before the rest. */
+  pauseAfterChunks?: number;
+  resume?: Promise<unknown>;
 }
 
 export type Script = (req: ScriptRequest) => ScriptReply | Promise<ScriptReply>;

@@ -265,6 +265,10 @@ async function stream(
       });
       if (res.destroyed) return;
     }
+    if (reply.pauseAfterChunks !== undefined && i === reply.pauseAfterChunks && reply.resume) {
+      await Promise.race([reply.resume, new Promise((r) => res.once("close", r))]);
+      if (res.destroyed) return;
+    }
     const body = JSON.stringify(response(reply, pieces[i], i === pieces.length - 1));
     res.write(sse ? `data: ${body}\r\n\r\n` : `${i ? ",\r\n" : ""}${body}`);
     sent.n++;

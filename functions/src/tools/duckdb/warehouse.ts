@@ -190,16 +190,23 @@ export class DuckDbWarehouse implements Warehouse {
     const started = Date.now();
     const conn = await this.connect();
     let interruptedBy: "timeout" | "cancel" | undefined;
+    let again: NodeJS.Timeout | undefined;
+    // DuckDB drops an interrupt that arrives before the statement runs, so once asked to stop it
+    // re-issues the interrupt until the query has settled.
     const interrupt = (why: "timeout" | "cancel") => {
-      interruptedBy ??= why;
+      if (interruptedBy) return;
+      interruptedBy = why;
       conn.interrupt();
+      again = setInterval(() => conn.interrupt(), 50);
     };
     const timer = setTimeout(() => interrupt("timeout"), this.timeoutMs);
     const onAbort = () => interrupt("cancel");
-    ctx.signal?.addEventListener("abort", onAbort, { once: true });
+    if (ctx.signal?.aborted) interrupt("cancel");
+    else ctx.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const { dry, prepared } = await this.prepare(conn, sql, ctx);
       ctx.onEstimate?.(dry);
+      if (interruptedBy) throw new Error("INTERRUPT");
       const result = await prepared.stream();
       const names = result.deduplicatedColumnNames();
       const types = result.columnTypes();
@@ -208,6 +215,7 @@ export class DuckDbWarehouse implements Warehouse {
       const collector = new RowCollector(this.cfg);
       let total = 0;
       for (;;) {
+        if (interruptedBy) throw new Error("INTERRUPT");
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
         total += chunk.rowCount;
@@ -246,6 +254,7 @@ export class DuckDbWarehouse implements Warehouse {
       throw mapDuckDbError(err, interruptedBy);
     } finally {
       clearTimeout(timer);
+      clearInterval(again);
       ctx.signal?.removeEventListener("abort", onAbort);
       conn.closeSync();
     }
