@@ -56,7 +56,7 @@ export function parseQuestions(text: string, file: string): EvalQuestion[] {
     try {
       json = JSON.parse(line);
     } catch (err) {
-      throw new Error(`${file}:${i + 1}: not valid JSON: ${(err as Error).message}`);
+      throw new Error(`${file}:${i + 1}: not valid JSON: ${(err as Error).message}`, { cause: err });
     }
     const parsed = QuestionLine.safeParse(json);
     if (!parsed.success) {
