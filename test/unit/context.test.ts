@@ -184,3 +184,33 @@ describe("the planner's prompt", () => {
     expect(system).toMatch(/- shop\.orders\.status: Order status/);
   });
 });
+
+describe("npm run context", () => {
+  it("prints, as JSON, what the planner gets for a question", { timeout: 60_000 }, async () => {
+    const { execFile } = await import("node:child_process");
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const root = path.resolve(__dirname, "../..");
+    const env = { ...process.env, HOME: mkdtempSync(path.join(tmpdir(), "quarry-ctx-home-")) };
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "scripts/context.ts", "What were sales by month in 2025?", "--json"],
+        { cwd: root, env, timeout: 55_000 },
+        (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)),
+      ),
+    );
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    expect(out.tables).toEqual([
+      "shop.customers",
+      "shop.order_items",
+      "shop.orders",
+      "shop.products",
+      "shop.web_events",
+    ]);
+    expect(out.glossary).toEqual(["revenue"]);
+    expect((out.examples as string[])[0]).toBe("What was revenue by month in 2025?");
+    expect(out.columns).toEqual(expect.arrayContaining(["shop.orders.status"]));
+    expect(out.promptTokens).toBeGreaterThan(300);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * `npm run context -- "<question>" [--json]`: what the planner would be given for a question — the
+ * tables, the team's rules, the glossary terms, table notes and verified examples chosen from the
+ * authored context, and the prompt's estimated tokens. It runs the real graph (same settings as the
+ * function: QUARRY_WAREHOUSE, QUARRY_DUCKDB_PATH, QUARRY_CONTEXT_DIR) up to the planner's model
+ * call and prints that call's prompt, so the command and the agent cannot disagree. No model is
+ * called: a recorder takes the planner's place and stops the turn.
+ */
+import { MemorySaver } from "@langchain/langgraph";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { createAgentGraph, turnInput } from "../functions/src/agent";
+import { estimateTokens } from "../functions/src/agent/context/history";
+import { readConfig } from "../functions/src/config";
+import { KNOWLEDGE_HEADINGS, loadKnowledge } from "../functions/src/context";
+import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+
+class Captured extends Error {}
+
+/** Stands in for the model: records the first prompt it is given and stops the turn there. */
+class PromptRecorder extends BaseChatModel {
+  prompt: BaseMessage[] | undefined;
+  _llmType() {
+    return "prompt-recorder";
+  }
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    this.prompt ??= messages;
+    throw new Captured("captured");
+  }
+  override bindTools() {
+    return this as never;
+  }
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const json = argv.includes("--json");
+  const question = argv
+    .filter((a) => a !== "--json")
+    .join(" ")
+    .trim();
+  if (!question) {
+    console.error('Usage: npm run context -- "<question>" [--json]');
+    return 2;
+  }
+  const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
+  const warehouse = await getWarehouse(cfg.warehouse);
+  const { knowledge, report } = await loadKnowledge(cfg.contextDir, warehouse);
+  for (const err of report.failed) console.error(`[context] not used: ${err.message}`);
+  const recorder = new PromptRecorder({});
+  const graph = await createAgentGraph({
+    checkpointer: new MemorySaver(),
+    model: recorder,
+    config: cfg,
+    knowledge,
+  });
+  try {
+    await graph.invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
+      configurable: { thread_id: "context", user_id: "context" },
+    });
+  } catch (err) {
+    if (!(err instanceof Captured) && !String(err).includes("captured")) throw err;
+  }
+  if (!recorder.prompt)
+    throw new Error("The turn ended before the planner's model call (the question was refused?).");
+  const system = String(recorder.prompt[0].content);
+  const chosen = knowledge.forQuestion(question);
+  const tables = (await warehouse.listTables()).map((t) => t.id);
+  const out = {
+    tables,
+    columns: Object.keys(chosen.notes).filter((k) => k.split(".").length > 2),
+    glossary: chosen.glossary.map((g) => g.term),
+    rules: chosen.rules,
+    examples: chosen.examples.map((e) => e.question),
+    values: [] as string[],
+    promptTokens: estimateTokens(recorder.prompt),
+  };
+  if (json) {
+    console.log(JSON.stringify(out, null, 2));
+  } else {
+    console.log(`Question: ${question}`);
+    console.log(`Context files: ${report.loaded.join(", ") || "(none)"} (${cfg.contextDir})`);
+    console.log(`Tables in the prompt: ${tables.length} — all of them (no schema linking yet)`);
+    console.log(`Glossary terms: ${out.glossary.join(", ") || "(none)"}`);
+    console.log(`Verified examples: ${out.examples.join(" | ") || "(none)"}`);
+    console.log(`Planner prompt: ~${out.promptTokens} tokens (estimated)\n`);
+    console.log("--- the planner's system prompt ---");
+    console.log(system);
+    if (!system.includes(KNOWLEDGE_HEADINGS.rules) && chosen.rules.length) {
+      throw new Error(
+        "The planner's prompt lacks the rules the context chose: the command and the agent disagree.",
+      );
+    }
+  }
+  await closeWarehouses();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`[context] ${(err as Error).stack ?? String(err)}`);
+    process.exit(1);
+  },
+);
