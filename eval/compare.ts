@@ -10,12 +10,15 @@ export interface Table {
   rows: Row[];
 }
 
-/** Numbers (and numeric strings, as BigQuery sends NUMERIC) within 0.5 cents or 0.01%. */
+/**
+ * Numbers (and numeric strings, as BigQuery sends NUMERIC) within 0.01 or 0.01%: two correct
+ * queries may round a half-cent differently (parallel floating-point sums are not ordered).
+ */
 function sameValue(a: unknown, b: unknown): boolean {
   const na = asNumber(a);
   const nb = asNumber(b);
   if (na !== undefined && nb !== undefined) {
-    return Math.abs(na - nb) <= Math.max(0.005, 1e-4 * Math.max(Math.abs(na), Math.abs(nb)));
+    return Math.abs(na - nb) <= Math.max(0.01 + 1e-9, 1e-4 * Math.max(Math.abs(na), Math.abs(nb)));
   }
   return normal(a) === normal(b);
 }
@@ -37,10 +40,24 @@ function normal(v: unknown): string {
   return date ? date[1] : s.trim();
 }
 
-/** A sort key that puts equal values together (numbers by value). */
-function sortKey(v: unknown): string {
-  const n = asNumber(v);
-  return n !== undefined ? `n:${(n + 1e15).toFixed(4).padStart(30, "0")}` : `s:${normal(v)}`;
+/** Orders values so equal ones end up together: numbers by value first, then text. */
+function compareValues(x: unknown, y: unknown): number {
+  const nx = asNumber(x);
+  const ny = asNumber(y);
+  if (nx !== undefined && ny !== undefined) return nx - ny;
+  if (nx !== undefined) return -1;
+  if (ny !== undefined) return 1;
+  const sx = normal(x);
+  const sy = normal(y);
+  return sx < sy ? -1 : sx > sy ? 1 : 0;
+}
+
+function compareRows(a: unknown[], b: unknown[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareValues(a[i], b[i]);
+    if (c !== 0) return c;
+  }
+  return 0;
 }
 
 function column(t: Table, name: string): unknown[] {
@@ -52,7 +69,7 @@ function sameList(a: unknown[], b: unknown[]): boolean {
 }
 
 function sorted(values: unknown[]): unknown[] {
-  return [...values].sort((x, y) => (sortKey(x) < sortKey(y) ? -1 : sortKey(x) > sortKey(y) ? 1 : 0));
+  return [...values].sort(compareValues);
 }
 
 /** Gold column → a distinct predicted column whose values match (as lists, or as multisets). */
@@ -81,10 +98,9 @@ export function sameResult(gold: Table, pred: Table, ordered: boolean): boolean 
   const goldRows = gold.rows.map((r) => gold.columns.map((c) => r[c]));
   const predRows = pred.rows.map((r) => mapping.map((c) => r[c]));
   if (ordered) return goldRows.every((r, i) => sameList(r, predRows[i]));
-  // Rows as whole tuples, multiset-equal: sort both by the tuple's key and compare in order.
-  const key = (r: unknown[]) => r.map(sortKey).join("|");
-  const a = [...goldRows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
-  const b = [...predRows].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
+  // Rows as whole tuples, multiset-equal: sort both the same way and compare in order.
+  const a = [...goldRows].sort(compareRows);
+  const b = [...predRows].sort(compareRows);
   return a.every((r, i) => sameList(r, b[i]));
 }
 

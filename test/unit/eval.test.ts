@@ -127,6 +127,44 @@ describe("result comparison", () => {
       ),
     ).toBe(false);
   });
+  it("keeps close numbers apart when matching rows (no precision lost in sorting)", () => {
+    const g = t(
+      ["c", "p"],
+      [
+        ["a", 6.14],
+        ["b", 6.16],
+        ["c", 5.9],
+      ],
+    );
+    expect(
+      sameResult(
+        g,
+        t(
+          ["c", "p"],
+          [
+            ["b", 6.16],
+            ["c", 5.9],
+            ["a", 6.14],
+          ],
+        ),
+        false,
+      ),
+    ).toBe(true);
+    expect(
+      sameResult(
+        g,
+        t(
+          ["c", "p"],
+          [
+            ["a", 6.16],
+            ["b", 6.14],
+            ["c", 5.9],
+          ],
+        ),
+        false,
+      ),
+    ).toBe(false);
+  });
   it("reads dates in their usual spellings as the same day", () => {
     const d = t(["month"], [["2025-01-01"]]);
     expect(sameResult(d, t(["m"], [["2025-01-01 00:00:00"]]), false)).toBe(true);
