@@ -13,7 +13,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
 import { estimateTokens } from "../functions/src/agent/context/history";
 import { readConfig } from "../functions/src/config";
-import { KNOWLEDGE_HEADINGS, loadKnowledge } from "../functions/src/context";
+import { KNOWLEDGE_HEADINGS, buildCatalog, linkSchema, loadKnowledge } from "../functions/src/context";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
 
 class Captured extends Error {}
@@ -66,14 +66,17 @@ async function main(): Promise<number> {
     throw new Error("The turn ended before the planner's model call (the question was refused?).");
   const system = String(recorder.prompt[0].content);
   const chosen = knowledge.forQuestion(question);
-  const tables = (await warehouse.listTables()).map((t) => t.id);
+  // The same linking the ingress node ran, on the same catalog, for the summary fields.
+  const catalog = await buildCatalog(warehouse, knowledge.allNotes());
+  const hints = [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)];
+  const linked = linkSchema(catalog, question, { hints });
   const out = {
-    tables,
-    columns: Object.keys(chosen.notes).filter((k) => k.split(".").length > 2),
+    tables: linked.tables.map((t) => t.id),
+    columns: [...new Set([...linked.columns, ...linked.values.map((v) => `${v.table}.${v.column}`)])],
     glossary: chosen.glossary.map((g) => g.term),
     rules: chosen.rules,
     examples: chosen.examples.map((e) => e.question),
-    values: [] as string[],
+    values: linked.values.map((v) => `${v.text} → ${v.table}.${v.column} = '${v.value}'`),
     promptTokens: estimateTokens(recorder.prompt),
   };
   if (json) {
@@ -81,7 +84,13 @@ async function main(): Promise<number> {
   } else {
     console.log(`Question: ${question}`);
     console.log(`Context files: ${report.loaded.join(", ") || "(none)"} (${cfg.contextDir})`);
-    console.log(`Tables in the prompt: ${tables.length} — all of them (no schema linking yet)`);
+    console.log(
+      `Tables in the prompt (best first): ${out.tables.join(", ")}` +
+        (linked.all
+          ? ` — all ${linked.total}: the catalog is small enough`
+          : ` — ${linked.total} in the catalog`),
+    );
+    console.log(`Values named: ${out.values.join("; ") || "(none)"}`);
     console.log(`Glossary terms: ${out.glossary.join(", ") || "(none)"}`);
     console.log(`Verified examples: ${out.examples.join(" | ") || "(none)"}`);
     console.log(`Planner prompt: ~${out.promptTokens} tokens (estimated)\n`);

@@ -5,6 +5,7 @@ import type { AgentConfig } from "../config";
 import type { QuarryError } from "../errors";
 import type { ModelInfo } from "./model/errors";
 import type { KnowledgeBase } from "../context/knowledge";
+import type { CatalogCache } from "../context/catalog";
 
 export interface AgentDeps {
   /** Unset when no model can run: every model call then fails with `modelUnavailable`. */
@@ -21,6 +22,8 @@ export interface AgentDeps {
   digestChars: number;
   /** SQL dialect the prompt names, and the warehouse's note on it. */
   dialect: { name: string; note: string };
+  /** The schema catalog for linking; absent when the graph was given tools (tests): all tables are listed. */
+  catalog?: CatalogCache;
   /** The team's authored context (glossary, rules, notes, verified queries); absent when none. */
   knowledge?: KnowledgeBase;
   /** Clock, injectable so prompts are reproducible in tests. */

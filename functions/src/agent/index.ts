@@ -9,6 +9,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
 import type { KnowledgeBase } from "../context/knowledge";
+import type { CatalogCache } from "../context/catalog";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 
@@ -71,12 +72,16 @@ export async function createGraphFactory(
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
   let knowledge = opts.knowledge;
+  let catalog: CatalogCache | undefined;
   if (opts.tools) {
     tools = opts.tools;
   } else {
     const { getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const warehouse = await getWarehouse(cfg.warehouse);
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
+    const { CatalogCache, buildCatalog } = await import("../context/index.js");
+    const notes = knowledge.allNotes();
+    catalog = new CatalogCache(() => buildCatalog(warehouse, notes));
     tools = createWarehouseTools(warehouse, {
       previewRows: cfg.warehouse.previewRows,
       previewChars: cfg.warehouse.previewChars,
@@ -95,6 +100,7 @@ export async function createGraphFactory(
     dialect,
     now: opts.now ?? (() => new Date()),
     ...(knowledge && !knowledge.empty ? { knowledge } : {}),
+    ...(catalog ? { catalog } : {}),
   };
   return (checkpointer) => buildGraph(deps, checkpointer);
 }

@@ -17,6 +17,8 @@ export {
   KNOWLEDGE_HEADINGS,
   type Knowledge,
 } from "./knowledge";
+export { buildCatalog, CatalogCache, MAX_VALUES, type Catalog, type CatalogTable } from "./catalog";
+export { linkSchema, renderLinkedTables, type LinkedSchema, type ValueMatch } from "./linking";
 
 export interface LoadReport {
   loaded: string[];

@@ -31,10 +31,14 @@ const STOP_WORDS = new Set(
   ).split(" "),
 );
 
-/** Lower-case words, a trailing plural "s" dropped ("orders" → "order"). */
+/** Lower-case words, plurals made singular ("orders" → "order", "countries" → "country"). */
 export function words(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).map((w) =>
-    w.length > 3 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w,
+    w.length > 4 && w.endsWith("ies")
+      ? `${w.slice(0, -3)}y`
+      : w.length > 3 && w.endsWith("s") && !w.endsWith("ss")
+        ? w.slice(0, -1)
+        : w,
   );
 }
 
@@ -63,7 +67,7 @@ function nearlyEqual(a: string, b: string): boolean {
 }
 
 /** True when the phrase's words appear in a row among the question's words. */
-function mentions(question: string[], phrase: string): boolean {
+export function mentions(question: string[], phrase: string): boolean {
   const p = words(phrase);
   if (!p.length) return false;
   for (let i = 0; i + p.length <= question.length; i++) {
@@ -90,6 +94,19 @@ export class KnowledgeBase {
       processTerm: (term) => (STOP_WORDS.has(term) ? null : term),
     });
     this.exampleIndex.addAll(this.examples.map((q, id) => ({ id, text: q.question })));
+  }
+
+  /** Every authored note: `table` and `table.column` → note (they override the warehouse's descriptions). */
+  allNotes(): Record<string, string> {
+    const notes: Record<string, string> = {};
+    for (const f of this.files) {
+      for (const [name, t] of Object.entries(f.tables)) {
+        const id = name.includes(".") ? name : `${f.dataset}.${name}`;
+        if (t.description) notes[id] = t.description;
+        for (const [col, note] of Object.entries(t.columns)) notes[`${id}.${col}`] = note;
+      }
+    }
+    return notes;
   }
 
   get empty(): boolean {

@@ -125,6 +125,11 @@ export interface Warehouse {
   readonly dialectNote: string;
   listTables(): Promise<TableInfo[]>;
   describeTable(table: string): Promise<TableSchema>;
+  /**
+   * A text column's distinct values when it has at most `limit` of them (else null), read without
+   * a billed query; engines that cannot (BigQuery) leave it out and the catalog uses sample rows.
+   */
+  columnValues?(table: string, column: string, limit: number): Promise<string[] | null>;
   /** Validates and estimates without running; refuses non-SELECT and out-of-scope tables. */
   dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult>;
   /** Dry-runs, checks budgets, calls ctx.onEstimate, then runs with every cap. */

@@ -9,6 +9,8 @@ export function buildSystemContext(input: {
   dialect: string;
   dialectNote: string;
   tables: TableInfo[];
+  /** Prompt lines for the tables instead (schema linking: the linked tables' full schemas). */
+  tableLines?: string[];
   /** The authored knowledge chosen for the question, rendered ("" for none). */
   knowledge?: string;
 }): SystemContext {
@@ -16,7 +18,7 @@ export function buildSystemContext(input: {
     now: input.now.toISOString(),
     dialect: input.dialect,
     dialectNote: input.dialectNote,
-    tables: input.tables.map(describeTableLine),
+    tables: input.tableLines ?? input.tables.map(describeTableLine),
     knowledge: input.knowledge ?? "",
   };
 }

@@ -9,7 +9,9 @@ import { z } from "zod";
 import type { AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
 import { buildSystemContext } from "../context/system-context";
-import { renderKnowledge } from "../../context/knowledge";
+import { renderKnowledge, type Knowledge } from "../../context/knowledge";
+import { linkSchema, renderLinkedTables } from "../../context/linking";
+import type { CatalogCache } from "../../context/catalog";
 import { messageText, turnStartIndex } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
@@ -68,19 +70,50 @@ export function makeIngress(deps: AgentDeps) {
     if (refusal) {
       return { ...reset, refusal, finalAnswer: refusal, messages: [new AIMessage(refusal)] };
     }
-    const tables = await listTables(deps, config);
     const question = messageText(state.messages[state.messages.length - 1]);
+    const chosen = deps.knowledge?.forQuestion(question);
+    const linked = deps.catalog
+      ? await linkedTables(deps.catalog, state.messages, question, chosen)
+      : undefined;
     return {
       ...reset,
       systemContext: buildSystemContext({
         now: deps.now(),
         dialect: deps.dialect.name,
         dialectNote: deps.dialect.note,
-        tables,
-        knowledge: deps.knowledge ? renderKnowledge(deps.knowledge.forQuestion(question)) : "",
+        tables: linked ? [] : await listTables(deps, config),
+        ...(linked ? { tableLines: linked } : {}),
+        knowledge: chosen ? renderKnowledge(chosen) : "",
       }),
     };
   };
+}
+
+/**
+ * The tables this question needs, with their full schemas (schema linking over the catalog, helped
+ * by the earlier questions of the conversation and the tables the chosen authored context names).
+ * A catalog that cannot be read falls back to the plain list.
+ */
+async function linkedTables(
+  catalog: CatalogCache,
+  messages: BaseMessage[],
+  question: string,
+  chosen: Knowledge | undefined,
+): Promise<string[] | undefined> {
+  try {
+    const c = await catalog.get();
+    const recent = messages
+      .slice(0, -1)
+      .filter((m) => m.getType() === "human")
+      .slice(-2)
+      .map(messageText);
+    const hints = chosen
+      ? [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)]
+      : [];
+    return renderLinkedTables(c, linkSchema(c, question, { recent, hints }));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -266,6 +266,21 @@ export class DuckDbWarehouse implements Warehouse {
     this.instance.closeSync();
   }
 
+  async columnValues(table: string, column: string, limit: number): Promise<string[] | null> {
+    const info = this.resolve(table);
+    const conn = await this.connect();
+    try {
+      const col = `"${column.replace(/"/g, '""')}"`;
+      const res = await conn.runAndReadAll(
+        `SELECT DISTINCT CAST(${col} AS VARCHAR) FROM ${quoteId(info.id)} WHERE ${col} IS NOT NULL LIMIT ${limit + 1}`,
+      );
+      const values = (res.getRows() as [string][]).map(([v]) => v);
+      return values.length > limit ? null : values.sort();
+    } finally {
+      conn.closeSync();
+    }
+  }
+
   private async connect(): Promise<DuckDBConnection> {
     if (this.closed) throw new WarehouseError("internal", "The DuckDB warehouse is closed.");
     return this.instance.connect();

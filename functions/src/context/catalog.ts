@@ -1,0 +1,103 @@
+/**
+ * The schema catalog: every table the agent may query with its columns (nested fields flattened
+ * as `a.b`), types, descriptions, partitioning, clustering and row counts, plus the values of
+ * low-cardinality text columns — all read from warehouse metadata (DuckDB's catalog and distinct
+ * values, which cost nothing; BigQuery's `tables.get` and the sample rows it reads without a job),
+ * never by billed queries. Authored notes override the warehouse's descriptions.
+ *
+ * Built once per instance and kept for `maxAgeMs` (a turn never re-lists the warehouse); `refresh`
+ * rebuilds it on demand.
+ */
+import type { ColumnInfo, TableInfo, Warehouse } from "../tools/types";
+
+/** Text columns with at most this many distinct values keep them in the catalog. */
+export const MAX_VALUES = 30;
+
+export interface CatalogColumn {
+  name: string;
+  type: string;
+  description?: string;
+  /** Distinct values of a low-cardinality text column. */
+  values?: string[];
+}
+
+export interface CatalogTable extends TableInfo {
+  columns: CatalogColumn[];
+}
+
+export interface Catalog {
+  tables: CatalogTable[];
+  builtAt: number;
+}
+
+const TEXT = /^(VARCHAR|STRING|TEXT|CHAR|ENUM)/i;
+
+function flatten(columns: ColumnInfo[], prefix = ""): ColumnInfo[] {
+  return columns.flatMap((c) => {
+    const name = `${prefix}${c.name}`;
+    return [{ ...c, name }, ...(c.fields ? flatten(c.fields, `${name}.`) : [])];
+  });
+}
+
+/** Reads the catalog from the warehouse's metadata (see the file's header). */
+export async function buildCatalog(
+  warehouse: Warehouse,
+  notes: Record<string, string> = {},
+  opts: { concurrency?: number } = {},
+): Promise<Catalog> {
+  const infos = await warehouse.listTables();
+  const tables: CatalogTable[] = new Array(infos.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < infos.length; i = next++) {
+      const info = infos[i];
+      const schema = await warehouse.describeTable(info.id);
+      const columns: CatalogColumn[] = [];
+      for (const c of flatten(schema.columns)) {
+        const col: CatalogColumn = { name: c.name, type: c.type };
+        const note = notes[`${info.id}.${c.name}`] ?? c.description;
+        if (note) col.description = note;
+        if (TEXT.test(c.type) && !c.name.includes(".")) {
+          const values = warehouse.columnValues
+            ? await warehouse.columnValues(info.id, c.name, MAX_VALUES)
+            : sampleValues(schema.sampleRows, c.name);
+          if (values?.length) col.values = values;
+        }
+        columns.push(col);
+      }
+      const description = notes[info.id] ?? info.description;
+      tables[i] = { ...info, ...(description ? { description } : {}), columns };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, infos.length) }, worker));
+  return { tables, builtAt: Date.now() };
+}
+
+function sampleValues(rows: Record<string, unknown>[], column: string): string[] | null {
+  const values = new Set(rows.map((r) => r[column]).filter((v): v is string => typeof v === "string"));
+  return values.size ? [...values].sort() : null;
+}
+
+/** Keeps one catalog per warehouse in memory, rebuilt when older than `maxAgeMs` or on demand. */
+export class CatalogCache {
+  private current: Promise<Catalog> | undefined;
+  constructor(
+    private readonly load: () => Promise<Catalog>,
+    private readonly maxAgeMs = 10 * 60_000,
+  ) {}
+
+  async get(): Promise<Catalog> {
+    const c = this.current ? await this.current.catch(() => undefined) : undefined;
+    if (c && Date.now() - c.builtAt < this.maxAgeMs) return c;
+    return this.refresh();
+  }
+
+  refresh(): Promise<Catalog> {
+    const p = this.load();
+    this.current = p;
+    p.catch(() => {
+      if (this.current === p) this.current = undefined;
+    });
+    return p;
+  }
+}
