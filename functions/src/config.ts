@@ -134,6 +134,10 @@ export interface AgentConfig {
 export interface RuntimeConfig {
   /** Folder of authored context files (`*.yaml`), deployed with the function. */
   contextDir: string;
+  /** The schema catalog is rebuilt from warehouse metadata when older than this, minutes. */
+  catalogMaxAgeMinutes: number;
+  /** Firestore collection that shares the catalog across instances. */
+  catalogsCollection: string;
   /** Google Cloud / Firebase project id. */
   projectId: string;
   /** True inside firebase-tools' functions emulator. */
@@ -187,6 +191,8 @@ export function readConfig(env: Env): RuntimeConfig {
   return Object.freeze({
     // functions/src/config.ts and functions/lib/config.js both sit one level below functions/.
     contextDir: env.QUARRY_CONTEXT_DIR || path.resolve(__dirname, "..", "context"),
+    catalogMaxAgeMinutes: int(env, "QUARRY_CATALOG_MAX_AGE_MINUTES", 60),
+    catalogsCollection: env.QUARRY_CATALOGS_COLLECTION || "catalogs",
     projectId,
     inEmulator: env.FUNCTIONS_EMULATOR === "true",
     emulators: Object.freeze({

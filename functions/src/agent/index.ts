@@ -10,6 +10,7 @@ import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
+import type { CatalogStore } from "../context/catalog-store";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 
@@ -49,6 +50,8 @@ export interface CreateAgentGraphOptions {
   now?: () => Date;
   /** The team's authored context; defaults to the files in `config.contextDir` that fit the warehouse. */
   knowledge?: KnowledgeBase;
+  /** Shares the schema catalog across instances (the server passes a Firestore store). */
+  catalogStore?: CatalogStore;
 }
 
 const DIALECTS = {
@@ -79,9 +82,17 @@ export async function createGraphFactory(
     const { getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const warehouse = await getWarehouse(cfg.warehouse);
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
-    const { CatalogCache, buildCatalog } = await import("../context/index.js");
+    const { CatalogCache, buildCatalog, catalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
-    catalog = new CatalogCache(() => buildCatalog(warehouse, notes));
+    const logger = await import("firebase-functions/logger");
+    catalog = new CatalogCache(() => buildCatalog(warehouse, notes), {
+      maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
+      ...(opts.catalogStore
+        ? { store: opts.catalogStore, key: catalogKey({ w: cfg.warehouse, notes }) }
+        : {}),
+      onStoreError: (err) =>
+        logger.warn("catalog store unavailable; built the catalog here", { err: String(err) }),
+    });
     tools = createWarehouseTools(warehouse, {
       previewRows: cfg.warehouse.previewRows,
       previewChars: cfg.warehouse.previewChars,

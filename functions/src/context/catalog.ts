@@ -5,10 +5,12 @@
  * values, which cost nothing; BigQuery's `tables.get` and the sample rows it reads without a job),
  * never by billed queries. Authored notes override the warehouse's descriptions.
  *
- * Built once per instance and kept for `maxAgeMs` (a turn never re-lists the warehouse); `refresh`
- * rebuilds it on demand.
+ * Built once and kept for `maxAgeMs` — in memory per instance and, with a store, in Firestore for
+ * every instance (`catalog-store.ts`) — so a turn never re-lists the warehouse; `refresh` rebuilds
+ * it on demand.
  */
 import type { ColumnInfo, TableInfo, Warehouse } from "../tools/types";
+import type { CatalogStore } from "./catalog-store";
 
 /** Text columns with at most this many distinct values keep them in the catalog. */
 export const MAX_VALUES = 30;
@@ -78,22 +80,83 @@ function sampleValues(rows: Record<string, unknown>[], column: string): string[]
   return values.size ? [...values].sort() : null;
 }
 
-/** Keeps one catalog per warehouse in memory, rebuilt when older than `maxAgeMs` or on demand. */
+export interface CatalogCacheOptions {
+  /** A catalog older than this is rebuilt (default 10 minutes). */
+  maxAgeMs?: number;
+  /** Shared across instances (Firestore); without it each instance builds its own. */
+  store?: CatalogStore;
+  /** The store's key for this warehouse (see `catalogKey`). */
+  key?: string;
+  /** A store that cannot be read or written is reported here; the catalog is built instead. */
+  onStoreError?: (err: unknown) => void;
+}
+
+/**
+ * One catalog per warehouse: in memory for this instance, in the store for the others, rebuilt
+ * from the warehouse when older than `maxAgeMs` (or on `refresh()`).
+ */
 export class CatalogCache {
   private current: Promise<Catalog> | undefined;
+  private reloading = false;
+  private readonly maxAgeMs: number;
   constructor(
-    private readonly load: () => Promise<Catalog>,
-    private readonly maxAgeMs = 10 * 60_000,
-  ) {}
-
-  async get(): Promise<Catalog> {
-    const c = this.current ? await this.current.catch(() => undefined) : undefined;
-    if (c && Date.now() - c.builtAt < this.maxAgeMs) return c;
-    return this.refresh();
+    private readonly build: () => Promise<Catalog>,
+    private readonly opts: CatalogCacheOptions = {},
+  ) {
+    this.maxAgeMs = opts.maxAgeMs ?? 10 * 60_000;
   }
 
+  /** The catalog; a stale one in memory is served while its replacement loads in the background. */
+  async get(): Promise<Catalog> {
+    const c = this.current ? await this.current.catch(() => undefined) : undefined;
+    if (c && this.fresh(c)) return c;
+    if (c && !this.reloading) {
+      this.reloading = true;
+      const next = this.shared();
+      next.then(
+        () => {
+          this.current = next;
+          this.reloading = false;
+        },
+        () => {
+          this.reloading = false;
+        },
+      );
+      return c;
+    }
+    if (c) return c;
+    return this.track(this.shared());
+  }
+
+  /** Rebuilds from the warehouse now, and shares the result. */
   refresh(): Promise<Catalog> {
-    const p = this.load();
+    return this.track(this.rebuild());
+  }
+
+  private fresh(c: Catalog): boolean {
+    return Date.now() - c.builtAt < this.maxAgeMs;
+  }
+
+  private async shared(): Promise<Catalog> {
+    const { store, key } = this.opts;
+    if (store && key) {
+      const stored = await store.read(key).catch((err: unknown) => {
+        this.opts.onStoreError?.(err);
+        return undefined;
+      });
+      if (stored && this.fresh(stored)) return stored;
+    }
+    return this.rebuild();
+  }
+
+  private async rebuild(): Promise<Catalog> {
+    const c = await this.build();
+    const { store, key } = this.opts;
+    if (store && key) await store.write(key, c).catch((err: unknown) => this.opts.onStoreError?.(err));
+    return c;
+  }
+
+  private track(p: Promise<Catalog>): Promise<Catalog> {
     this.current = p;
     p.catch(() => {
       if (this.current === p) this.current = undefined;

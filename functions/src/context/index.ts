@@ -17,7 +17,15 @@ export {
   KNOWLEDGE_HEADINGS,
   type Knowledge,
 } from "./knowledge";
-export { buildCatalog, CatalogCache, MAX_VALUES, type Catalog, type CatalogTable } from "./catalog";
+export {
+  buildCatalog,
+  CatalogCache,
+  MAX_VALUES,
+  type Catalog,
+  type CatalogCacheOptions,
+  type CatalogTable,
+} from "./catalog";
+export { FirestoreCatalogStore, catalogKey, type CatalogStore } from "./catalog-store";
 export { linkSchema, renderLinkedTables, type LinkedSchema, type ValueMatch } from "./linking";
 
 export interface LoadReport {

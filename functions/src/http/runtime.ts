@@ -41,7 +41,13 @@ export function graphFactory(): Promise<
   factory ??= import("../agent/index.js")
     .then((agent) => {
       logger.info(`Model: ${agent.describeModel(agent.resolveModel(config().model))}`);
-      return agent.createGraphFactory({ config: config() });
+      return Promise.all([firestore(), import("../context/catalog-store.js")]).then(
+        ([db, { FirestoreCatalogStore }]) =>
+          agent.createGraphFactory({
+            config: config(),
+            catalogStore: new FirestoreCatalogStore(db, config().catalogsCollection),
+          }),
+      );
     })
     .catch((err: unknown) => {
       factory = undefined; // a failed start (e.g. missing credentials) is retried on the next request
