@@ -138,6 +138,8 @@ export interface RuntimeConfig {
   catalogMaxAgeMinutes: number;
   /** Firestore collection that shares the catalog across instances. */
   catalogsCollection: string;
+  /** Firestore collection of answer feedback (server-side only). */
+  feedbackCollection: string;
   /** Google Cloud / Firebase project id. */
   projectId: string;
   /** True inside firebase-tools' functions emulator. */
@@ -193,6 +195,7 @@ export function readConfig(env: Env): RuntimeConfig {
     contextDir: env.QUARRY_CONTEXT_DIR || path.resolve(__dirname, "..", "context"),
     catalogMaxAgeMinutes: int(env, "QUARRY_CATALOG_MAX_AGE_MINUTES", 60),
     catalogsCollection: env.QUARRY_CATALOGS_COLLECTION || "catalogs",
+    feedbackCollection: env.QUARRY_FEEDBACK_COLLECTION || "feedback",
     projectId,
     inEmulator: env.FUNCTIONS_EMULATOR === "true",
     emulators: Object.freeze({

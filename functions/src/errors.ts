@@ -12,6 +12,7 @@ export type ErrorCode =
   | "not_found:route"
   | "not_found:assistant"
   | "not_found:run"
+  | "not_found:message"
   | "conflict:run"
   | "conflict:thread"
   | "payload_too_large:body"

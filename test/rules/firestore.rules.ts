@@ -50,6 +50,8 @@ beforeEach(async () => {
     await db.doc("checkpoints/t-alice").set({ owner: ALICE, blob: "x" });
     await db.doc("checkpoints/t-alice/checkpoints/c1").set({ v: 1 });
     await db.doc("leases/t-alice").set({ runId: "r1" });
+    await db.doc("feedback/f-alice").set({ uid: ALICE, threadId: "t-alice", score: 1, status: "proposed" });
+    await db.doc("catalogs/k").set({ version: 1, parts: 1 });
   });
 });
 
@@ -88,6 +90,23 @@ describe("threads/{id} (thread metadata, server-written)", () => {
       await assertFails(db.doc("threads/t-alice").set({ owner: ALICE, title: "overwritten" }));
       await assertFails(db.doc("threads/t-alice").delete());
     }
+  });
+});
+
+describe("feedback/{id} and catalogs/{key} (server-only)", () => {
+  it.each([ALICE, BOB, null])("%s can neither read nor write feedback, even their own", async (uid) => {
+    const db = as(uid);
+    await assertFails(db.doc("feedback/f-alice").get());
+    await assertFails(db.collection("feedback").where("uid", "==", ALICE).get());
+    await assertFails(db.doc("feedback/f-new").set({ uid: uid ?? "x", threadId: "t-alice", score: 1 }));
+    await assertFails(db.doc("feedback/f-alice").update({ status: "approved" }));
+    await assertFails(db.doc("feedback/f-alice").delete());
+  });
+
+  it.each([ALICE, null])("%s cannot read or write the schema catalog", async (uid) => {
+    const db = as(uid);
+    await assertFails(db.doc("catalogs/k").get());
+    await assertFails(db.doc("catalogs/k/parts/0").set({ data: "x" }));
   });
 });
 

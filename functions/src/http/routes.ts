@@ -5,6 +5,7 @@
 import { Router } from "express";
 import { QuarryError } from "../errors";
 import { assistantRoutes } from "./assistants";
+import { feedbackRoutes } from "./feedback";
 import { runRoutes } from "./runs";
 import { threadRoutes } from "./threads";
 
@@ -13,6 +14,7 @@ export function apiRoutes(): Router {
   r.use(assistantRoutes());
   r.use(threadRoutes());
   r.use(runRoutes());
+  r.use(feedbackRoutes());
   r.use((req) => {
     throw new QuarryError(
       "not_found:route",

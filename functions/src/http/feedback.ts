@@ -1,0 +1,96 @@
+/**
+ * Feedback on an answer: `POST /threads/:threadId/feedback` with `{ question_id, score: 1 | -1,
+ * note? }` — the answer to the question with that message id, in the caller's own thread (another
+ * user's thread answers 404, like every thread route). Stored server-side in `feedback/{id}` (one
+ * per answer and person; voting again replaces it); clients cannot touch the collection
+ * (firestore.rules). An up-vote on an answer that ran SQL becomes a *proposed* verified query,
+ * which becomes an example only when someone approves it with `npm run feedback` (scripts/feedback.ts).
+ */
+import { createHash } from "node:crypto";
+import type { BaseMessage } from "@langchain/core/messages";
+import { Router } from "express";
+import { z } from "zod";
+import { config } from "../config";
+import { QuarryError } from "../errors";
+import { firestore } from "../services";
+import { callerOf } from "./auth";
+import { agentGraph, threadStore } from "./runtime";
+import { ThreadIdParam, parse } from "./schemas";
+
+const FeedbackBody = z.strictObject({
+  question_id: z.string().min(1).max(200),
+  score: z.union([z.literal(1), z.literal(-1)]),
+  note: z.string().trim().max(1000).optional(),
+});
+
+export interface AnsweredTurn {
+  question: string;
+  answer: string;
+  /** The last query of the turn that returned a result (what the answer is based on). */
+  sql?: string;
+}
+
+const text = (m: BaseMessage) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+
+/** The turn that starts with the human message `questionId`: its question, answer and SQL (pure). */
+export function findTurn(messages: BaseMessage[], questionId: string): AnsweredTurn | undefined {
+  const start = messages.findIndex((m) => m.getType() === "human" && m.id === questionId);
+  if (start < 0) return undefined;
+  let end = messages.findIndex((m, i) => i > start && m.getType() === "human");
+  if (end < 0) end = messages.length;
+  const turn = messages.slice(start + 1, end);
+  const answer = [...turn]
+    .reverse()
+    .find((m) => m.getType() === "ai" && !(m as { tool_calls?: unknown[] }).tool_calls?.length);
+  if (!answer) return undefined;
+  let sql: string | undefined;
+  for (const m of turn) {
+    const artifact = (m as { artifact?: { kind?: string; result?: { sql?: string } } }).artifact;
+    if (m.getType() === "tool" && artifact?.kind === "query" && artifact.result?.sql)
+      sql = artifact.result.sql;
+  }
+  return { question: text(messages[start]), answer: text(answer), ...(sql ? { sql } : {}) };
+}
+
+export function feedbackRoutes(): Router {
+  const r = Router();
+  r.post("/threads/:threadId/feedback", async (req, res) => {
+    const { uid } = callerOf(req);
+    const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+    const body = parse(FeedbackBody, req.body ?? {}, "body");
+    await (await threadStore()).get(threadId, uid);
+    const state = await (await agentGraph()).getState({ configurable: { thread_id: threadId } });
+    const turn = findTurn((state.values.messages ?? []) as BaseMessage[], body.question_id);
+    if (!turn) {
+      throw new QuarryError(
+        "not_found:message",
+        `No answered question ${body.question_id} in this thread: send the id of a question that has an answer.`,
+      );
+    }
+    const id = createHash("sha256")
+      .update(`${threadId}/${body.question_id}/${uid}`)
+      .digest("hex")
+      .slice(0, 40);
+    const status = body.score === 1 && turn.sql ? "proposed" : "recorded";
+    const { FieldValue } = await import("firebase-admin/firestore");
+    await (
+      await firestore()
+    )
+      .collection(config().feedbackCollection)
+      .doc(id)
+      .set({
+        uid,
+        threadId,
+        questionId: body.question_id,
+        score: body.score,
+        note: body.note ?? null,
+        question: turn.question,
+        answer: turn.answer.slice(0, 4000),
+        sql: turn.sql ?? null,
+        status,
+        createdAt: FieldValue.serverTimestamp(),
+      });
+    res.status(201).json({ feedback_id: id, status });
+  });
+  return r;
+}
