@@ -6,6 +6,7 @@
  * the first. Screenshots go to test-results/e2e/.
  */
 import { readFileSync } from "node:fs";
+import { Firestore } from "@google-cloud/firestore";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, screenshot } from "../support/browser";
@@ -130,6 +131,37 @@ describe("Quarry in the browser", () => {
     expect(costs).toMatch(/Billed: \d/);
     await expect(turn.locator(".chart-host svg").count()).resolves.toBe(1);
     await screenshot(page, "03-answered");
+  });
+
+  it("takes a thumbs-up on the answer, with a note; it becomes a proposed verified query", async () => {
+    const turn = lastTurn(page);
+    await turn.getByRole("button", { name: "Good answer" }).click();
+    await turn.getByText("Thanks, noted.").waitFor();
+    await turn.getByLabel("Add a note").fill("Exactly the breakdown I wanted");
+    await turn.getByRole("button", { name: "Send note" }).click();
+    await turn.getByText("Thanks for the note.").waitFor();
+    // Stored server-side (clients cannot read it): a proposal with the answer's SQL, for review.
+    const { env } = stackEnv();
+    const db = new Firestore({
+      projectId: env.GCLOUD_PROJECT,
+      host: env.FIRESTORE_EMULATOR_HOST,
+      ssl: false,
+    });
+    try {
+      const docs = (await db.collection("feedback").where("threadId", "==", threadId).get()).docs.map((d) =>
+        d.data(),
+      );
+      expect(docs).toEqual([
+        expect.objectContaining({
+          score: 1,
+          status: "proposed",
+          note: "Exactly the breakdown I wanted",
+          sql: expect.stringMatching(/SELECT p\.category/),
+        }),
+      ]);
+    } finally {
+      await db.terminate();
+    }
   });
 
   it("sorts the table and switches the chart type", async () => {

@@ -1,7 +1,7 @@
 /** The signed-in page: header, thread list (a drawer on phones) and the conversation. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { signOut, type User } from "firebase/auth";
-import { createApiClient } from "./api/client";
+import { createApiClient, sendFeedback } from "./api/client";
 import { isLocal, type ClientConfig } from "./config";
 import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
@@ -146,6 +146,16 @@ export function Workspace({ cfg, fb, user }: Props) {
             chat={chat}
             settings={settings}
             onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
+            onFeedback={
+              threadId
+                ? (questionId, score, note) =>
+                    sendFeedback(cfg.apiUrl, fb.auth, threadId, {
+                      questionId,
+                      score,
+                      ...(note ? { note } : {}),
+                    })
+                : undefined
+            }
           />
         )}
       </div>

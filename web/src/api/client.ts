@@ -36,3 +36,35 @@ export function createApiClient(apiUrl: string, auth: Auth): Client {
     },
   });
 }
+
+/** What the API answers for a vote: a proposal (up-vote on an answer with SQL) or a plain record. */
+export interface FeedbackResult {
+  feedback_id: string;
+  status: "proposed" | "recorded";
+}
+
+/**
+ * Votes on the answer to the question `questionId` (`POST /threads/:id/feedback`, not part of the
+ * SDK). Throws an error with the API's `{error, message}` body, as the SDK does.
+ */
+export async function sendFeedback(
+  apiUrl: string,
+  auth: Auth,
+  threadId: string,
+  vote: { questionId: string; score: 1 | -1; note?: string },
+): Promise<FeedbackResult> {
+  const user = auth.currentUser;
+  if (!user) throw new SignedOutError();
+  const res = await fetch(`${apiUrl}/threads/${threadId}/feedback`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${await user.getIdToken()}` },
+    body: JSON.stringify({
+      question_id: vote.questionId,
+      score: vote.score,
+      ...(vote.note ? { note: vote.note } : {}),
+    }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status });
+  return JSON.parse(text) as FeedbackResult;
+}

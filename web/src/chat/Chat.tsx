@@ -12,6 +12,8 @@ interface Props {
   chat: ChatApi;
   settings: Settings;
   onPageSizeChange(size: number): void;
+  /** Votes on the answer to the question with this id. */
+  onFeedback?(questionId: string, score: 1 | -1, note?: string): Promise<{ status: string }>;
 }
 
 const EXAMPLES = [
@@ -20,7 +22,7 @@ const EXAMPLES = [
   "Top 10 customers by revenue",
 ];
 
-export function Chat({ chat, settings, onPageSizeChange }: Props) {
+export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
   const [draft, setDraft] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
   const end = useRef<HTMLDivElement>(null);
@@ -81,7 +83,13 @@ export function Chat({ chat, settings, onPageSizeChange }: Props) {
           </div>
         )}
         {state.turns.map((t) => (
-          <TurnView key={t.key} turn={t} settings={settings} onPageSizeChange={onPageSizeChange} />
+          <TurnView
+            key={t.key}
+            turn={t}
+            settings={settings}
+            onPageSizeChange={onPageSizeChange}
+            onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
+          />
         ))}
         {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
           <p className="small muted thread-usage">

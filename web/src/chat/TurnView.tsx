@@ -1,4 +1,5 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
+import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
@@ -16,6 +17,8 @@ interface Props {
   turn: Turn;
   settings: Settings;
   onPageSizeChange(size: number): void;
+  /** Votes on this turn's answer; absent where feedback cannot be sent. */
+  onFeedback?: SendFeedback;
 }
 
 function Phases({ phase }: { phase?: Phase }) {
@@ -41,7 +44,7 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
-export function TurnView({ turn, settings, onPageSizeChange }: Props) {
+export function TurnView({ turn, settings, onPageSizeChange, onFeedback }: Props) {
   const live = turn.status === "streaming";
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
@@ -90,6 +93,7 @@ export function TurnView({ turn, settings, onPageSizeChange }: Props) {
             {turn.error}
           </p>
         )}
+        {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
         {turn.usage && !live && (
           <p className="usage small muted">
             {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}

@@ -228,8 +228,9 @@ function settle(queries: QueryView[], why: string): QueryView[] {
 }
 
 /** The question text of the human message we send (kept for optimistic display). */
-export function humanInput(content: string): { messages: MessageDict[] } {
-  return { messages: [{ type: "human", content }] };
+/** The run input for a question; `id` becomes the stored message's id (feedback refers to it). */
+export function humanInput(content: string, id?: string): { messages: MessageDict[] } {
+  return { messages: [{ type: "human", content, ...(id ? { id } : {}) }] };
 }
 
 export { messageText };

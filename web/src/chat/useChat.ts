@@ -81,7 +81,9 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
       const gen = generation.current;
       const mine = () => gen === generation.current;
       setStreaming(true);
-      dispatch({ type: "submitted", key: `local-${Date.now()}`, question: text });
+      // The question's message id, chosen here so the live turn and the stored message agree (feedback).
+      const key = crypto.randomUUID();
+      dispatch({ type: "submitted", key, question: text });
       try {
         let id = threadId;
         if (!id) {
@@ -95,7 +97,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
           let received = false;
           try {
             const stream = client.runs.stream(id, ASSISTANT_ID, {
-              input: humanInput(text),
+              input: humanInput(text, key),
               streamMode: [...STREAM_MODES],
               signal: ac.signal,
               onRunCreated: ({ run_id }) => {
