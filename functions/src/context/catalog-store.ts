@@ -9,15 +9,12 @@
 import { createHash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Firestore } from "@google-cloud/firestore";
-import type { Catalog } from "./catalog";
+import type { Catalog, CatalogStore } from "./catalog";
+
+export type { CatalogStore };
 
 const PART_BYTES = 900_000;
 const VERSION = 1;
-
-export interface CatalogStore {
-  read(key: string): Promise<Catalog | undefined>;
-  write(key: string, catalog: Catalog): Promise<void>;
-}
 
 /** A Firestore document id for a warehouse's settings (engine, project, datasets or file). */
 export function catalogKey(parts: unknown): string {

@@ -10,7 +10,6 @@
  * it on demand.
  */
 import type { ColumnInfo, TableInfo, Warehouse } from "../tools/types";
-import type { CatalogStore } from "./catalog-store";
 
 /** Text columns with at most this many distinct values keep them in the catalog. */
 export const MAX_VALUES = 30;
@@ -78,6 +77,12 @@ export async function buildCatalog(
 function sampleValues(rows: Record<string, unknown>[], column: string): string[] | null {
   const values = new Set(rows.map((r) => r[column]).filter((v): v is string => typeof v === "string"));
   return values.size ? [...values].sort() : null;
+}
+
+/** Where a catalog is shared across instances (`catalog-store.ts` keeps it in Firestore). */
+export interface CatalogStore {
+  read(key: string): Promise<Catalog | undefined>;
+  write(key: string, catalog: Catalog): Promise<void>;
 }
 
 export interface CatalogCacheOptions {
