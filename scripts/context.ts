@@ -7,31 +7,12 @@
  * called: a recorder takes the planner's place and stops the turn.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import { PromptCaptured, PromptRecorder } from "./prompt-recorder";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
 import { estimateTokens } from "../functions/src/agent/context/history";
 import { readConfig } from "../functions/src/config";
 import { KNOWLEDGE_HEADINGS, buildCatalog, linkSchema, loadKnowledge } from "../functions/src/context";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
-
-class Captured extends Error {}
-
-/** Stands in for the model: records the first prompt it is given and stops the turn there. */
-class PromptRecorder extends BaseChatModel {
-  prompt: BaseMessage[] | undefined;
-  _llmType() {
-    return "prompt-recorder";
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    this.prompt ??= messages;
-    throw new Captured("captured");
-  }
-  override bindTools() {
-    return this as never;
-  }
-}
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -60,7 +41,7 @@ async function main(): Promise<number> {
       configurable: { thread_id: "context", user_id: "context" },
     });
   } catch (err) {
-    if (!(err instanceof Captured) && !String(err).includes("captured")) throw err;
+    if (!(err instanceof PromptCaptured) && !String(err).includes("prompt captured")) throw err;
   }
   if (!recorder.prompt)
     throw new Error("The turn ended before the planner's model call (the question was refused?).");

@@ -15,9 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { MemorySaver } from "@langchain/langgraph";
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import { PromptRecorder } from "../../scripts/prompt-recorder";
 import { parseQuestions } from "../../eval/harness";
 import { createAgentGraph, turnInput } from "../../functions/src/agent";
 import { estimateTokens } from "../../functions/src/agent/context/history";
@@ -194,21 +192,6 @@ function recallOf(
     }
   }
   return { recall: found / needed, misses };
-}
-
-class Captured extends Error {}
-class PromptRecorder extends BaseChatModel {
-  prompt: BaseMessage[] | undefined;
-  _llmType() {
-    return "prompt-recorder";
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    this.prompt ??= messages;
-    throw new Captured("captured");
-  }
-  override bindTools() {
-    return this as never;
-  }
 }
 
 /** The planner's prompt tokens; with `tools` given the graph lists every table (the old way, no catalog). */

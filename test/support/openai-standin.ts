@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { HOLD_LIMIT_MS } from "./vertex-standin";
+import { holdOrPause } from "./vertex-standin";
 import {
   roleOf,
   smartScript,
@@ -225,15 +225,7 @@ async function stream(
   };
   for (let i = 0; i < deltas.length; i++) {
     if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
-    if (reply.holdAfterChunks !== undefined && i === reply.holdAfterChunks) {
-      await new Promise<void>((r) => {
-        const timer = setTimeout(r, HOLD_LIMIT_MS);
-        res.once("close", () => {
-          clearTimeout(timer);
-          r();
-        });
-      });
-    }
+    await holdOrPause(res, reply, i);
     if (res.destroyed) return;
     write({ choices: [{ index: 0, delta: deltas[i], finish_reason: null }] });
   }

@@ -236,6 +236,26 @@ function response(reply: ScriptReply, text: string, last: boolean, withCalls = l
 /** Longest a held reply waits for its client to go away. */
 export const HOLD_LIMIT_MS = 30_000;
 
+/**
+ * Before chunk `i`: a held reply (`holdAfterChunks`) waits until the client goes away (bounded by
+ * HOLD_LIMIT_MS, so a broken test ends); a paused one (`pauseAfterChunks`) until the test's
+ * `resume` or the client goes away. Tests act at a known point instead of racing a stream.
+ */
+export async function holdOrPause(res: import("node:http").ServerResponse, reply: ScriptReply, i: number) {
+  if (reply.holdAfterChunks === i) {
+    await new Promise<void>((r) => {
+      const t = setTimeout(r, HOLD_LIMIT_MS);
+      res.once("close", () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
+  if (reply.pauseAfterChunks === i && reply.resume) {
+    await Promise.race([reply.resume, new Promise((r) => res.once("close", r))]);
+  }
+}
+
 async function stream(
   res: import("node:http").ServerResponse,
   reply: ScriptReply,
@@ -253,22 +273,8 @@ async function stream(
   for (let i = 0; i < pieces.length; i++) {
     if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
     if (res.destroyed) return;
-    // A held reply stops after some chunks until the client goes away (bounded, so a broken test
-    // ends): tests abort at a known point instead of racing a stream.
-    if (reply.holdAfterChunks !== undefined && i === reply.holdAfterChunks) {
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, HOLD_LIMIT_MS);
-        res.once("close", () => {
-          clearTimeout(t);
-          r();
-        });
-      });
-      if (res.destroyed) return;
-    }
-    if (reply.pauseAfterChunks !== undefined && i === reply.pauseAfterChunks && reply.resume) {
-      await Promise.race([reply.resume, new Promise((r) => res.once("close", r))]);
-      if (res.destroyed) return;
-    }
+    await holdOrPause(res, reply, i);
+    if (res.destroyed) return;
     const body = JSON.stringify(response(reply, pieces[i], i === pieces.length - 1));
     res.write(sse ? `data: ${body}\r\n\r\n` : `${i ? ",\r\n" : ""}${body}`);
     sent.n++;
