@@ -1,0 +1,94 @@
+/**
+ * Joins for schema linking: which tables connect through shared key columns (`*_id`), and the
+ * shortest chain of tables that joins two parts of a chosen set.
+ */
+import type { Catalog, CatalogTable } from "./catalog";
+
+export const keysOf = (t: CatalogTable) =>
+  new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+
+export function connects(a: CatalogTable, b: CatalogTable): boolean {
+  const ka = keysOf(a);
+  for (const k of keysOf(b)) if (k !== "id" && ka.has(k)) return true;
+  return false;
+}
+
+const keyIndexes = new WeakMap<Catalog, Map<string, CatalogTable[]>>();
+
+/** Key column (`*_id`) → the tables that have it, per catalog. */
+function keyIndex(catalog: Catalog): Map<string, CatalogTable[]> {
+  let idx = keyIndexes.get(catalog);
+  if (idx) return idx;
+  idx = new Map();
+  for (const t of catalog.tables) {
+    for (const k of keysOf(t)) if (k !== "id") idx.set(k, [...(idx.get(k) ?? []), t]);
+  }
+  keyIndexes.set(catalog, idx);
+  return idx;
+}
+
+/**
+ * While the chosen tables fall apart, adds the shortest chain of tables that joins two parts
+ * through shared keys (up to two tables in between: `customers → orders → order_items →
+ * products`), preferring tables in the chosen tables' datasets, then higher scores, then bigger.
+ */
+export function withBridges(catalog: Catalog, chosen: string[], scores: Map<string, number>): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const keys = keyIndex(catalog);
+  const out = [...chosen];
+  const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
+  for (let round = 0; round < 3; round++) {
+    const parts = components(out.map((id) => byId.get(id)!));
+    if (parts.length < 2) break;
+    const datasets = new Set(out.map(datasetOf));
+    const rank = (t: CatalogTable) =>
+      (datasets.has(datasetOf(t.id)) ? 1e12 : 0) + (scores.get(t.id) ?? 0) * 1e6 + (t.rowCount ?? 0) / 1e3;
+    const target = new Set(
+      parts
+        .slice(1)
+        .flat()
+        .map((t) => t.id),
+    );
+    // Breadth-first from the first part, neighbours best first, at most 3 steps.
+    const prev = new Map<string, string | null>(parts[0].map((t) => [t.id, null]));
+    let frontier = parts[0];
+    let reached: string | undefined;
+    for (let depth = 0; depth < 3 && !reached && frontier.length; depth++) {
+      const next: CatalogTable[] = [];
+      for (const t of frontier) {
+        const around = [...new Set([...keysOf(t)].flatMap((k) => keys.get(k) ?? []))].sort(
+          (x, y) => rank(y) - rank(x),
+        );
+        for (const n of around) {
+          if (prev.has(n.id)) continue;
+          prev.set(n.id, t.id);
+          if (target.has(n.id)) {
+            reached = n.id;
+            break;
+          }
+          next.push(n);
+        }
+        if (reached) break;
+      }
+      frontier = next;
+    }
+    if (!reached) break;
+    for (let id = prev.get(reached); id && !out.includes(id); id = prev.get(id)) out.push(id);
+  }
+  return out;
+}
+
+function components(tables: CatalogTable[]): CatalogTable[][] {
+  const left = [...tables];
+  const parts: CatalogTable[][] = [];
+  while (left.length) {
+    const part = [left.shift()!];
+    for (let i = 0; i < part.length; i++) {
+      for (let j = left.length - 1; j >= 0; j--) {
+        if (connects(part[i], left[j])) part.push(...left.splice(j, 1));
+      }
+    }
+    parts.push(part);
+  }
+  return parts;
+}
