@@ -4,6 +4,7 @@
  * instance reads it instead of describing the warehouse, and a stale one is rebuilt and shared.
  */
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { Firestore } from "@google-cloud/firestore";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,6 +12,8 @@ import {
   FirestoreCatalogStore,
   buildCatalog,
   catalogKey,
+  loadKnowledge,
+  warehouseCatalogKey,
   type Catalog,
 } from "../../functions/src/context";
 import { closeWarehouses, getWarehouse } from "../../functions/src/tools";
@@ -108,6 +111,47 @@ describe("the shared schema catalog", () => {
     expect(builds).toBe(2);
     release();
     await expect.poll(async () => (await cache.get()).tables.length).toBe(2);
+  });
+
+  it("npm run catalog -- refresh stores it under the key the function reads; show prints it", async () => {
+    const { execFile } = await import("node:child_process");
+    const { env } = stackEnv();
+    const own = `${collection}-cmd`;
+    const run = (cmd: string) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ["--import", "tsx", "scripts/catalog.ts", cmd],
+          {
+            cwd: path.resolve(__dirname, "../.."),
+            env: {
+              ...process.env,
+              ...env,
+              QUARRY_CATALOGS_COLLECTION: own,
+              GOOGLE_CLOUD_PROJECT: env.GCLOUD_PROJECT,
+            },
+            timeout: 60_000,
+          },
+          (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)),
+        ),
+      );
+    expect(await run("refresh")).toMatch(/^Stored the catalog of 5 tables as /);
+    // What an instance of the function would read: same settings, same notes, same key.
+    const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "p" });
+    const warehouse = await getWarehouse(cfg.warehouse);
+    const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
+    const key = warehouseCatalogKey(cfg.warehouse, knowledge.allNotes());
+    let builds = 0;
+    const cache = new CatalogCache(
+      async () => {
+        builds++;
+        return bigCatalog(1);
+      },
+      { store: new FirestoreCatalogStore(db, own), key, maxAgeMs: 60_000 },
+    );
+    expect((await cache.get()).tables.map((t) => t.id)).toContain("shop.orders");
+    expect(builds).toBe(0);
+    expect(await run("show")).toMatch(/: 5 tables, built .*\n- shop\./);
   });
 
   it("builds the catalog when the store cannot be reached, and says so", async () => {

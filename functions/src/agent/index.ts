@@ -82,13 +82,13 @@ export async function createGraphFactory(
     const { getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const warehouse = await getWarehouse(cfg.warehouse);
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
-    const { CatalogCache, buildCatalog, catalogKey } = await import("../context/index.js");
+    const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
     const logger = await import("firebase-functions/logger");
     catalog = new CatalogCache(() => buildCatalog(warehouse, notes), {
       maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
       ...(opts.catalogStore
-        ? { store: opts.catalogStore, key: catalogKey({ w: cfg.warehouse, notes }) }
+        ? { store: opts.catalogStore, key: warehouseCatalogKey(cfg.warehouse, notes) }
         : {}),
       onStoreError: (err) =>
         logger.warn("catalog store unavailable; built the catalog here", { err: String(err) }),

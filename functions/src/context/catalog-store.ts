@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Firestore } from "@google-cloud/firestore";
+import type { WarehouseConfig } from "../config";
 import type { Catalog, CatalogStore } from "./catalog";
 
 export type { CatalogStore };
@@ -19,6 +20,18 @@ const VERSION = 1;
 /** A Firestore document id for a warehouse's settings (engine, project, datasets or file). */
 export function catalogKey(parts: unknown): string {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32);
+}
+
+/**
+ * The key the function uses for a warehouse: what decides its tables (engine, and the project and
+ * datasets, or the DuckDB file and registered files) and the authored notes applied to them.
+ */
+export function warehouseCatalogKey(warehouse: WarehouseConfig, notes: Record<string, string>): string {
+  const where =
+    warehouse.engine === "bigquery"
+      ? { project: warehouse.bigquery.billingProject, datasets: warehouse.bigquery.datasets }
+      : { path: warehouse.duckdb.path ?? "sample", files: warehouse.duckdb.files };
+  return catalogKey({ engine: warehouse.engine, ...where, notes });
 }
 
 export class FirestoreCatalogStore implements CatalogStore {

@@ -25,7 +25,7 @@ export {
   type CatalogCacheOptions,
   type CatalogTable,
 } from "./catalog";
-export { FirestoreCatalogStore, catalogKey, type CatalogStore } from "./catalog-store";
+export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey, type CatalogStore } from "./catalog-store";
 export { linkSchema, renderLinkedTables, type LinkedSchema, type ValueMatch } from "./linking";
 
 export interface LoadReport {
