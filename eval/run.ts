@@ -12,6 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgentGraph, describeModel, resolveModel } from "../functions/src/agent";
 import { readConfig } from "../functions/src/config";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+import { runCommand } from "../scripts/cli";
 import { parseQuestions, runEval } from "./harness";
 
 function args(argv: string[]): { questions?: string; out?: string; limit?: number; only?: string[] } {
@@ -79,10 +80,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`[eval] ${(err as Error).message}`);
-    process.exit(1);
-  },
-);
+runCommand("eval", main);

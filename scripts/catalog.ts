@@ -8,10 +8,6 @@
  * QUARRY_CATALOG_MAX_AGE_MINUTES; `show` prints what is stored. Locally set FIRESTORE_EMULATOR_HOST
  * (the stack prints it); in production it uses your gcloud credentials and GOOGLE_CLOUD_PROJECT.
  */
-import { existsSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Firestore } from "@google-cloud/firestore";
 import { readConfig } from "../functions/src/config";
 import {
   FirestoreCatalogStore,
@@ -20,6 +16,7 @@ import {
   warehouseCatalogKey,
 } from "../functions/src/context";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+import { commandFirestore, runCommand } from "./cli";
 
 async function main(): Promise<number> {
   const command = process.argv[2];
@@ -27,17 +24,8 @@ async function main(): Promise<number> {
     console.error("Usage: npm run catalog -- refresh | show");
     return 2;
   }
-  const env = process.env;
-  const adc = path.join(os.homedir(), ".config", "gcloud", "application_default_credentials.json");
-  if (!env.FIRESTORE_EMULATOR_HOST && !env.GOOGLE_APPLICATION_CREDENTIALS && !existsSync(adc)) {
-    console.error(
-      "No Firestore to write to: set FIRESTORE_EMULATOR_HOST=127.0.0.1:<port> (the local stack prints it), or run " +
-        "`gcloud auth application-default login` and set GOOGLE_CLOUD_PROJECT.",
-    );
-    return 2;
-  }
-  const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...env });
-  const db = new Firestore({ projectId: cfg.projectId });
+  const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
+  const db = commandFirestore(cfg);
   try {
     const warehouse = await getWarehouse(cfg.warehouse);
     const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
@@ -71,10 +59,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`[catalog] ${(err as Error).message}`);
-    process.exit(1);
-  },
-);
+runCommand("catalog", main);

@@ -7,11 +7,18 @@
  * called: a recorder takes the planner's place and stops the turn.
  */
 import { MemorySaver } from "@langchain/langgraph";
+import { runCommand } from "./cli";
 import { PromptCaptured, PromptRecorder } from "./prompt-recorder";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
 import { estimateTokens } from "../functions/src/agent/context/history";
 import { readConfig } from "../functions/src/config";
-import { KNOWLEDGE_HEADINGS, buildCatalog, linkSchema, loadKnowledge } from "../functions/src/context";
+import {
+  CatalogCache,
+  KNOWLEDGE_HEADINGS,
+  buildCatalog,
+  linkSchema,
+  loadKnowledge,
+} from "../functions/src/context";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
 
 async function main(): Promise<number> {
@@ -29,12 +36,15 @@ async function main(): Promise<number> {
   const warehouse = await getWarehouse(cfg.warehouse);
   const { knowledge, report } = await loadKnowledge(cfg.contextDir, warehouse);
   for (const err of report.failed) console.error(`[context] not used: ${err.message}`);
+  // One catalog for the graph and for the summary below, so both link the same tables.
+  const catalog = await buildCatalog(warehouse, knowledge.allNotes());
   const recorder = new PromptRecorder({});
   const graph = await createAgentGraph({
     checkpointer: new MemorySaver(),
     model: recorder,
     config: cfg,
     knowledge,
+    catalog: new CatalogCache(async () => catalog, { maxAgeMs: Infinity }),
   });
   try {
     await graph.invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
@@ -48,7 +58,6 @@ async function main(): Promise<number> {
   const system = String(recorder.prompt[0].content);
   const chosen = knowledge.forQuestion(question);
   // The same linking the ingress node ran, on the same catalog, for the summary fields.
-  const catalog = await buildCatalog(warehouse, knowledge.allNotes());
   const hints = [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)];
   const linked = linkSchema(catalog, question, { hints });
   const out = {
@@ -87,10 +96,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`[context] ${(err as Error).stack ?? String(err)}`);
-    process.exit(1);
-  },
-);
+runCommand("context", main);

@@ -9,26 +9,11 @@
  * credentials and GOOGLE_CLOUD_PROJECT.
  */
 import { existsSync, readdirSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { Firestore } from "@google-cloud/firestore";
 import { readConfig } from "../functions/src/config";
 import { approveProposal, listProposals, rejectProposal } from "../functions/src/context/proposals";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
-
-function firestore(env: NodeJS.ProcessEnv): Firestore {
-  const projectId = env.GOOGLE_CLOUD_PROJECT ?? env.GCLOUD_PROJECT ?? "demo-quarry";
-  if (env.FIRESTORE_EMULATOR_HOST) return new Firestore({ projectId });
-  const adc = path.join(os.homedir(), ".config", "gcloud", "application_default_credentials.json");
-  if (!env.GOOGLE_APPLICATION_CREDENTIALS && !existsSync(adc)) {
-    // Without either, the Firestore client would look for credentials for minutes before failing.
-    throw new Error(
-      "No Firestore to read: set FIRESTORE_EMULATOR_HOST=127.0.0.1:<port> (the local stack prints it), or for " +
-        "production run `gcloud auth application-default login` and set GOOGLE_CLOUD_PROJECT.",
-    );
-  }
-  return new Firestore({ projectId });
-}
+import { commandFirestore, runCommand } from "./cli";
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -38,7 +23,7 @@ function flag(args: string[], name: string): string | undefined {
 async function main(): Promise<number> {
   const [command, id, ...rest] = process.argv.slice(2);
   const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
-  const db = firestore(process.env);
+  const db = commandFirestore(cfg);
   try {
     if (command === "list") {
       const proposals = await listProposals(db, cfg.feedbackCollection);
@@ -85,10 +70,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(`[feedback] ${(err as Error).message}`);
-    process.exit(1);
-  },
-);
+runCommand("feedback", main);

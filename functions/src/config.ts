@@ -99,8 +99,6 @@ export interface ModelConfig {
   model?: string;
   /** Vertex AI project (defaults to the Firebase project). */
   project: string;
-  /** True when QUARRY_VERTEX_PROJECT or GOOGLE_CLOUD_PROJECT names the Vertex AI project explicitly. */
-  projectSet: boolean;
   /** Vertex AI location. */
   location: string;
   /** `host:port` of a local Vertex AI stand-in (VERTEX_AI_EMULATOR_HOST). */
@@ -238,7 +236,6 @@ export function readConfig(env: Env): RuntimeConfig {
         : undefined,
       model: env.QUARRY_MODEL?.trim() || undefined,
       project: env.QUARRY_VERTEX_PROJECT || env.GOOGLE_CLOUD_PROJECT || projectId,
-      projectSet: Boolean(env.QUARRY_VERTEX_PROJECT || env.GOOGLE_CLOUD_PROJECT),
       location: env.QUARRY_VERTEX_LOCATION || "us-central1",
       emulatorHost: env.VERTEX_AI_EMULATOR_HOST || undefined,
       temperature: num(env, "QUARRY_TEMPERATURE", 0),

@@ -20,7 +20,13 @@ import { parseQuestions } from "../../eval/harness";
 import { createAgentGraph, turnInput } from "../../functions/src/agent";
 import { estimateTokens } from "../../functions/src/agent/context/history";
 import { readConfig } from "../../functions/src/config";
-import { buildCatalog, linkSchema, loadKnowledge, type Catalog } from "../../functions/src/context";
+import {
+  CatalogCache,
+  buildCatalog,
+  linkSchema,
+  loadKnowledge,
+  type Catalog,
+} from "../../functions/src/context";
 import { closeWarehouses, getWarehouse, type Warehouse } from "../../functions/src/tools";
 import { ensureSampleDb } from "../../functions/src/tools/duckdb/sample-db";
 import { ScriptedChatModel } from "../support/scripted-model";
@@ -198,14 +204,16 @@ function recallOf(
 async function plannerTokens(
   cfg: ReturnType<typeof readConfig>,
   question: string,
-  tools?: Awaited<ReturnType<typeof toolsFor>>,
+  opts: { tools?: Awaited<ReturnType<typeof toolsFor>>; catalog?: Catalog } = {},
 ): Promise<number> {
   const recorder = new PromptRecorder({});
   const graph = await createAgentGraph({
     checkpointer: new MemorySaver(),
     model: recorder,
     config: cfg,
-    ...(tools ? { tools } : {}),
+    ...(opts.tools ? { tools: opts.tools } : {}),
+    // The catalog measured above, not a second build of it.
+    ...(opts.catalog ? { catalog: new CatalogCache(async () => opts.catalog!, { maxAgeMs: Infinity }) } : {}),
   });
   await graph
     .invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
@@ -280,7 +288,7 @@ async function main() {
     };
     const withContext = recallOf(catalog, questions, hints);
     const noContext = recallOf(catalog, questions, () => []);
-    const tokens = await plannerTokens(cfg, "What was revenue by month in 2025?");
+    const tokens = await plannerTokens(cfg, "What was revenue by month in 2025?", { catalog });
     rows.push({
       warehouse: label,
       tables: catalog.tables.length,
@@ -291,7 +299,7 @@ async function main() {
       "baseline tokens: every table listed (no schemas, no context)": await plannerTokens(
         cfg,
         "What was revenue by month in 2025?",
-        await toolsFor(cfg),
+        { tools: await toolsFor(cfg) },
       ),
     });
     if (withContext.misses.length) console.log(`${label}: missed ${withContext.misses.join(", ")}`);

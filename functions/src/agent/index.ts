@@ -52,6 +52,8 @@ export interface CreateAgentGraphOptions {
   knowledge?: KnowledgeBase;
   /** Shares the schema catalog across instances (the server passes a Firestore store). */
   catalogStore?: CatalogStore;
+  /** The schema catalog to link questions against; defaults to one built from the warehouse's metadata. */
+  catalog?: CatalogCache;
 }
 
 const DIALECTS = {
@@ -75,7 +77,7 @@ export async function createGraphFactory(
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
   let knowledge = opts.knowledge;
-  let catalog: CatalogCache | undefined;
+  let catalog = opts.catalog;
   if (opts.tools) {
     tools = opts.tools;
   } else {
@@ -85,7 +87,7 @@ export async function createGraphFactory(
     const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
     const logger = await import("firebase-functions/logger");
-    catalog = new CatalogCache(() => buildCatalog(warehouse, notes), {
+    catalog ??= new CatalogCache(() => buildCatalog(warehouse, notes), {
       maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
       ...(opts.catalogStore
         ? { store: opts.catalogStore, key: warehouseCatalogKey(cfg.warehouse, notes) }
