@@ -127,6 +127,8 @@ export interface AgentConfig {
   contextTokenBudget: number;
   /** Ask the model whether a non-empty result answers the question. */
   adequacyCheck: boolean;
+  /** Let the planner ask the user one clarifying question per turn (`ask_user`); on unless false. */
+  clarify?: boolean;
 }
 
 export interface RuntimeConfig {
@@ -251,6 +253,7 @@ export function readConfig(env: Env): RuntimeConfig {
       maxModelCalls: int(env, "QUARRY_MAX_MODEL_CALLS", 8),
       contextTokenBudget: int(env, "QUARRY_CONTEXT_TOKEN_BUDGET", 24_000),
       adequacyCheck: env.QUARRY_ADEQUACY_CHECK === "true",
+      clarify: env.QUARRY_CLARIFY !== "false",
     },
   });
 }

@@ -15,6 +15,7 @@ export type ErrorCode =
   | "not_found:message"
   | "conflict:run"
   | "conflict:thread"
+  | "conflict:no_interrupt"
   | "payload_too_large:body"
   | "unavailable:config"
   | "unavailable:storage"

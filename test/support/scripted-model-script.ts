@@ -113,6 +113,11 @@ const SAMPLE_QUERIES: { match: RegExp; sql: string }[] = [
   { match: /product/i, sql: "SELECT COUNT(*) AS products FROM shop.products" },
 ];
 
+/** A question the analyst cannot settle alone: it asks which measure is meant (when it may ask). */
+export const AMBIGUOUS = /how are we doing/i;
+export const CLARIFYING_QUESTION = "Which measure do you mean?";
+export const CLARIFYING_CHOICES = ["Number of orders", "Number of customers"];
+
 const GREETING = /^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening))\b/i;
 
 /**
@@ -132,10 +137,21 @@ export function smartScript(): Script {
     if (req.role === "planner") {
       if (GREETING.test(q)) return { text: "No data needed.", usage };
       const toolsUsed = turn.filter((t) => t.role === "tool").map((t) => t.toolName);
+      const answered = turn.find((t) => t.role === "tool" && t.toolName === "ask_user");
+      if (AMBIGUOUS.test(q) && req.tools.includes("ask_user") && !answered) {
+        return {
+          toolCalls: [
+            { name: "ask_user", args: { question: CLARIFYING_QUESTION, choices: CLARIFYING_CHOICES } },
+          ],
+          usage,
+        };
+      }
       if (!toolsUsed.includes("list_tables"))
         return { toolCalls: [{ name: "list_tables", args: {} }], usage };
       if (!toolsUsed.includes("bq_query")) {
-        const pick = SAMPLE_QUERIES.find((s) => s.match.test(q)) ?? SAMPLE_QUERIES[3];
+        // The person's answer to a clarifying question decides the query when there is one.
+        const about = answered ? answered.text : q;
+        const pick = SAMPLE_QUERIES.find((s) => s.match.test(about)) ?? SAMPLE_QUERIES[3];
         return { toolCalls: [{ name: "bq_query", args: { sql: pick.sql } }], usage };
       }
       return { text: "The results answer the question.", usage };

@@ -271,3 +271,81 @@ describe("after a reload: turns from checkpointed messages", () => {
     ).toBe(true);
   });
 });
+
+describe("a clarifying question", () => {
+  const asked = { question: "Which measure do you mean?", choices: ["Orders", "Customers"] };
+  const askMessages: MessageDict[] = [
+    { type: "human", id: "h-1", content: "How are we doing?" },
+    { type: "ai", id: "a1", content: "", tool_calls: [{ id: "ask-1", name: "ask_user", args: asked }] },
+  ];
+  const interrupt: ChatAction = {
+    type: "stream",
+    event: "values",
+    data: { __interrupt__: [{ id: "i1", value: { kind: "clarification", ...asked, toolCallId: "ask-1" } }] },
+  };
+
+  it("a run that stops at a question leaves the turn asking, with its choices, not done", () => {
+    const s = run([
+      { type: "submitted", key: "k", question: "How are we doing?" },
+      { type: "stream", event: "values", data: { messages: askMessages } },
+      interrupt,
+      { type: "finished" },
+    ]);
+    const t = s.turns[0];
+    expect(t.status).toBe("asking");
+    expect(t.clarification).toEqual(asked);
+    expect(t.queries).toEqual([]); // the question is not a query
+  });
+
+  it("answering continues the same turn and keeps the answer given", () => {
+    const s = run([
+      { type: "submitted", key: "k", question: "How are we doing?" },
+      interrupt,
+      { type: "finished" },
+      { type: "answered", answer: "Customers" },
+      {
+        type: "stream",
+        event: "values",
+        data: {
+          messages: [
+            ...askMessages,
+            {
+              type: "tool",
+              id: "t1",
+              tool_call_id: "ask-1",
+              name: "ask_user",
+              content: "The user answered: Customers",
+            },
+          ],
+        },
+      },
+      chunk("ans", "There are 200 customers."),
+      { type: "finished" },
+    ]);
+    expect(s.turns).toHaveLength(1);
+    expect(s.turns[0]).toMatchObject({
+      status: "done",
+      answer: "There are 200 customers.",
+      clarification: { ...asked, answer: "Customers" },
+    });
+  });
+
+  it("after a reload: a waiting question is asking; an answered one shows the answer; an abandoned one is not", () => {
+    expect(turnsFromMessages(askMessages)[0]).toMatchObject({ status: "asking", clarification: asked });
+    const answered = turnsFromMessages([
+      ...askMessages,
+      {
+        type: "tool",
+        id: "t1",
+        tool_call_id: "ask-1",
+        name: "ask_user",
+        content: "The user answered: Orders",
+      },
+      { type: "ai", id: "a2", content: "There were 1,000 orders." },
+    ]);
+    expect(answered[0]).toMatchObject({ status: "done", clarification: { ...asked, answer: "Orders" } });
+    const abandoned = turnsFromMessages([...askMessages, { type: "human", id: "h-2", content: "Orders?" }]);
+    expect(abandoned[0].status).toBe("stopped");
+    expect(abandoned[1].status).toBe("stopped");
+  });
+});

@@ -5,7 +5,8 @@
  */
 import type { ColumnInfo, Row, WarehouseErrorCategory } from "../tools/types";
 
-export type Phase = "ingress" | "planning" | "querying" | "verifying" | "answering" | "summarizing" | "done";
+export type Phase =
+  "ingress" | "planning" | "querying" | "verifying" | "asking" | "answering" | "summarizing" | "done";
 
 export interface Usage {
   inputTokens: number;

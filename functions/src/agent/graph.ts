@@ -1,6 +1,7 @@
 /** Quarry's graph: nodes and edges only (behaviour lives in nodes/, routing in routers.ts). */
 import { Command, END, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import type { AgentDeps } from "./deps";
+import { makeClarify } from "./nodes/clarify";
 import { makeExecutor } from "./nodes/executor";
 import { makeGenerator } from "./nodes/generator";
 import { makeIngress } from "./nodes/ingress";
@@ -15,12 +16,14 @@ export function buildGraph(deps: AgentDeps, checkpointer: BaseCheckpointSaver) {
     .addNode("ingress", makeIngress(deps))
     .addNode("planner", makePlanner(deps))
     .addNode("executor", makeExecutor(deps))
+    .addNode("clarify", makeClarify())
     .addNode("verifier", makeVerifier(deps))
     .addNode("generator", makeGenerator(deps))
     .addNode("summarizer", makeSummarizer(deps))
     .addEdge(START, "ingress")
     .addConditionalEdges("ingress", routeAfterIngress, ["planner", "summarizer"])
-    .addConditionalEdges("planner", routeAfterPlanner, ["executor", "generator"])
+    .addConditionalEdges("planner", routeAfterPlanner, ["executor", "clarify", "generator"])
+    .addEdge("clarify", "planner")
     .addEdge("executor", "verifier")
     .addConditionalEdges("verifier", routeAfterVerifier, ["planner", "generator"])
     .addEdge("generator", "summarizer")
@@ -29,6 +32,11 @@ export function buildGraph(deps: AgentDeps, checkpointer: BaseCheckpointSaver) {
 }
 
 export type QuarryGraph = ReturnType<typeof buildGraph>;
+
+/** The user's answer to the question the thread stopped at (`interrupt()` in the clarify node). */
+export function resumeInput(answer: string) {
+  return new Command({ resume: answer });
+}
 
 /**
  * A user's turn as graph input: a Command that adds the message to `messages` and goes to the entry

@@ -14,7 +14,7 @@ import type { CatalogStore } from "../context/catalog-store";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 
-export { turnInput } from "./graph";
+export { resumeInput, turnInput } from "./graph";
 import { QuarryError } from "../errors";
 import { ModelConfigError, createModel, type CredentialFacts, type ModelInfo } from "./model";
 

@@ -8,6 +8,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { QuarryError } from "../errors";
 import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
+import { askUserTool } from "./nodes/clarify";
 
 export const NOSTREAM_TAG = "langsmith:nostream";
 
@@ -38,7 +39,9 @@ export async function callModel(
   let runnable = deps.model as { invoke: (m: BaseMessage[], c: object) => Promise<AIMessage> };
   if (opts.withTools) {
     if (!deps.model.bindTools) throw new Error("The chat model does not support tool calling (bindTools).");
-    runnable = deps.model.bindTools(deps.tools) as typeof runnable;
+    // The planner may also ask the user (routed to the clarify node, never invoked as a tool).
+    const tools = deps.agent.clarify === false ? deps.tools : [...deps.tools, askUserTool];
+    runnable = deps.model.bindTools(tools) as typeof runnable;
   }
   // The node's own config carries LangGraph's callbacks (stream handlers) and metadata.
   const tags = [...(config.tags ?? []), `quarry:${opts.node}`];

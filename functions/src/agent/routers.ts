@@ -1,5 +1,6 @@
 /** Pure routing functions with literal return types; graph.ts wires them to conditional edges. */
 import { pendingToolCalls } from "./context/history";
+import { ASK_USER } from "./nodes/clarify";
 import type { QuarryStateType } from "./state";
 
 type S = Pick<QuarryStateType, "messages" | "refusal" | "verdict">;
@@ -9,10 +10,17 @@ export function routeAfterIngress(state: Pick<S, "refusal">): "planner" | "summa
   return state.refusal ? "summarizer" : "planner";
 }
 
-/** Tool calls go to the executor; anything else (direct reply, budget spent) to the generator. */
-export function routeAfterPlanner(state: Pick<S, "messages" | "verdict">): "executor" | "generator" {
+/**
+ * A question to the user goes to `clarify`, other tool calls to the executor; anything else (direct
+ * reply, budget spent) to the generator.
+ */
+export function routeAfterPlanner(
+  state: Pick<S, "messages" | "verdict">,
+): "executor" | "clarify" | "generator" {
   if (state.verdict?.action === "give_up") return "generator";
-  return pendingToolCalls(state.messages).length > 0 ? "executor" : "generator";
+  const calls = pendingToolCalls(state.messages);
+  if (calls.some((c) => c.name === ASK_USER)) return "clarify";
+  return calls.length > 0 ? "executor" : "generator";
 }
 
 /** Re-plan on the verifier's say-so; answer (or explain the failure) otherwise. */

@@ -93,6 +93,8 @@ export const QuarryState = Annotation.Root({
   /** Model calls in this turn (bounded by AgentConfig.maxModelCalls). */
   modelCalls: last<number>(() => 0),
   verdict: last<Verdict | null>(() => null),
+  /** Whether this turn already asked the user a clarifying question (at most one per turn). */
+  clarified: last<boolean>(() => false),
   /** Thread-wide usage: tokens, bytes billed, model and tool calls (accumulates). */
   usage: Annotation<Usage, Partial<Usage>>({ reducer: addUsage, default: () => ({ ...ZERO_USAGE }) }),
   /** `usage` when this turn began, so the turn's share is a subtraction. */

@@ -32,7 +32,8 @@ export interface RunSpec {
   runId: string;
   leaseMs: number;
   modes: StreamMode[];
-  input: { type: "human"; content: unknown; id: string };
+  /** A new question, or the answer to the question the thread is waiting on. */
+  input: { type: "human"; content: unknown; id: string } | { resume: string };
   checkpointId?: string;
   /** Give the turn as a Command (see `turnInput`); else as plain input. */
   asCommand: boolean;
@@ -94,6 +95,8 @@ export async function executeRun(
   let status: ThreadStatus = "idle";
   let usage: Partial<UsageTotals> = { runs: 1 };
   let iterator: AsyncIterator<Chunk> | undefined;
+  /** The run stopped at a question to the user: the thread waits for the answer. */
+  let asking = false;
   // Held-back steps are written once the client sees the answer start: its first token, or for a
   // client not streaming tokens the generator's "answering" phase.
   const tokens = spec.modes.includes("messages-tuple");
@@ -107,19 +110,26 @@ export async function executeRun(
       // Nodes' finished messages come through this mode too; a chunk is a streamed token.
       if (AIMessageChunk.isInstance((data as [unknown])[0])) saver.flow();
       sse.send("messages", toPlain(data));
-    } else if (spec.modes.includes(mode as StreamMode)) {
-      sse.send(mode, toPlain(data));
+    } else {
+      if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
+        asking = true;
+        saver.flow();
+      }
+      if (spec.modes.includes(mode as StreamMode)) sse.send(mode, toPlain(data));
     }
   };
   try {
-    const { turnInput } = await import("../agent/index.js");
+    const { resumeInput, turnInput } = await import("../agent/index.js");
+    const input = spec.input;
     const stream = await graph.stream(
       // A turn on a thread at rest goes in as a Command, so the first checkpoint holds the question
       // in `messages`. Forks and turns after a stopped run go in as plain input (see runs.ts).
       // The message is a dict: the messages reducer coerces it to a HumanMessage.
-      (spec.asCommand ? turnInput(spec.input) : { messages: [spec.input] }) as unknown as Parameters<
-        typeof graph.stream
-      >[0],
+      ("resume" in input
+        ? resumeInput(input.resume)
+        : spec.asCommand
+          ? turnInput(input)
+          : { messages: [input] }) as unknown as Parameters<typeof graph.stream>[0],
       {
         configurable: {
           thread_id: threadId,
@@ -127,7 +137,8 @@ export async function executeRun(
           run_id: runId,
           ...(spec.checkpointId ? { checkpoint_id: spec.checkpointId } : {}),
         },
-        streamMode: [...new Set(spec.modes.map((m) => GRAPH_MODE[m]).concat("custom"))],
+        // `updates` always: it is where an interrupt (a question to the user) shows.
+        streamMode: [...new Set(spec.modes.map((m) => GRAPH_MODE[m]).concat("custom", "updates"))],
         signal: abort.signal,
         // LangGraph awaits each step's checkpoint before the next: the first one (the user's
         // message, committed with the lease) before any model call. Later ones the RunCheckpointer
@@ -252,6 +263,7 @@ export async function executeRun(
     }
     // Whatever is still queued (the drain timed out) must not land after the release.
     saver.close(new Error("the run released its lease"));
+    if (asking && status === "idle") status = "interrupted";
     await within(
       leaseMs / 2,
       store.releaseLease(threadId, runId, status, usage),

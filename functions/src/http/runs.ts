@@ -4,6 +4,7 @@ import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { RunCheckpointer, hasPendingTasks } from "./run-checkpointer";
 import { executeRun, storageError } from "./run-executor";
 import { within } from "./within";
@@ -38,12 +39,26 @@ async function streamRun(req: Request, res: Response): Promise<void> {
       `Assistant "${body.assistant_id}" not found: use "${ASSISTANT_ID}".`,
     );
   }
-  if (!body.input)
+  const resume = body.command?.resume;
+  if (body.input && resume !== undefined) {
+    throw new QuarryError(
+      "bad_request:body",
+      "Send either input (a new question) or command.resume (the answer to the thread's question), not both.",
+    );
+  }
+  if (!body.input && resume === undefined)
     throw new QuarryError(
       "bad_request:body",
       "input is required: { messages: [{ type: 'human', content }] }.",
     );
-  const question = questionText(body.input);
+  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
+  if (resume !== undefined && checkpointId) {
+    throw new QuarryError(
+      "bad_request:body",
+      "command.resume answers the question the thread is waiting on now: leave out checkpoint_id.",
+    );
+  }
+  const question = body.input ? questionText(body.input) : answerText(resume);
   const requested = body.stream_mode === undefined ? ["values"] : [body.stream_mode].flat();
   if (requested.includes("messages")) {
     throw new QuarryError(
@@ -55,7 +70,6 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   const [store, saver, build] = await Promise.all([threadStore(), checkpointSaver(), graphFactory()]);
   const runId = randomUUID();
   const leaseMs = config().runLeaseSeconds * 1000;
-  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
   // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
   // the document changed after the checkpoint was read (a run finishing, say), read both again.
   const read = () =>
@@ -84,11 +98,20 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   }
   const claim = { runId, leaseMs, question };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
+  if (resume !== undefined && !waitingForAnswer(tuple)) {
+    throw new QuarryError(
+      "conflict:no_interrupt",
+      `Thread ${threadId} is not waiting for an answer (it asked nothing, or the question was already ` +
+        "answered): send a new question as input instead.",
+    );
+  }
 
   // The fast start (a Command turn, later steps held back) needs a thread at rest: not a fork, and
   // no tasks left by a stopped run (a Command would run them again; plain input discards them).
-  const fast = !checkpointId && !hasPendingTasks(tuple?.checkpoint);
-  const message = body.input.messages[0];
+  // A resumed run holds back too: its first checkpoint comes after the clarify node, which has
+  // nothing to redo, and holds the user's answer.
+  const fast = resume !== undefined || (!checkpointId && !hasPendingTasks(tuple?.checkpoint));
+  const message = body.input?.messages[0];
   const runSaver = new RunCheckpointer(
     saver,
     { threadId, checkpointId, tuple },
@@ -101,11 +124,23 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     runId,
     leaseMs,
     modes,
-    input: { type: "human", content: message.content, id: message.id ?? randomUUID() },
+    input: message
+      ? { type: "human", content: message.content, id: message.id ?? randomUUID() }
+      : { resume: answerText(resume) },
     checkpointId,
     asCommand: fast,
     cancelOnDisconnect: body.on_disconnect !== "continue",
   });
+}
+
+/** Whether the checkpoint stopped at an `interrupt()` (a question to the user) not answered yet. */
+function waitingForAnswer(tuple: CheckpointTuple | undefined): boolean {
+  return (tuple?.pendingWrites ?? []).some(([, channel]) => channel === "__interrupt__");
+}
+
+/** `command.resume` (validated: a string or `{ answer }`) as the answer's text. */
+function answerText(resume: unknown): string {
+  return typeof resume === "string" ? resume.trim() : String((resume as { answer: string }).answer).trim();
 }
 
 /** Whether a document was updated after `readTime` (false when either is unknown or it is missing). */

@@ -77,13 +77,31 @@ export const RunInput = z.strictObject({
     .max(1, "send one message per run"),
 });
 
+const answer = z
+  .string()
+  .trim()
+  .min(1, "the answer is empty")
+  .max(2_000, "keep the answer under 2,000 characters");
+
+/**
+ * `command` as the Agent Server takes it, for what Quarry's graph can be given: `resume` answers the
+ * question the thread is waiting on (a string, or `{ answer }`).
+ */
+export const RunCommand = z.strictObject({
+  resume: z.union([answer, z.strictObject({ answer })], {
+    message: 'command.resume must be the answer as a string (or { "answer": "…" })',
+  }),
+  update: z.undefined({ message: "command.update is not supported: send input instead" }).optional(),
+  goto: z.undefined({ message: "command.goto is not supported: send input instead" }).optional(),
+});
+
 const STREAM_MODES = ["values", "updates", "messages-tuple", "custom", "messages"] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 
 export const RunStreamBody = z.strictObject({
   assistant_id: z.string().min(1).max(200),
   input: RunInput.nullish(),
-  command: z.null().optional(),
+  command: RunCommand.nullish(),
   config: z.looseObject({}).nullish(),
   context: z.looseObject({}).nullish(),
   metadata: metadata.nullish(),

@@ -74,6 +74,7 @@ export function toThreadState(snap: StateSnapshot, threadId: string) {
           checkpoint_map: null,
         }
       : null,
-    interrupts: [],
+    // The questions the thread waits on (the Agent Server lists the tasks' interrupts here too).
+    interrupts: toPlain((snap.tasks ?? []).flatMap((t) => t.interrupts ?? [])),
   };
 }

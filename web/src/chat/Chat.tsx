@@ -89,6 +89,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
             settings={settings}
             onPageSizeChange={onPageSizeChange}
             onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
+            onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
           />
         ))}
         {state.threadUsage && state.threadUsage.bytesBilled > 0 && (

@@ -1,4 +1,5 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
+import { Clarification } from "./Clarification";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { formatBytes, formatCount } from "../data/format";
@@ -11,7 +12,16 @@ const STEPS: { phase: Phase; label: string }[] = [
   { phase: "verifying", label: "Checking" },
   { phase: "answering", label: "Answering" },
 ];
-const ORDER: Phase[] = ["ingress", "planning", "querying", "verifying", "answering", "summarizing", "done"];
+const ORDER: Phase[] = [
+  "ingress",
+  "planning",
+  "asking",
+  "querying",
+  "verifying",
+  "answering",
+  "summarizing",
+  "done",
+];
 
 interface Props {
   turn: Turn;
@@ -19,6 +29,8 @@ interface Props {
   onPageSizeChange(size: number): void;
   /** Votes on this turn's answer; absent where feedback cannot be sent. */
   onFeedback?: SendFeedback;
+  /** Answers this turn's clarifying question; absent when it cannot be answered now. */
+  onAnswer?(answer: string): void;
 }
 
 function Phases({ phase }: { phase?: Phase }) {
@@ -44,7 +56,7 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
-export function TurnView({ turn, settings, onPageSizeChange, onFeedback }: Props) {
+export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswer }: Props) {
   const live = turn.status === "streaming";
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
@@ -66,6 +78,12 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback }: Props
             ))}
           </ul>
         )}
+        {turn.clarification && (
+          <Clarification
+            clarification={turn.clarification}
+            onAnswer={turn.status === "asking" ? onAnswer : undefined}
+          />
+        )}
         {turn.queries.map((q, i) => (
           <QueryCard
             key={q.id}
@@ -76,7 +94,7 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback }: Props
             onPageSizeChange={onPageSizeChange}
           />
         ))}
-        {(turn.answer || live) && (
+        {(turn.answer || (live && turn.phase !== "asking")) && (
           <div className="answer" aria-live={live ? "polite" : undefined}>
             <h2 className="sr-only">Answer</h2>
             {turn.answer ? <p>{turn.answer}</p> : <p className="muted">Thinking…</p>}

@@ -32,7 +32,29 @@ export interface RetryView {
   reason: string;
 }
 
-export type TurnStatus = "streaming" | "done" | "stopped" | "error";
+/** "asking": the agent asked a clarifying question and waits for the answer. */
+export type TurnStatus = "streaming" | "asking" | "done" | "stopped" | "error";
+
+/** The agent's clarifying question in a turn (its `ask_user` call), and the person's answer once given. */
+export interface ClarificationView {
+  question: string;
+  choices: string[];
+  answer?: string;
+}
+
+/** Prefix of the tool message that carries the person's answer (functions' clarify node). */
+const ANSWER_PREFIX = "The user answered: ";
+
+/** A clarification from `ask_user` arguments or an interrupt's value (`{ question, choices }`). */
+export function toClarification(v: unknown): ClarificationView | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const { question, choices } = v as { question?: unknown; choices?: unknown };
+  if (typeof question !== "string" || !question.trim()) return undefined;
+  return {
+    question,
+    choices: Array.isArray(choices) ? choices.filter((c): c is string => typeof c === "string") : [],
+  };
+}
 
 export interface Turn {
   key: string;
@@ -45,6 +67,7 @@ export interface Turn {
   status: TurnStatus;
   error?: string;
   runId?: string;
+  clarification?: ClarificationView;
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }
@@ -79,6 +102,9 @@ export function messageText(content: unknown): string {
   return "";
 }
 
+/** The planner's tool for a clarifying question (routed to the clarify node). */
+const ASK_USER = "ask_user";
+
 const isType = (m: MessageDict, ...types: string[]) => types.includes(m.type);
 export const isHuman = (m: MessageDict) => isType(m, "human", "HumanMessage", "HumanMessageChunk", "user");
 export const isAi = (m: MessageDict) => isType(m, "ai", "AIMessage", "AIMessageChunk", "assistant");
@@ -108,14 +134,23 @@ function isArtifact(a: unknown): a is ToolArtifact {
  * The queries, answer and status of the messages of one turn (everything after its question):
  * tool calls give the SQL, tool messages' artifacts the rows or the error, the last AI text the answer.
  */
-export function turnPartsFromMessages(messages: MessageDict[]): Pick<Turn, "queries" | "answer"> {
+export function turnPartsFromMessages(
+  messages: MessageDict[],
+): Pick<Turn, "queries" | "answer" | "clarification"> {
   const queries: QueryView[] = [];
   let answer = "";
+  let clarification: ClarificationView | undefined;
+  let askId: string | undefined;
   const find = (id: string) => queries.find((q) => q.id === id);
   for (const m of messages) {
     if (isAi(m)) {
       const calls = m.tool_calls ?? [];
       for (const c of calls) {
+        if (c.name === ASK_USER) {
+          clarification ??= toClarification(c.args);
+          askId = c.id;
+          continue;
+        }
         const id = c.id ?? `${m.id ?? "call"}-${queries.length}`;
         const sql =
           typeof c.args?.sql === "string"
@@ -127,6 +162,10 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<Turn, "quer
       }
       const text = messageText(m.content);
       if (!calls.length && text.trim()) answer = text;
+    } else if (isTool(m) && m.tool_call_id && m.tool_call_id === askId) {
+      const text = messageText(m.content);
+      if (clarification && text.startsWith(ANSWER_PREFIX))
+        clarification = { ...clarification, answer: text.slice(ANSWER_PREFIX.length) };
     } else if (isTool(m) && m.tool_call_id) {
       const q = find(m.tool_call_id) ?? {
         id: m.tool_call_id,
@@ -151,7 +190,8 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<Turn, "quer
     }
   }
   // Only queries and failures are evidence worth showing; successful schema look-ups are not.
-  return { queries: queries.filter((q) => q.sql || q.error || q.result), answer };
+  const shown = queries.filter((q) => q.sql || q.error || q.result);
+  return clarification ? { queries: shown, answer, clarification } : { queries: shown, answer };
 }
 
 /** All turns of a thread from its checkpointed messages (after a reload). */
@@ -176,7 +216,12 @@ export function turnsFromMessages(messages: MessageDict[]): Turn[] {
       question: messageText(current.question.content),
       ...parts,
       retries: [],
-      status: parts.answer ? "done" : "stopped",
+      // A question still unanswered is the thread waiting (a new question would have followed it).
+      status: parts.answer
+        ? "done"
+        : parts.clarification && parts.clarification.answer === undefined
+          ? "asking"
+          : "stopped",
     });
   };
   for (const m of messages) {
@@ -188,7 +233,10 @@ export function turnsFromMessages(messages: MessageDict[]): Turn[] {
     }
   }
   flush();
-  return turns;
+  // Only the last turn can still be waiting: a question after it dropped the earlier one's ask.
+  return turns.map((t, i) =>
+    t.status === "asking" && i < turns.length - 1 ? { ...t, status: "stopped" } : t,
+  );
 }
 
 /** Live and checkpointed views of the same queries: union by id, live details kept. */

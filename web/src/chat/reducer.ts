@@ -10,6 +10,7 @@ import {
   isHuman,
   mergeQueries,
   messageText,
+  toClarification,
   toResultView,
   turnPartsFromMessages,
   turnsFromMessages,
@@ -30,6 +31,7 @@ export const EMPTY_CHAT: ChatState = { turns: [], summarized: false };
 export type ChatAction =
   | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
   | { type: "submitted"; key: string; question: string }
+  | { type: "answered"; answer: string }
   | { type: "run_created"; runId: string }
   | { type: "stream"; event: string; data: unknown }
   | { type: "finished" }
@@ -119,14 +121,28 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
   messages.forEach((m, i) => {
     if (isHuman(m)) lastHuman = i;
   });
+  // The run stopped at a question to the person (LangGraph's interrupt, in the values stream).
+  if (Array.isArray(values.__interrupt__)) {
+    const asked = values.__interrupt__
+      .map((i) => toClarification((i as { value?: unknown } | null)?.value))
+      .find(Boolean);
+    return asked
+      ? updateLast(state, (t) => ({ ...t, phase: "asking", clarification: t.clarification ?? asked }))
+      : state;
+  }
   const usage = values.usage as Usage | undefined;
   const next = updateLast(state, (turn) => {
     if (lastHuman < 0) return turn;
     const parts = turnPartsFromMessages(messages.slice(lastHuman + 1));
+    const clarification =
+      turn.clarification && parts.clarification
+        ? { ...parts.clarification, answer: turn.clarification.answer ?? parts.clarification.answer }
+        : (turn.clarification ?? parts.clarification);
     return {
       ...turn,
       answer: parts.answer || turn.answer,
       queries: mergeQueries(turn.queries, parts.queries),
+      ...(clarification ? { clarification } : {}),
     };
   });
   return usage ? { ...next, threadUsage: usage } : next;
@@ -186,15 +202,34 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
           },
         ],
       };
+    case "answered":
+      return updateLast(state, (t) =>
+        t.clarification
+          ? {
+              ...t,
+              status: "streaming",
+              phase: "planning",
+              error: undefined,
+              clarification: { ...t.clarification, answer: action.answer },
+            }
+          : t,
+      );
     case "run_created":
       return updateLast(state, (t) => ({ ...t, runId: action.runId }));
     case "stream":
       return applyStream(state, action.event, action.data);
     case "finished":
       return updateLast(state, (t) =>
-        t.status === "streaming"
-          ? { ...t, status: "done", phase: "done", queries: settle(t.queries, "The query did not finish.") }
-          : t,
+        t.status !== "streaming"
+          ? t
+          : t.clarification && t.clarification.answer === undefined && !t.answer
+            ? { ...t, status: "asking", phase: "asking" }
+            : {
+                ...t,
+                status: "done",
+                phase: "done",
+                queries: settle(t.queries, "The query did not finish."),
+              },
       );
     case "stopped":
       return updateLast(state, (t) =>

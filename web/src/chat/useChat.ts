@@ -27,6 +27,8 @@ export interface ChatApi {
   loadError: string | null;
   streaming: boolean;
   submit(question: string): Promise<void>;
+  /** Answers the clarifying question the last turn is waiting on (`command: { resume }`). */
+  answer(text: string): Promise<void>;
   stop(): void;
 }
 
@@ -72,32 +74,30 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     };
   }, [client, threadId]);
 
-  const submit = useCallback(
-    async (question: string) => {
-      const text = question.trim();
-      if (!text || controller.current) return;
+  /**
+   * Streams one run into the last turn: a new question (`input`), or the answer to the question the
+   * turn is waiting on (`command.resume`). `begin` records it in the turn and, for a first question,
+   * creates the thread.
+   */
+  const run_ = useCallback(
+    async (
+      begin: () => Promise<string>,
+      body: { input: ReturnType<typeof humanInput> } | { command: { resume: string } },
+    ) => {
+      if (controller.current) return;
       const ac = new AbortController();
       controller.current = ac;
       const gen = generation.current;
       const mine = () => gen === generation.current;
       setStreaming(true);
-      // The question's message id, chosen here so the live turn and the stored message agree (feedback).
-      const key = crypto.randomUUID();
-      dispatch({ type: "submitted", key, question: text });
       try {
-        let id = threadId;
-        if (!id) {
-          const t = await client.threads.create({ metadata: { title: text.slice(0, 80) } });
-          id = t.thread_id;
-          created.current = id;
-          onThreadCreated(id);
-        }
+        const id = await begin();
         run.current = { threadId: id };
         for (let attempt = 0; ; attempt++) {
           let received = false;
           try {
             const stream = client.runs.stream(id, ASSISTANT_ID, {
-              input: humanInput(text, key),
+              ...body,
               streamMode: [...STREAM_MODES],
               signal: ac.signal,
               onRunCreated: ({ run_id }) => {
@@ -133,7 +133,43 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         onRunEnded();
       }
     },
-    [client, threadId, onThreadCreated, onRunEnded],
+    [client, onRunEnded],
+  );
+
+  const submit = useCallback(
+    async (question: string) => {
+      const text = question.trim();
+      if (!text || controller.current) return;
+      // The question's message id, chosen here so the live turn and the stored message agree (feedback).
+      const key = crypto.randomUUID();
+      await run_(
+        async () => {
+          dispatch({ type: "submitted", key, question: text });
+          if (threadId) return threadId;
+          const t = await client.threads.create({ metadata: { title: text.slice(0, 80) } });
+          created.current = t.thread_id;
+          onThreadCreated(t.thread_id);
+          return t.thread_id;
+        },
+        { input: humanInput(text, key) },
+      );
+    },
+    [client, threadId, onThreadCreated, run_],
+  );
+
+  const answer = useCallback(
+    async (reply: string) => {
+      const text = reply.trim();
+      if (!text || !threadId || controller.current) return;
+      await run_(
+        async () => {
+          dispatch({ type: "answered", answer: text });
+          return threadId;
+        },
+        { command: { resume: text } },
+      );
+    },
+    [threadId, run_],
   );
 
   const stop = useCallback(() => {
@@ -146,5 +182,5 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     }
   }, [client]);
 
-  return { state, loading, loadError, streaming, submit, stop };
+  return { state, loading, loadError, streaming, submit, answer, stop };
 }

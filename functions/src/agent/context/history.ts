@@ -54,6 +54,26 @@ export function plainTurns(messages: BaseMessage[]): BaseMessage[] {
   return out;
 }
 
+/**
+ * The clarifying question asked in the current turn (an `ask_user` call) and the user's answer
+ * (its tool message), if one was asked and answered.
+ */
+export function turnClarification(messages: BaseMessage[]): { question: string; answer: string } | null {
+  const turn = currentTurn(messages);
+  for (const m of turn) {
+    if (!isAi(m)) continue;
+    const call = m.tool_calls?.find((c) => c.name === "ask_user");
+    if (!call) continue;
+    const reply = turn.find(
+      (t) => t.getType() === "tool" && (t as unknown as { tool_call_id?: string }).tool_call_id === call.id,
+    );
+    if (!reply) return null;
+    const question = typeof call.args?.question === "string" ? call.args.question : "";
+    return { question, answer: messageText(reply) };
+  }
+  return null;
+}
+
 /** Tool calls of the last AI message that have no tool message answering them yet. */
 export function pendingToolCalls(messages: BaseMessage[]): ToolCall[] {
   const lastMsg = messages[messages.length - 1];

@@ -4,11 +4,17 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
-import { messageText, plainTurns, priorConversation, turnStartIndex } from "../context/history";
+import {
+  messageText,
+  plainTurns,
+  priorConversation,
+  turnClarification,
+  turnStartIndex,
+} from "../context/history";
 import { digestResults } from "../context/results";
 import { renderPreamble } from "../context/system-context";
 import { usageOfModelCall } from "../context/usage";
-import { FAILURE_BLOCK, GENERATOR_PROMPT, RESULTS_BLOCK, fill } from "../prompts";
+import { CLARIFICATION_BLOCK, FAILURE_BLOCK, GENERATOR_PROMPT, RESULTS_BLOCK, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The generator's prompt: results as a digest, earlier turns as text, the question last. */
@@ -19,8 +25,13 @@ export function generatorMessages(state: QuarryStateType, digestChars: number) {
     : "";
   const failure =
     state.verdict?.action === "give_up" ? fill(FAILURE_BLOCK, { reason: state.verdict.reason ?? "" }) : "";
+  const asked = turnClarification(state.messages);
+  const clarification = asked
+    ? fill(CLARIFICATION_BLOCK, { question: asked.question, answer: asked.answer })
+    : "";
   const system = fill(GENERATOR_PROMPT, {
     preamble: renderPreamble(state.systemContext, state.userContext, state.summary),
+    clarification,
     results,
     failure,
   });

@@ -62,6 +62,7 @@ export function makeIngress(deps: AgentDeps) {
       retryCount: 0,
       modelCalls: 0,
       verdict: null,
+      clarified: false,
       refusal: null,
       finalAnswer: "",
       usageAtTurnStart: state.usage,

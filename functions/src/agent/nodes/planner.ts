@@ -11,11 +11,11 @@ import { callModel } from "../model-call";
 import { currentTurn, priorConversation } from "../context/history";
 import { renderPreamble } from "../context/system-context";
 import { usageOfModelCall } from "../context/usage";
-import { PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts";
+import { ASKING_BLOCK, PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The planner's prompt: preamble, refinement, earlier turns as text, the current turn verbatim. */
-export function plannerMessages(state: QuarryStateType, maxRetries: number) {
+export function plannerMessages(state: QuarryStateType, maxRetries: number, asking = false) {
   if (!state.systemContext) throw new Error("planner ran before ingress built the system context.");
   const refinement =
     state.verdict?.action === "replan" && state.verdict.reason
@@ -28,6 +28,7 @@ export function plannerMessages(state: QuarryStateType, maxRetries: number) {
   const system = fill(PLANNER_PROMPT, {
     preamble: renderPreamble(state.systemContext, state.userContext, state.summary),
     refinement,
+    asking: asking ? ASKING_BLOCK : "",
   });
   return [new SystemMessage(system), ...priorConversation(state.messages), ...currentTurn(state.messages)];
 }
@@ -49,7 +50,11 @@ export function makePlanner(deps: AgentDeps) {
     emitPhase(config, "planning");
     const reply = await callModel(deps, config, {
       node: "planner",
-      messages: plannerMessages(state, deps.agent.maxRetries),
+      messages: plannerMessages(
+        state,
+        deps.agent.maxRetries,
+        deps.agent.clarify !== false && !state.clarified,
+      ),
       withTools: true,
     });
     const delta = usageOfModelCall(reply);

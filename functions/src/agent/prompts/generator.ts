@@ -6,7 +6,13 @@ export const GENERATOR_PROMPT = `${ROLE_GENERATOR}
 Write the answer to the user's latest question in clear, concise Markdown.
 - Ground every number in the query results below; never invent data. Mention the SQL's assumptions when they matter.
 - The user sees the full result table and a chart next to your answer, so summarise rather than repeat every row.
-{results}{failure}`;
+{clarification}{results}{failure}`;
+
+/** Added when the planner asked the user a clarifying question in this turn. */
+export const CLARIFICATION_BLOCK = `You asked the user: {question}
+{answer}
+Answer the question as the user clarified it.
+`;
 
 /** Added when the turn's tools produced results. */
 export const RESULTS_BLOCK = `Results of this turn's tool calls:

@@ -7,7 +7,11 @@ Decide the next step for the user's latest question.
 - If it needs data, call tools: list_tables / describe_table to learn schemas you are unsure of, then bq_query with one read-only SELECT in the dialect above. Query only the tables listed. Prefer aggregates and LIMIT over raw rows.
 - Independent tool calls may be made together in one step.
 - If no data is needed (greetings, questions about you, follow-ups answerable from the conversation), reply with a short note and no tool calls; another step writes the answer.
-{refinement}`;
+{asking}{refinement}`;
+
+/** Added when the planner may ask the user (ask_user is bound). */
+export const ASKING_BLOCK = `- Only if the question is ambiguous in a way that changes the result and nothing above (rules, glossary, notes, the conversation) settles it — two plausible metrics, or no time range on a very large table — call ask_user alone with one short question and 2–4 choices instead of guessing. Otherwise never ask.
+`;
 
 /** Added when the verifier sends the planner back with a concrete fix. */
 export const REFINEMENT_BLOCK = `The previous attempt needs another try (attempt {attempt} of {maxRetries}): {reason}`;
