@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { QuarryEvent, QuarryGraph } from "../functions/src/agent";
-import { turnInput } from "../functions/src/agent";
+import { resumeInput, turnInput } from "../functions/src/agent";
 import type { QueryContext, Warehouse } from "../functions/src/tools/types";
 import { questionOrders, sameResult, type Table } from "./compare";
 
@@ -19,6 +19,11 @@ const QuestionLine = z
     tables: z.array(z.string()).optional(),
     /** Force row order to count (or not); default: the question asks for an order and the gold SQL sorts. */
     ordered: z.boolean().optional(),
+    /**
+     * What the user would answer if the agent asked a clarifying question. Without it, asking counts
+     * as a wrong answer: the question set's questions are meant to be settled by the context.
+     */
+    answer: z.string().min(1).optional(),
     /** The same answer computed another way, to check the gold SQL itself (tests only). */
     check: z.string().optional(),
   })
@@ -33,6 +38,8 @@ export interface EvalQuestionResult {
   /** The SQL whose result the answer used (the last query that succeeded). */
   sql?: string;
   error?: string;
+  /** The clarifying question the agent asked, if it asked one. */
+  asked?: string;
   modelCalls: number;
   tokens: number;
   bytesBilled: number;
@@ -43,6 +50,8 @@ export interface EvalReport {
   total: number;
   correct: number;
   executionAccuracy: number;
+  /** Questions on which the agent asked a clarifying question. */
+  asked: number;
   questions: EvalQuestionResult[];
 }
 
@@ -99,15 +108,21 @@ export async function evalQuestion(
     bytesBilled: 0,
     ms: 0,
   };
-  try {
-    const stream = await graph.stream(
-      turnInput({ type: "human", content: q.question, id: randomUUID() }) as never,
-      {
-        configurable: { thread_id: `eval-${q.id}-${randomUUID()}`, user_id: "eval" },
-        streamMode: ["custom"],
-      },
-    );
-    for await (const [, ev] of stream as AsyncIterable<[string, QuarryEvent]>) {
+  const options = {
+    configurable: { thread_id: `eval-${q.id}-${randomUUID()}`, user_id: "eval" },
+    streamMode: ["custom", "updates"],
+  };
+  /** Streams one run; returns the question it stopped at, if any. */
+  const follow = async (input: unknown): Promise<string | undefined> => {
+    let asked: string | undefined;
+    const stream = await graph.stream(input as never, options as never);
+    for await (const [mode, ev] of stream as AsyncIterable<[string, QuarryEvent]>) {
+      if (mode === "updates") {
+        const interrupts = (ev as unknown as { __interrupt__?: { value?: { question?: string } }[] })
+          .__interrupt__;
+        if (interrupts) asked = interrupts[0]?.value?.question ?? "(a question)";
+        continue;
+      }
       if (ev.type === "result") result.sql = ev.sql;
       if (ev.type === "usage") {
         result.modelCalls = ev.turn.modelCalls;
@@ -115,10 +130,20 @@ export async function evalQuestion(
         result.bytesBilled = ev.turn.bytesBilled;
       }
     }
+    return asked;
+  };
+  try {
+    const asked = await follow(turnInput({ type: "human", content: q.question, id: randomUUID() }));
+    if (asked) {
+      result.asked = asked;
+      if (q.answer) await follow(resumeInput(q.answer));
+      else result.error = `asked instead of answering: "${asked}" (give the line an "answer" if it is fair)`;
+    }
   } catch (err) {
     result.error = `the run failed: ${(err as Error).message}`;
   }
   result.ms = Date.now() - started;
+  if (result.asked && !q.answer) return result;
   if (!result.sql) {
     result.error ??= "no query ran: the answer used no data";
     return result;
@@ -150,6 +175,7 @@ export async function runEval(
     total: results.length,
     correct,
     executionAccuracy: results.length ? correct / results.length : 0,
+    asked: results.filter((r) => r.asked).length,
     questions: results,
   };
 }

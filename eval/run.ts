@@ -66,11 +66,13 @@ async function main(): Promise<number> {
       tokens: r.tokens,
       bytes: r.bytesBilled,
       ms: r.ms,
+      asked: r.asked ? "yes" : "",
       error: r.error?.slice(0, 60) ?? "",
     })),
   );
   const pct = (100 * report.executionAccuracy).toFixed(1);
   console.log(`[eval] Execution accuracy: ${report.correct}/${report.total} = ${pct}%`);
+  console.log(`[eval] Clarifying questions asked: ${report.asked} of ${report.total}`);
   const out =
     opts.out ?? path.join("eval", "reports", `report-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   mkdirSync(path.dirname(out), { recursive: true });

@@ -12,7 +12,7 @@ import { parseQuestions, runEval } from "../../eval/harness";
 import { createAgentGraph } from "../../functions/src/agent";
 import { closeWarehouses, getWarehouse } from "../../functions/src/tools";
 import { ScriptedChatModel } from "../support/scripted-model";
-import { currentTurnOf, questionOf, type Script } from "../support/scripted-model-script";
+import { currentTurnOf, questionOf, smartScript, type Script } from "../support/scripted-model-script";
 import { duckTools, testConfig } from "./agent/harness";
 
 const FILE = path.resolve(__dirname, "../../eval/questions/shop.jsonl");
@@ -265,5 +265,38 @@ describe("the harness", () => {
     expect(report.questions[4].error).toMatch(/no query ran/);
     expect(report.questions[0]).toMatchObject({ sql: written["How many orders?"], modelCalls: 2 });
     expect(report.questions[0].tokens).toBeGreaterThan(0);
+  });
+
+  it("a clarifying question counts as wrong unless the line says what the user would answer", async () => {
+    const questions = parseQuestions(
+      [
+        { id: "a1", question: "How are we doing?", sql: "SELECT COUNT(*) AS n FROM shop.customers" },
+        {
+          id: "a2",
+          question: "How are we doing?",
+          sql: "SELECT COUNT(*) AS n FROM shop.customers",
+          answer: "Number of customers",
+        },
+        { id: "a3", question: "How many orders?", sql: "SELECT COUNT(*) AS n FROM shop.orders" },
+      ]
+        .map((q) => JSON.stringify(q))
+        .join("\n"),
+      "inline",
+    );
+    const cfg = testConfig();
+    const graph = await createAgentGraph({
+      checkpointer: new MemorySaver(),
+      model: new ScriptedChatModel(smartScript()),
+      tools: await duckTools(cfg),
+      config: cfg,
+    });
+    const report = await runEval(graph, await warehouse(), questions);
+    expect(report).toMatchObject({ total: 3, correct: 2, asked: 2 });
+    expect(report.questions[0]).toMatchObject({ correct: false, asked: "Which measure do you mean?" });
+    expect(report.questions[0].error).toMatch(/asked instead of answering/);
+    expect(report.questions[1]).toMatchObject({ correct: true, asked: "Which measure do you mean?" });
+    expect(report.questions[1].sql).toContain("FROM shop.customers");
+    expect(report.questions[2]).toMatchObject({ correct: true });
+    expect(report.questions[2].asked).toBeUndefined();
   });
 });
