@@ -97,6 +97,8 @@ export interface ModelConfig {
   provider?: ModelProvider;
   /** QUARRY_MODEL; unset = the provider's default (Gemini: gemini-2.5-flash; an OpenAI-compatible server has none). */
   model?: string;
+  /** QUARRY_EMBEDDING_MODEL: an embedding model of the same provider for schema linking; unset = lexical only. */
+  embeddingModel?: string;
   /** Vertex AI project (defaults to the Firebase project). */
   project: string;
   /** Vertex AI location. */
@@ -237,6 +239,7 @@ export function readConfig(env: Env): RuntimeConfig {
         ? oneOf(env, "QUARRY_MODEL_PROVIDER", MODEL_PROVIDERS, "vertex")
         : undefined,
       model: env.QUARRY_MODEL?.trim() || undefined,
+      embeddingModel: env.QUARRY_EMBEDDING_MODEL?.trim() || undefined,
       project: env.QUARRY_VERTEX_PROJECT || env.GOOGLE_CLOUD_PROJECT || projectId,
       location: env.QUARRY_VERTEX_LOCATION || "us-central1",
       emulatorHost: env.VERTEX_AI_EMULATOR_HOST || undefined,

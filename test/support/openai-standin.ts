@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { embedText } from "./embedding-space";
 import { holdOrPause } from "./vertex-standin";
 import {
   roleOf,
@@ -22,6 +23,8 @@ import {
 
 export interface OpenAIStandinOptions {
   script?: Script;
+  /** `/v1/embeddings` answers with this error instead of vectors (a broken or missing embedding model). */
+  embeddingError?: { status: number; message: string };
   /** Models the server has (others answer 404 like Ollama's "model not found"). */
   models?: string[];
   /** Bearer key required, if any (a wrong one answers 401 invalid_api_key). */
@@ -57,7 +60,39 @@ export interface OpenAIStandin {
   baseUrl: string;
   requests: RecordedOpenAIRequest[];
   setScript(script: Script): void;
+  /** `/v1/embeddings` requests served so far. */
+  embeddingRequests(): number;
   stop(): Promise<void>;
+}
+
+interface EmbeddingRequest {
+  model: string;
+  input: string | string[];
+  encoding_format?: "float" | "base64";
+}
+
+/** OpenAI's `/v1/embeddings`: one vector per input, as floats or as base64 float32 (the SDK's default). */
+function embeddings(res: http.ServerResponse, body: EmbeddingRequest, opts: OpenAIStandinOptions) {
+  if (opts.embeddingError) {
+    return sendError(res, opts.embeddingError.status, opts.embeddingError.message, "api_error");
+  }
+  const inputs = Array.isArray(body.input) ? body.input : [body.input];
+  const data = inputs.map((text, index) => {
+    const v = embedText(String(text));
+    const embedding =
+      body.encoding_format === "base64" ? Buffer.from(Float32Array.from(v).buffer).toString("base64") : v;
+    return { object: "embedding", index, embedding };
+  });
+  const tokens = inputs.reduce((n, t) => n + Math.ceil(String(t).length / 4), 0);
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      object: "list",
+      data,
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    }),
+  );
 }
 
 const text = (c: ChatMessage["content"]) =>
@@ -96,12 +131,21 @@ function sendError(res: http.ServerResponse, status: number, message: string, ty
 export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promise<OpenAIStandin> {
   let script = opts.script ?? smartScript();
   let calls = 0;
+  let embeddingRequests = 0;
   const requests: RecordedOpenAIRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       void (async () => {
+        if (req.method === "POST" && req.url === "/v1/embeddings") {
+          embeddingRequests++;
+          return embeddings(
+            res,
+            JSON.parse(Buffer.concat(chunks).toString("utf8")) as EmbeddingRequest,
+            opts,
+          );
+        }
         if (req.method !== "POST" || req.url !== "/v1/chat/completions")
           return sendError(res, 404, `No route ${req.method} ${req.url}`, "invalid_request_error");
         const authorization = req.headers.authorization;
@@ -142,6 +186,7 @@ export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promi
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    embeddingRequests: () => embeddingRequests,
     setScript(s) {
       script = s;
     },

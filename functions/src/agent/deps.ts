@@ -6,6 +6,7 @@ import type { QuarryError } from "../errors";
 import type { ModelInfo } from "./model/errors";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
+import type { SemanticTables } from "../context/semantic";
 
 export interface AgentDeps {
   /** Unset when no model can run: every model call then fails with `modelUnavailable`. */
@@ -24,6 +25,8 @@ export interface AgentDeps {
   dialect: { name: string; note: string };
   /** The schema catalog for linking; absent when the graph was given tools (tests): all tables are listed. */
   catalog?: CatalogCache;
+  /** The optional embedding retriever that helps linking (QUARRY_EMBEDDING_MODEL); absent = lexical only. */
+  semantic?: SemanticTables;
   /** The team's authored context (glossary, rules, notes, verified queries); absent when none. */
   knowledge?: KnowledgeBase;
   /** Clock, injectable so prompts are reproducible in tests. */

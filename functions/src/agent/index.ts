@@ -11,6 +11,7 @@ import type { AgentDeps } from "./deps";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
+import type { SemanticTables } from "../context/semantic";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 
@@ -54,6 +55,11 @@ export interface CreateAgentGraphOptions {
   catalogStore?: CatalogStore;
   /** The schema catalog to link questions against; defaults to one built from the warehouse's metadata. */
   catalog?: CatalogCache;
+  /**
+   * The embedding retriever that helps schema linking; defaults to one over `QUARRY_EMBEDDING_MODEL`
+   * of the chat model's provider, or none (lexical linking only).
+   */
+  semantic?: SemanticTables;
 }
 
 const DIALECTS = {
@@ -114,6 +120,7 @@ export async function createGraphFactory(
     now: opts.now ?? (() => new Date()),
     ...(knowledge && !knowledge.empty ? { knowledge } : {}),
     ...(catalog ? { catalog } : {}),
+    ...(catalog ? await semanticDeps(opts, cfg) : {}),
   };
   return (checkpointer) => buildGraph(deps, checkpointer);
 }
@@ -139,6 +146,25 @@ async function modelDeps(
       modelUnavailable: new QuarryError("model:not_configured", err.message),
     };
   }
+}
+
+/** The embedding retriever, when embeddings are given or configured (see `model/embeddings.ts`). */
+async function semanticDeps(
+  opts: Pick<CreateAgentGraphOptions, "semantic" | "credentialFacts">,
+  cfg: RuntimeConfig,
+): Promise<Pick<AgentDeps, "semantic">> {
+  if (opts.semantic) return { semantic: opts.semantic };
+  if (!cfg.model.embeddingModel) return {};
+  const { createEmbeddingModel } = await import("./model/embeddings.js");
+  const embeddings = (await createEmbeddingModel(cfg.model, opts.credentialFacts))?.embeddings;
+  if (!embeddings) return {};
+  const { SemanticTables } = await import("../context/semantic.js");
+  const logger = await import("firebase-functions/logger");
+  return {
+    semantic: new SemanticTables(embeddings, {
+      onError: (err) => logger.warn("embedding failed; linking lexically", { err: String(err) }),
+    }),
+  };
 }
 
 /** The context files that fit this warehouse; a bad file is logged with its lines and left out. */

@@ -27,6 +27,7 @@ export {
 } from "./catalog";
 export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey, type CatalogStore } from "./catalog-store";
 export { linkSchema, renderLinkedTables, type LinkedSchema, type ValueMatch } from "./linking";
+export { SemanticTables, tableText, type SemanticMatch, type SemanticOptions } from "./semantic";
 
 export interface LoadReport {
   loaded: string[];

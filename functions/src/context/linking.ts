@@ -13,12 +13,14 @@
  * - Joins: when the chosen tables do not connect through shared key columns (`*_id`), the table
  *   that bridges them is added (`order_items` between `orders` and `products`).
  * - One table per shape: copies of a chosen table (the same columns) do not crowd out others.
+ * - Optionally, the closest tables by embedding (`semantic.ts`) add to the lexical scores.
  * A small catalog (up to `allUpTo` tables) is given whole.
  */
 import MiniSearch from "minisearch";
 import type { Catalog, CatalogTable } from "./catalog";
 import { withBridges } from "./joins";
 import { mentions, words } from "./knowledge";
+import type { SemanticMatch } from "./semantic";
 
 export interface ValueMatch {
   /** The words of the question that named it. */
@@ -47,6 +49,8 @@ export interface LinkOptions {
   hints?: string[];
   maxTables?: number;
   allUpTo?: number;
+  /** The tables an embedding retriever found closest to the question, best first (optional). */
+  semantic?: SemanticMatch[];
 }
 
 const regionNames = new Intl.DisplayNames(["en"], { type: "region" });
@@ -107,6 +111,15 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
   for (const r of search.search(question, searchOpts)) add(catalog.tables[r.id as number].id, r.score);
   for (const turn of (opts.recent ?? []).slice(-2)) {
     for (const r of search.search(turn, searchOpts)) add(catalog.tables[r.id as number].id, r.score / 2);
+  }
+
+  // Embedding neighbours count like a strong lexical match, scaled by how close they are to the
+  // closest one, so they lift tables words missed without drowning out the words.
+  const semantic = (opts.semantic ?? []).filter((m) => byId.has(m.id) && m.similarity > 0);
+  if (semantic.length) {
+    const lexTop = Math.max(1, ...scores.values());
+    const closest = semantic[0].similarity;
+    for (const m of semantic) add(m.id, lexTop * 0.8 * (m.similarity / closest) ** 4);
   }
 
   const values: ValueMatch[] = [];

@@ -15,6 +15,7 @@ import type { CatalogCache } from "../../context/catalog";
 import { messageText, turnStartIndex } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
+import type { SemanticTables } from "../../context/semantic";
 
 export const MAX_QUESTION_CHARS = 8_000;
 
@@ -74,7 +75,7 @@ export function makeIngress(deps: AgentDeps) {
     const question = messageText(state.messages[state.messages.length - 1]);
     const chosen = deps.knowledge?.forQuestion(question);
     const linked = deps.catalog
-      ? await linkedTables(deps.catalog, state.messages, question, chosen)
+      ? await linkedTables(deps.catalog, state.messages, question, chosen, deps.semantic)
       : undefined;
     return {
       ...reset,
@@ -100,6 +101,7 @@ async function linkedTables(
   messages: BaseMessage[],
   question: string,
   chosen: Knowledge | undefined,
+  semantic: SemanticTables | undefined,
 ): Promise<string[] | undefined> {
   try {
     const c = await catalog.get();
@@ -111,7 +113,12 @@ async function linkedTables(
     const hints = chosen
       ? [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)]
       : [];
-    return renderLinkedTables(c, linkSchema(c, question, { recent, hints }));
+    // The embedding retriever (if any) reads the question with the turn before it, for follow-ups.
+    const near = semantic ? await semantic.rank(c, [...recent.slice(-1), question].join("\n")) : undefined;
+    return renderLinkedTables(
+      c,
+      linkSchema(c, question, { recent, hints, ...(near ? { semantic: near } : {}) }),
+    );
   } catch {
     return undefined;
   }
