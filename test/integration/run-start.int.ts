@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
 import { QuarryError } from "../../functions/src/errors";
-import { RunCheckpointer } from "../../functions/src/http/run-checkpointer";
+import { RunCheckpointer } from "../../functions/src/http/runs/checkpointer";
 import { ThreadStore, type RunClaim } from "../../functions/src/http/thread-store";
 import { conversationGraph, turnInput } from "./checkpointer/conversation";
 import { emulatorFirestore, freshRoot } from "./checkpointer/firestore";

@@ -4,7 +4,7 @@
  */
 import { Annotation, END, MemorySaver, START, StateGraph, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
-import { hasPendingTasks } from "../../functions/src/http/run-checkpointer";
+import { hasPendingTasks } from "../../functions/src/http/runs/checkpointer";
 
 const State = Annotation.Root({
   messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),

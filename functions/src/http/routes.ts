@@ -6,7 +6,7 @@ import { Router } from "express";
 import { QuarryError } from "../errors";
 import { assistantRoutes } from "./assistants";
 import { feedbackRoutes } from "./feedback";
-import { runRoutes } from "./runs";
+import { runRoutes } from "./runs/routes";
 import { threadRoutes } from "./threads";
 
 export function apiRoutes(): Router {

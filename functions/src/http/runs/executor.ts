@@ -6,16 +6,16 @@
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { Response } from "express";
 import * as logger from "firebase-functions/logger";
-import type { QuarryEvent } from "../agent/events";
-import { QuarryError, toErrorBody } from "../errors";
-import { RunAbortedError } from "./abort";
-import type { QuarryGraph } from "../agent/index.js";
-import type { RunCheckpointer } from "./run-checkpointer";
-import type { StreamMode } from "./schemas";
-import { toPlain } from "./serialize";
-import { SseWriter } from "./sse";
-import { StorageTimeout, within } from "./within";
-import type { ThreadStatus, ThreadStore, UsageTotals } from "./thread-store";
+import type { QuarryEvent } from "../../agent/events";
+import { QuarryError, toErrorBody } from "../../errors";
+import { RunAbortedError } from "../abort";
+import type { QuarryGraph } from "../../agent/index.js";
+import type { RunCheckpointer } from "./checkpointer";
+import type { StreamMode } from "../schemas";
+import { toPlain } from "../serialize";
+import { SseWriter } from "../sse";
+import { StorageTimeout, within } from "../within";
+import type { ThreadStatus, ThreadStore, UsageTotals } from "../thread-store";
 
 /** LangGraph stream mode for each protocol stream mode. */
 const GRAPH_MODE: Record<StreamMode, "values" | "updates" | "messages" | "custom"> = {
@@ -119,7 +119,7 @@ export async function executeRun(
     }
   };
   try {
-    const { resumeInput, turnInput } = await import("../agent/index.js");
+    const { resumeInput, turnInput } = await import("../../agent/index.js");
     const input = spec.input;
     const stream = await graph.stream(
       // A turn on a thread at rest goes in as a Command, so the first checkpoint holds the question

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { Router, type Request, type Response } from "express";
-import { config } from "../config";
-import { QuarryError } from "../errors";
-import { callerOf } from "./auth";
+import { config } from "../../config";
+import { QuarryError } from "../../errors";
+import { callerOf } from "../auth";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { RunCheckpointer, hasPendingTasks } from "./run-checkpointer";
-import { executeRun, storageError } from "./run-executor";
-import { within } from "./within";
+import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
+import { executeRun, storageError } from "./executor";
+import { within } from "../within";
 import {
   ASSISTANT_ID,
   CancelQuery,
@@ -17,8 +17,8 @@ import {
   parse,
   questionText,
   type StreamMode,
-} from "./schemas";
-import { checkpointSaver, graphFactory, threadStore } from "./runtime";
+} from "../schemas";
+import { checkpointSaver, graphFactory, threadStore } from "../runtime";
 
 export function runRoutes(): Router {
   const r = Router();

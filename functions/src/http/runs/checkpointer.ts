@@ -30,7 +30,7 @@ import type { WriteBatch } from "firebase-admin/firestore";
 
 /** LangGraph's task id for writes that belong to no task (input, Command updates). */
 const NULL_TASK_ID = "00000000-0000-0000-0000-000000000000";
-import type { FirestoreCheckpointer } from "../checkpointer/index.js";
+import type { FirestoreCheckpointer } from "../../checkpointer/index.js";
 
 /** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
 export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
