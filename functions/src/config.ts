@@ -153,6 +153,8 @@ export interface RuntimeConfig {
   checkpointsCollection: string;
   /** Days after which checkpoint documents expire (Firestore TTL field); 0 = never. */
   checkpointTtlDays: number;
+  /** A run's event log (for rejoining its stream) is kept this long (`expireAt`, a TTL policy). */
+  runLogTtlHours: number;
   /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
   runLeaseSeconds: number;
   /** The API's public base URL (the function URL), for the web client. */
@@ -209,6 +211,7 @@ export function readConfig(env: Env): RuntimeConfig {
     threadsCollection: env.QUARRY_THREADS_COLLECTION || "threads",
     checkpointsCollection: env.QUARRY_CHECKPOINTS_COLLECTION || "checkpoints",
     checkpointTtlDays: int(env, "QUARRY_CHECKPOINT_TTL_DAYS", 0),
+    runLogTtlHours: int(env, "QUARRY_RUN_LOG_TTL_HOURS", 24),
     runLeaseSeconds: int(env, "QUARRY_RUN_LEASE_SECONDS", 60),
     region: env.QUARRY_REGION || "us-central1",
     apiUrl:

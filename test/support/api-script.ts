@@ -6,6 +6,8 @@
  * - "[hold:<key>]" makes the planner's model call wait until the test releases <key>, and
  *   "[hold-answer:<key>]" the generator's (see `hold-control.ts`): the lease and the user's message
  *   are stored, the model has not answered;
+ * - "[pause-answer:<key>]" makes the answer stream its first 3 chunks, then wait until the test
+ *   releases <key> before the rest (a stream caught mid-answer, for rejoining tests);
  * - "[midway]" makes the answer stream its first chunks and then stop until the function drops the
  *   model call (a cancel, a disconnect, a delete), bounded by the stand-in's HOLD_LIMIT_MS.
  */
@@ -14,6 +16,7 @@ import { questionOf, smartScript, type Script, type ScriptReply } from "./script
 
 export const MODEL_ERROR = "[model-error]";
 export const MIDWAY = "[midway]";
+export const PAUSE_ANSWER_WORD = /\[pause-answer:([\w-]+)\]/;
 const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
 
 export function apiScript(opts: { holds?: HoldServer } = {}): Script {
@@ -32,6 +35,16 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       if (failed) return failed;
     }
     const reply = await base(req);
+    const pause = req.role === "generator" ? PAUSE_ANSWER_WORD.exec(q)?.[1] : undefined;
+    if (pause && opts.holds) {
+      const more = " The count comes straight from the orders table, with nothing filtered out.";
+      return {
+        ...reply,
+        text: `${reply.text ?? ""}${more.repeat(4)}`,
+        pauseAfterChunks: 3,
+        resume: opts.holds.hold(pause),
+      };
+    }
     if (req.role === "generator" && q.includes(MIDWAY))
       return { ...reply, text: LONG_ANSWER, holdAfterChunks: 3 };
     return reply;

@@ -9,13 +9,15 @@ import net from "node:net";
 export interface FaultProxy {
   /** host:port clients should use instead of the target. */
   address: string;
-  /** Control URL: POST /fail?ms=N, POST /heal, GET /status. */
+  /** Control URL: POST /fail?ms=N, POST /heal, GET /status (`{failing, connections, cut}`: counts so far). */
   controlUrl: string;
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(targetHost: string, targetPort: number): Promise<FaultProxy> {
   let failingUntil = 0;
+  let connections = 0;
+  let cut = 0;
   const sockets = new Set<net.Socket>();
   const failing = () => Date.now() < failingUntil;
 
@@ -24,6 +26,7 @@ export async function startFaultProxy(targetHost: string, targetPort: number): P
       client.destroy();
       return;
     }
+    connections++;
     const upstream = net.connect(targetPort, targetHost);
     sockets.add(client);
     sockets.add(upstream);
@@ -43,13 +46,14 @@ export async function startFaultProxy(targetHost: string, targetPort: number): P
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method === "POST" && url.pathname === "/fail") {
       failingUntil = Date.now() + Number(url.searchParams.get("ms") ?? 5000);
+      cut += sockets.size / 2;
       for (const s of sockets) s.destroy();
       sockets.clear();
     } else if (req.method === "POST" && url.pathname === "/heal") {
       failingUntil = 0;
     }
     res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ failing: failing() }));
+    res.end(JSON.stringify({ failing: failing(), connections, cut }));
   });
 
   const listen = (srv: net.Server) =>

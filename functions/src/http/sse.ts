@@ -33,9 +33,12 @@ export class SseWriter {
     return this.opened && !this.closed && !this.res.writableEnded && !this.res.destroyed;
   }
 
-  send(event: string, data: unknown): void {
+  /** Sends one event; `id` (the run's event id) lets the client resume after it (`Last-Event-ID`). */
+  send(event: string, data: unknown, id?: number): void {
     if (!this.isOpen) return;
-    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.res.write(
+      `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
+    );
   }
 
   comment(text: string): void {

@@ -313,7 +313,9 @@ export class ThreadStore {
     }
   }
 
+  /** Deletes the thread's metadata and its runs' event logs (`runs/{runId}/log`). */
   async delete(id: string): Promise<void> {
+    await this.db.recursiveDelete(this.ref(id).collection("runs"));
     await this.ref(id).delete();
   }
 }

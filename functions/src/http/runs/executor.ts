@@ -11,6 +11,7 @@ import { QuarryError, toErrorBody } from "../../errors";
 import { RunAbortedError } from "../abort";
 import type { QuarryGraph } from "../../agent/index.js";
 import type { RunCheckpointer } from "./checkpointer";
+import type { RunEnd, RunLogWriter } from "./event-log";
 import type { StreamMode } from "../schemas";
 import { toPlain } from "../serialize";
 import { SseWriter } from "../sse";
@@ -38,6 +39,8 @@ export interface RunSpec {
   /** Give the turn as a Command (see `turnInput`); else as plain input. */
   asCommand: boolean;
   cancelOnDisconnect: boolean;
+  /** The run's event log, for clients that rejoin the stream (ids on every event). */
+  log?: RunLogWriter;
 }
 
 /**
@@ -73,6 +76,10 @@ export async function executeRun(
 ): Promise<void> {
   const { threadId, runId, leaseMs } = spec;
   const sse = new SseWriter(res);
+  /** Every event goes to the client and, with its id, to the run's log. */
+  const send = (event: string, data: unknown) => sse.send(event, data, spec.log?.append(event, data));
+  const path = `/threads/${threadId}/runs/${runId}`;
+  const headers = { "Content-Location": path, Location: `${path}/stream` };
   const abort = new AbortController();
   const stop = (why: RunAbortedError["why"]) => {
     if (!abort.signal.aborted) abort.abort(new RunAbortedError(why));
@@ -105,17 +112,19 @@ export async function executeRun(
       const ev = data as QuarryEvent;
       if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
       if (!tokens && ev?.type === "phase" && ev.phase === "answering") saver.flow();
-      if (spec.modes.includes("custom")) sse.send("custom", toPlain(data));
+      if (spec.modes.includes("custom")) send("custom", toPlain(data));
+      // A phase boundary: what the run sent so far goes to the log now.
+      if (ev?.type === "phase") spec.log?.boundary();
     } else if (mode === "messages") {
       // Nodes' finished messages come through this mode too; a chunk is a streamed token.
       if (AIMessageChunk.isInstance((data as [unknown])[0])) saver.flow();
-      sse.send("messages", toPlain(data));
+      send("messages", toPlain(data));
     } else {
       if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
         asking = true;
         saver.flow();
       }
-      if (spec.modes.includes(mode as StreamMode)) sse.send(mode, toPlain(data));
+      if (spec.modes.includes(mode as StreamMode)) send(mode, toPlain(data));
     }
   };
   try {
@@ -182,8 +191,8 @@ export async function executeRun(
     }, leaseMs / 3);
     renew.unref();
 
-    sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
-    sse.send("metadata", { run_id: runId, attempt: 1 });
+    sse.open(headers);
+    send("metadata", { run_id: runId, attempt: 1 });
     early.forEach(handle);
     while (next) {
       // Raced with the abort: a graph stuck on an unreachable Firestore must not hold the response.
@@ -224,9 +233,9 @@ export async function executeRun(
       // The lease (and the user's message) landed after the run failed: report it in the stream.
       if (why !== "disconnected") {
         status = "error";
-        sse.open({ "Content-Location": `/threads/${threadId}/runs/${runId}` });
-        sse.send("metadata", { run_id: runId, attempt: 1 });
-        sse.send("error", toErrorBody(err).body);
+        sse.open(headers);
+        send("metadata", { run_id: runId, attempt: 1 });
+        send("error", toErrorBody(err).body);
       }
     } else if (why === "cancelled" || why === "disconnected") {
       logger.info("run stopped", { threadId, runId, why });
@@ -236,7 +245,7 @@ export async function executeRun(
       const { body, expected } = toErrorBody(shown);
       if (!expected)
         logger.error("run failed", { threadId, runId, err: String((err as Error)?.stack ?? err) });
-      sse.send("error", body);
+      send("error", body);
     }
   } finally {
     clearInterval(renew);
@@ -258,12 +267,28 @@ export async function executeRun(
       if (why === "lease-lost") saver.close(new Error("the run lost its lease"));
       else await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
     } catch (err) {
-      if (status !== "error") sse.send("error", toErrorBody(storageError(err, true)).body);
+      if (status !== "error") send("error", toErrorBody(storageError(err, true)).body);
       status = "error";
     }
     // Whatever is still queued (the drain timed out) must not land after the release.
     saver.close(new Error("the run released its lease"));
     if (asking && status === "idle") status = "interrupted";
+    // The log's end marker before the release: a reader that sees the release finds it.
+    if (spec.log) {
+      const end: RunEnd = {
+        status:
+          why === "cancelled" || why === "disconnected"
+            ? "cancelled"
+            : status === "error"
+              ? "error"
+              : status === "interrupted"
+                ? "interrupted"
+                : "success",
+      };
+      await within(leaseMs / 2, spec.log.close(end), "writing the run's event log").catch((err: unknown) =>
+        logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
+      );
+    }
     await within(
       leaseMs / 2,
       store.releaseLease(threadId, runId, status, usage),

@@ -7,6 +7,9 @@ import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
 import { executeRun, storageError } from "./executor";
+import { RunLogWriter, runLog } from "./event-log";
+import * as logger from "firebase-functions/logger";
+import { firestore } from "../../services";
 import { within } from "../within";
 import {
   ASSISTANT_ID,
@@ -67,7 +70,13 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     );
   }
   const modes = [...new Set(requested as StreamMode[])];
-  const [store, saver, build] = await Promise.all([threadStore(), checkpointSaver(), graphFactory()]);
+  const [store, saver, build, db, { Timestamp }] = await Promise.all([
+    threadStore(),
+    checkpointSaver(),
+    graphFactory(),
+    firestore(),
+    import("firebase-admin/firestore"),
+  ]);
   const runId = randomUUID();
   const leaseMs = config().runLeaseSeconds * 1000;
   // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
@@ -129,7 +138,14 @@ async function streamRun(req: Request, res: Response): Promise<void> {
       : { resume: answerText(resume) },
     checkpointId,
     asCommand: fast,
-    cancelOnDisconnect: body.on_disconnect !== "continue",
+    // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
+    cancelOnDisconnect:
+      body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
+    log: new RunLogWriter(runLog(db, config().threadsCollection, threadId, runId), {
+      ttlMs: config().runLogTtlHours * 3_600_000,
+      timestamp: Timestamp,
+      onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
+    }),
   });
 }
 

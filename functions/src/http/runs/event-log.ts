@@ -1,0 +1,244 @@
+/**
+ * A run's event log in Firestore, so its stream can be rejoined from any instance: every event
+ * the run sends gets an id (1, 2, 3 … in order) and is appended to `threads/{threadId}/runs/
+ * {runId}/log/{n}`. Writes are batched, never one per token: the pending events are flushed after
+ * `flushMs`, when they reach `flushBytes`, and at every phase boundary, one document per flush
+ * (an event bigger than a document — a large result — is split across consecutive documents and
+ * joined again by the reader). Flushes run one at a time, in order, and never hold up the live
+ * stream. The last document carries `end` (the run's outcome); every document carries `expireAt`
+ * for a Firestore TTL policy.
+ *
+ * The reader replays what is stored after a `Last-Event-ID` and follows the live run through a
+ * listener on the log, ending at `end` — or, if the run's instance is lost before writing it, once
+ * the run no longer holds its thread's lease.
+ */
+import type { CollectionReference, Firestore, Timestamp } from "firebase-admin/firestore";
+
+/** Bytes per log document (Firestore's limit for a document is 1 MiB). */
+const DOC_BYTES = 900 * 1024;
+
+export interface LoggedEvent {
+  id: number;
+  event: string;
+  data: unknown;
+}
+
+/** How a run ended, as the log's last document says. */
+export interface RunEnd {
+  status: "success" | "error" | "interrupted" | "cancelled";
+}
+
+interface LogDoc {
+  n: number;
+  /** Newline-terminated JSON lines `[id, event, data]`; a line may continue in the next document. */
+  bytes: Buffer;
+  /** The id of the last event that ends in this document (0 if none does). */
+  lastId: number;
+  end?: RunEnd;
+  expireAt: Timestamp;
+}
+
+export function runLog(db: Firestore, threadsCollection: string, threadId: string, runId: string) {
+  return db
+    .collection(threadsCollection)
+    .doc(threadId)
+    .collection("runs")
+    .doc(runId)
+    .collection("log") as CollectionReference;
+}
+
+const docId = (n: number) => String(n).padStart(6, "0");
+
+export interface RunLogWriterOptions {
+  /** Longest time an event waits before it is written. Default 250 ms. */
+  flushMs?: number;
+  /** Pending bytes that trigger a write at once. Default 256 KiB. */
+  flushBytes?: number;
+  /** How long the log is kept (the TTL policy deletes it after). */
+  ttlMs: number;
+  /** A Firestore `Timestamp` factory (firebase-admin's, passed in to keep this module light). */
+  timestamp: { fromMillis(ms: number): Timestamp };
+  onError?: (err: unknown) => void;
+}
+
+export class RunLogWriter {
+  private seq = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private pendingLastId = 0;
+  private nextDoc = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private failed: unknown;
+  /** Documents written so far (one Firestore write each). */
+  writes = 0;
+
+  constructor(
+    private readonly log: CollectionReference,
+    private readonly opts: RunLogWriterOptions,
+  ) {}
+
+  /** Appends an event and returns its id; written within `flushMs`. */
+  append(event: string, data: unknown): number {
+    const id = ++this.seq;
+    const line = Buffer.from(`${JSON.stringify([id, event, data])}\n`, "utf8");
+    this.pending.push(line);
+    this.pendingBytes += line.length;
+    this.pendingLastId = id;
+    if (this.pendingBytes >= (this.opts.flushBytes ?? 256 * 1024)) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs ?? 250);
+    return id;
+  }
+
+  /** Writes what is pending now (a phase boundary). */
+  boundary(): void {
+    this.flush();
+  }
+
+  /** The id of the last event appended. */
+  get lastId(): number {
+    return this.seq;
+  }
+
+  /** Writes everything pending and the end marker; rejects if any write failed. */
+  async close(end: RunEnd): Promise<void> {
+    this.flush(end);
+    await this.chain;
+    if (this.failed) throw this.failed as Error;
+  }
+
+  private flush(end?: RunEnd): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pendingBytes === 0 && !end) return;
+    const bytes = Buffer.concat(this.pending);
+    const lastId = this.pendingLastId;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.chain = this.chain.then(() => this.write(bytes, lastId, end));
+  }
+
+  private async write(bytes: Buffer, lastId: number, end: RunEnd | undefined): Promise<void> {
+    if (this.failed) return;
+    const expireAt = this.opts.timestamp.fromMillis(Date.now() + this.opts.ttlMs);
+    const batch = this.log.firestore.batch();
+    const parts = Math.max(1, Math.ceil(bytes.length / DOC_BYTES));
+    for (let i = 0; i < parts; i++) {
+      const last = i === parts - 1;
+      const n = this.nextDoc++;
+      const doc: LogDoc = {
+        n,
+        bytes: bytes.subarray(i * DOC_BYTES, (i + 1) * DOC_BYTES),
+        lastId: last ? lastId : 0,
+        expireAt,
+        ...(last && end ? { end } : {}),
+      };
+      batch.create(this.log.doc(docId(n)), doc);
+    }
+    try {
+      await batch.commit();
+      this.writes += parts;
+    } catch (err) {
+      this.failed = err;
+      this.opts.onError?.(err);
+    }
+  }
+}
+
+/** Parses log documents in order into events, keeping a line that continues in the next document. */
+export class LogDecoder {
+  private carry = Buffer.alloc(0);
+  next = 0;
+  end: RunEnd | undefined;
+
+  /** Feeds document `n` (must be `this.next`); returns the events that end in it. */
+  feed(doc: { n: number; bytes: Buffer | Uint8Array; end?: RunEnd }): LoggedEvent[] {
+    if (doc.n !== this.next) throw new Error(`log document ${doc.n} out of order (expected ${this.next})`);
+    this.next++;
+    const buf = Buffer.concat([this.carry, Buffer.from(doc.bytes)]);
+    const events: LoggedEvent[] = [];
+    let start = 0;
+    for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
+      const [id, event, data] = JSON.parse(buf.subarray(start, i).toString("utf8")) as [
+        number,
+        string,
+        unknown,
+      ];
+      events.push({ id, event, data });
+      start = i + 1;
+    }
+    this.carry = buf.subarray(start);
+    if (doc.end) this.end = doc.end;
+    return events;
+  }
+}
+
+export interface FollowOptions {
+  /** Deliver events with ids above this one. */
+  after: number;
+  onEvent: (e: LoggedEvent) => void;
+  /**
+   * Watches whether the run still holds its thread; `gone()` is called once it does not (released
+   * or expired), so a run whose instance died without an end marker does not leave readers hanging.
+   */
+  watchRun: (gone: () => void) => () => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Replays the log after `after` and follows it until the run's end marker. Resolves with how the
+ * run ended, or `lost` when the run stopped holding its thread without writing one.
+ */
+export function followRunLog(
+  log: CollectionReference,
+  opts: FollowOptions,
+): Promise<RunEnd | "lost" | "aborted"> {
+  return new Promise((resolve) => {
+    const decoder = new LogDecoder();
+    const waiting = new Map<number, LogDoc>();
+    let settled = false;
+    let stopLog = () => {};
+    let stopRun = () => {};
+    const settle = (how: RunEnd | "lost" | "aborted") => {
+      if (settled) return;
+      settled = true;
+      stopLog();
+      stopRun();
+      opts.signal?.removeEventListener("abort", onAbort);
+      resolve(how);
+    };
+    const onAbort = () => settle("aborted");
+    if (opts.signal?.aborted) return settle("aborted");
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const take = (doc: LogDoc) => {
+      waiting.set(doc.n, doc);
+      // Documents are delivered in order, whatever order the listener reports them in.
+      for (let d = waiting.get(decoder.next); d && !settled; d = waiting.get(decoder.next)) {
+        waiting.delete(d.n);
+        for (const e of decoder.feed(d)) if (e.id > opts.after) opts.onEvent(e);
+        if (decoder.end) settle(decoder.end);
+      }
+    };
+    stopLog = log.orderBy("n").onSnapshot(
+      (snap) => {
+        for (const change of snap.docChanges())
+          if (change.type === "added") take(change.doc.data() as LogDoc);
+      },
+      () => settle("lost"),
+    );
+    stopRun = opts.watchRun(() => {
+      // The run let go of its thread: its end marker (written before the release) may still be on
+      // its way through the listener, so read the rest of the log once before giving up.
+      void log
+        .where("n", ">=", decoder.next)
+        .orderBy("n")
+        .get()
+        .then((rest) => {
+          for (const d of rest.docs) take(d.data() as LogDoc);
+          settle(decoder.end ?? "lost");
+        })
+        .catch(() => settle("lost"));
+    });
+  });
+}

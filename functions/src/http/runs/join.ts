@@ -1,0 +1,162 @@
+/**
+ * Rejoining a run's stream from any instance (the SDK's `runs.joinStream`, its automatic reconnect
+ * to the run's `Location`, and `threads.joinStream`): the events after `Last-Event-ID` are replayed
+ * from the run's event log, then the live run is followed through a listener on the log until it
+ * ends. Each event keeps the id it had in the original stream, so a client that reconnects any
+ * number of times sees every event once, in order.
+ */
+import { Router, type Request, type Response } from "express";
+import { z } from "zod";
+import { config } from "../../config";
+import { QuarryError } from "../../errors";
+import { callerOf } from "../auth";
+import { firestore } from "../../services";
+import { threadStore } from "../runtime";
+import { RunIdParam, ThreadIdParam, parse } from "../schemas";
+import { SseWriter } from "../sse";
+import type { ThreadDoc, ThreadStore } from "../thread-store";
+import { followRunLog, runLog, type LoggedEvent } from "./event-log";
+
+const MODES = ["values", "updates", "messages-tuple", "custom", "messages", "events", "debug"] as const;
+
+/** `stream_mode` as the SDK sends it in a query: one mode, a JSON array of modes, or the key repeated. */
+const StreamModeQuery = z.union([z.string(), z.array(z.string())]).transform((v, ctx) => {
+  const raw = [v].flat().flatMap((s) => {
+    if (!s.startsWith("[")) return [s];
+    try {
+      return JSON.parse(s) as unknown[];
+    } catch {
+      ctx.addIssue({ code: "custom", message: "stream_mode is not a JSON array of modes" });
+      return [];
+    }
+  });
+  const bad = raw.filter((m) => !MODES.includes(m as (typeof MODES)[number]));
+  if (bad.length) ctx.addIssue({ code: "custom", message: `unknown stream mode(s): ${bad.join(", ")}` });
+  return raw as string[];
+});
+
+const JoinQuery = z.strictObject({
+  stream_mode: StreamModeQuery.optional(),
+  cancel_on_disconnect: z.enum(["true", "false", "0", "1"]).optional(),
+});
+
+export function joinRoutes(): Router {
+  const r = Router();
+  r.get("/threads/:threadId/runs/:runId/stream", async (req, res) => {
+    const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+    const runId = parse(RunIdParam, req.params.runId, "path");
+    await join(req, res, threadId, () => runId);
+  });
+  // The thread's current run, if any (an idle thread's stream ends at once).
+  r.get("/threads/:threadId/stream", async (req, res) => {
+    const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+    await join(req, res, threadId, (doc) => (isHeld(doc, doc.run?.runId) ? doc.run!.runId : undefined));
+  });
+  return r;
+}
+
+/** Whether `runId` holds the thread's lease now. */
+function isHeld(doc: ThreadDoc | undefined, runId: string | undefined): boolean {
+  return !!runId && doc?.run?.runId === runId && doc.run.expiresAt.toMillis() > Date.now();
+}
+
+/** `Last-Event-ID`: the id of the last event the client has (0 or none: from the start). */
+function lastEventId(req: Request): number {
+  const raw = req.header("last-event-id");
+  if (raw === undefined || raw === "") return 0;
+  if (!/^\d{1,12}$/.test(raw.trim())) {
+    throw new QuarryError(
+      "bad_request:params",
+      `Last-Event-ID "${raw.slice(0, 40)}" is not an event id of this API (a whole number): send the id field of the last event received.`,
+    );
+  }
+  return Number(raw.trim());
+}
+
+/** The protocol stream mode an event belongs to (`messages` events are the `messages-tuple` mode). */
+function modeOf(event: string): string {
+  const base = event.split("|")[0];
+  return base === "messages" || base.startsWith("messages/") ? "messages-tuple" : base;
+}
+
+async function join(
+  req: Request,
+  res: Response,
+  threadId: string,
+  pick: (doc: ThreadDoc) => string | undefined,
+): Promise<void> {
+  const { uid } = callerOf(req);
+  const q = parse(JoinQuery, req.query, "query");
+  const after = lastEventId(req);
+  const store = await threadStore();
+  const doc = await store.get(threadId, uid); // 404 for a thread that is not the caller's
+  const runId = pick(doc);
+  const sse = new SseWriter(res);
+  if (!runId) {
+    sse.open({});
+    sse.end();
+    return;
+  }
+  const log = runLog(await firestore(), config().threadsCollection, threadId, runId);
+  if (!isHeld(doc, runId) && doc.lastRunId !== runId && (await log.limit(1).get()).empty) {
+    throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
+  }
+  const wanted = q.stream_mode?.length
+    ? new Set(q.stream_mode.map((m) => (m === "messages" ? "messages-tuple" : m)))
+    : undefined;
+  const cancelOnDisconnect = q.cancel_on_disconnect === "true" || q.cancel_on_disconnect === "1";
+  const ac = new AbortController();
+  res.on("close", () => {
+    if (res.writableEnded) return;
+    ac.abort();
+    if (cancelOnDisconnect) store.requestCancel(threadId, uid, runId).catch(() => {});
+  });
+  const path = `/threads/${threadId}/runs/${runId}`;
+  sse.open({ "Content-Location": path, Location: `${path}/stream` });
+  const deliver = (e: LoggedEvent) => {
+    const always = e.event === "metadata" || e.event === "error";
+    if (always || !wanted || wanted.has(modeOf(e.event))) sse.send(e.event, e.data, e.id);
+  };
+  const how = await followRunLog(log, {
+    after,
+    onEvent: deliver,
+    watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
+    signal: ac.signal,
+  });
+  if (how === "lost") {
+    sse.send("error", {
+      error: "unavailable:run",
+      message:
+        "This answer stopped before it finished (the server running it went away). Your question is saved: ask again.",
+    });
+  }
+  sse.end();
+}
+
+/** Calls `gone` once `runId` no longer holds the thread: released, taken over, or its lease run out. */
+function watchRunHeld(store: ThreadStore, threadId: string, runId: string, gone: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let done = false;
+  const fire = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    gone();
+  };
+  const stop = store.ref(threadId).onSnapshot(
+    (snap) => {
+      const doc = snap.data() as ThreadDoc | undefined;
+      clearTimeout(timer);
+      if (!isHeld(doc, runId)) return fire();
+      // A lease that is not renewed runs out without any change to listen for.
+      timer = setTimeout(fire, doc!.run!.expiresAt.toMillis() - Date.now() + 1_000);
+      timer.unref();
+    },
+    () => fire(),
+  );
+  return () => {
+    done = true;
+    clearTimeout(timer);
+    stop();
+  };
+}
