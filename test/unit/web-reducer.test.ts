@@ -349,3 +349,35 @@ describe("a clarifying question", () => {
     expect(abandoned[1].status).toBe("stopped");
   });
 });
+
+describe("rejoining an answer", () => {
+  it("a reload mid-answer replays the run into the same turn, once", () => {
+    const loaded = run([
+      { type: "loaded", values: { messages: [{ type: "human", id: "h-1", content: "Revenue?" }] } },
+    ]);
+    expect(loaded.turns[0].status).toBe("stopped");
+    const s = run(
+      [
+        { type: "resumed" },
+        { type: "stream", event: "metadata", data: { run_id: "r1" } },
+        chunk("ans", "Revenue is "),
+        chunk("ans", "up."),
+        { type: "finished" },
+      ],
+      loaded,
+    );
+    expect(s.turns).toHaveLength(1);
+    expect(s.turns[0]).toMatchObject({ status: "done", answer: "Revenue is up.", runId: "r1" });
+  });
+
+  it("a dropped connection is shown until the next event arrives", () => {
+    const s = run([
+      { type: "submitted", key: "k", question: "Revenue?" },
+      chunk("ans", "Revenue "),
+      { type: "reconnecting" },
+    ]);
+    expect(s.turns[0].reconnecting).toBe(true);
+    const after = run([chunk("ans", "is up.")], s);
+    expect(after.turns[0]).toMatchObject({ reconnecting: false, answer: "Revenue is up." });
+  });
+});

@@ -126,6 +126,13 @@ export const RunStreamBody = z.strictObject({
 });
 export type RunStreamBody = z.infer<typeof RunStreamBody>;
 
+export const ListRunsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+  select: z.unknown().optional(),
+});
+
 export const CancelQuery = z.strictObject({
   wait: z.enum(["true", "false", "0", "1"]).optional(),
   action: z.enum(["interrupt", "rollback"]).optional(),

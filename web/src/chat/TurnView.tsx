@@ -101,6 +101,11 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswe
             {live && turn.answer && <span className="cursor" aria-hidden="true" />}
           </div>
         )}
+        {live && turn.reconnecting && (
+          <p className="notice" role="status">
+            Connection lost — the answer goes on, and continues here when you are back online.
+          </p>
+        )}
         {turn.status === "stopped" && (
           <p className="notice" role="status">
             Stopped. {turn.answer ? "The answer above is incomplete." : "Ask again when you are ready."}

@@ -68,6 +68,8 @@ export interface Turn {
   error?: string;
   runId?: string;
   clarification?: ClarificationView;
+  /** The connection dropped while the answer streamed; the page is rejoining it. */
+  reconnecting?: boolean;
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }

@@ -32,6 +32,10 @@ export type ChatAction =
   | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
   | { type: "submitted"; key: string; question: string }
   | { type: "answered"; answer: string }
+  /** The connection dropped mid-answer; the page rejoins the run when it can. */
+  | { type: "reconnecting" }
+  /** The page joins an answer already being written (after a reload): it replays from the start. */
+  | { type: "resumed" }
   | { type: "run_created"; runId: string }
   | { type: "stream"; event: string; data: unknown }
   | { type: "finished" }
@@ -216,8 +220,26 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       );
     case "run_created":
       return updateLast(state, (t) => ({ ...t, runId: action.runId }));
-    case "stream":
-      return applyStream(state, action.event, action.data);
+    case "stream": {
+      const next = applyStream(state, action.event, action.data);
+      return next.turns.at(-1)?.reconnecting
+        ? updateLast(next, (t) => ({ ...t, reconnecting: false }))
+        : next;
+    }
+    case "reconnecting":
+      return updateLast(state, (t) => (t.status === "streaming" ? { ...t, reconnecting: true } : t));
+    case "resumed":
+      // The replay brings every event of the run again: start the turn's live parts afresh.
+      return updateLast(state, (t) => ({
+        ...t,
+        status: "streaming",
+        phase: "ingress",
+        answer: "",
+        streamed: {},
+        queries: [],
+        retries: [],
+        error: undefined,
+      }));
     case "finished":
       return updateLast(state, (t) =>
         t.status !== "streaming"

@@ -1,7 +1,8 @@
 /**
- * The chat's side effects around the pure reducer: load a thread's checkpointed state, stream a run
- * with the SDK Client, stop it. Stopping aborts the stream (the server cancels a run whose client
- * disconnects) and also calls the cancel endpoint, which reaches the run on any instance.
+ * The chat's side effects around the pure reducer: load a thread's checkpointed state (and join an
+ * answer still being written), stream a run with the SDK Client, rejoin it after a dropped
+ * connection, stop it. Streams are resumable, so Stop calls the cancel endpoint, which reaches the
+ * run on any instance.
  */
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Client } from "@langchain/langgraph-sdk";
@@ -11,6 +12,33 @@ import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
 
 /** How long after Stop a "thread busy" answer is taken as the stopped run still winding down. */
 const STOP_GRACE_MS = 15_000;
+/** Rejoins of one answer after the SDK's own reconnects gave up (each waits to be back online). */
+const MAX_REJOINS = 5;
+
+/** A failure of the connection (not an answer from the server): worth rejoining the run. */
+function lostConnection(e: unknown): boolean {
+  const err = e as { name?: string; message?: string; status?: number } | undefined;
+  if (err?.status !== undefined) return false;
+  return (
+    err instanceof TypeError ||
+    err?.name === "MaxReconnectAttemptsError" ||
+    /network|fetch|connection|socket/i.test(err?.message ?? "")
+  );
+}
+
+/** Resolves once the browser is online (at once if it is), after a short pause between tries. */
+function backOnline(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const go = () => {
+      window.removeEventListener("online", go);
+      signal.removeEventListener("abort", go);
+      setTimeout(resolve, 500);
+    };
+    if (navigator.onLine || signal.aborted) return go();
+    window.addEventListener("online", go);
+    signal.addEventListener("abort", go);
+  });
+}
 
 interface Options {
   client: Client;
@@ -46,6 +74,87 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   /** When the person last pressed Stop. */
   const stoppedAt = useRef(0);
 
+  /**
+   * Feeds a run's stream into the last turn, rejoining it when the connection drops: the SDK
+   * reconnects by itself for a while (the run's Location and Last-Event-ID); once it gives up —
+   * offline for longer — the page waits until it is back online and rejoins after the last event
+   * it has, so nothing is lost or shown twice.
+   */
+  const follow = useCallback(
+    async (
+      threadId: string,
+      open: (lastEventId?: string) => AsyncIterable<{ id?: string; event: string; data: unknown }>,
+      ac: AbortController,
+      mine: () => boolean,
+    ) => {
+      let lastEventId: string | undefined;
+      for (let rejoins = 0; ; rejoins++) {
+        try {
+          for await (const part of open(lastEventId)) {
+            if (!mine()) return;
+            if (part.id) lastEventId = part.id;
+            // The metadata event names the run too (the header may be hidden by a proxy).
+            const runId = (part.data as { run_id?: unknown } | null)?.run_id;
+            if (part.event === "metadata" && typeof runId === "string" && run.current)
+              run.current.runId = runId;
+            dispatch({ type: "stream", event: part.event, data: part.data });
+          }
+          return;
+        } catch (e) {
+          const runId = run.current?.runId;
+          if (ac.signal.aborted || !runId || !lostConnection(e) || rejoins >= MAX_REJOINS) throw e;
+          if (mine()) dispatch({ type: "reconnecting" });
+          await backOnline(ac.signal);
+          open = (id) =>
+            client.runs.joinStream(threadId, runId, {
+              ...(id ? { lastEventId: id } : {}),
+              streamMode: [...STREAM_MODES],
+              signal: ac.signal,
+            });
+        }
+      }
+    },
+    [client],
+  );
+
+  /** Joins the thread's running answer from its first event (the page was reloaded mid-answer). */
+  const rejoinLive = useCallback(
+    async (threadId: string) => {
+      if (controller.current) return;
+      const ac = new AbortController();
+      controller.current = ac;
+      const gen = generation.current;
+      const mine = () => gen === generation.current;
+      run.current = { threadId };
+      setStreaming(true);
+      dispatch({ type: "resumed" });
+      try {
+        await follow(
+          threadId,
+          (id) =>
+            client.threads.joinStream(threadId, {
+              ...(id ? { lastEventId: id } : {}),
+              signal: ac.signal,
+            }) as AsyncIterable<{ id?: string; event: string; data: unknown }>,
+          ac,
+          mine,
+        );
+        if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
+      } catch (e) {
+        if (mine()) dispatch(ac.signal.aborted ? { type: "stopped" } : { type: "failed", error: e });
+      } finally {
+        if (controller.current === ac) controller.current = null;
+        run.current = null;
+        setStreaming(false);
+        onRunEnded();
+      }
+    },
+    [client, follow, onRunEnded],
+  );
+
+  const rejoin = useRef(rejoinLive);
+  rejoin.current = rejoinLive;
+
   useEffect(() => {
     if (threadId && threadId === created.current) {
       created.current = null;
@@ -58,10 +167,12 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     if (!threadId) return;
     let current = true;
     setLoading(true);
-    client.threads
-      .getState(threadId)
-      .then((s) => {
-        if (current) dispatch({ type: "loaded", values: (s.values ?? null) as never });
+    Promise.all([client.threads.getState(threadId), client.threads.get(threadId)])
+      .then(([s, t]) => {
+        if (!current) return;
+        dispatch({ type: "loaded", values: (s.values ?? null) as never });
+        // An answer still being written (a reload, another tab): join it where it is.
+        if (t.status === "busy") void rejoin.current(threadId);
       })
       .catch((e: unknown) => {
         if (current) setLoadError(errorInWords(e));
@@ -77,7 +188,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   /**
    * Streams one run into the last turn: a new question (`input`), or the answer to the question the
    * turn is waiting on (`command.resume`). `begin` records it in the turn and, for a first question,
-   * creates the thread.
+   * creates the thread. The stream is resumable: a dropped connection does not stop the run.
    */
   const run_ = useCallback(
     async (
@@ -96,24 +207,29 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         for (let attempt = 0; ; attempt++) {
           let received = false;
           try {
-            const stream = client.runs.stream(id, ASSISTANT_ID, {
-              ...body,
-              streamMode: [...STREAM_MODES],
-              signal: ac.signal,
-              onRunCreated: ({ run_id }) => {
-                if (run.current) run.current.runId = run_id;
-                if (mine()) dispatch({ type: "run_created", runId: run_id });
+            await follow(
+              id,
+              () => {
+                const stream = client.runs.stream(id, ASSISTANT_ID, {
+                  ...body,
+                  streamMode: [...STREAM_MODES],
+                  streamResumable: true,
+                  signal: ac.signal,
+                  onRunCreated: ({ run_id }) => {
+                    if (run.current) run.current.runId = run_id;
+                    if (mine()) dispatch({ type: "run_created", runId: run_id });
+                  },
+                });
+                return (async function* () {
+                  for await (const part of stream) {
+                    received = true;
+                    yield part as { id?: string; event: string; data: unknown };
+                  }
+                })();
               },
-            });
-            for await (const part of stream) {
-              received = true;
-              if (!mine()) break;
-              // The metadata event names the run too (the header may be hidden by a proxy).
-              const runId = (part.data as { run_id?: unknown } | null)?.run_id;
-              if (part.event === "metadata" && typeof runId === "string" && run.current)
-                run.current.runId = runId;
-              dispatch({ type: "stream", event: part.event, data: part.data });
-            }
+              ac,
+              mine,
+            );
             break;
           } catch (e) {
             // Right after Stop, the server may still be releasing the stopped run's lease (409):
@@ -133,7 +249,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         onRunEnded();
       }
     },
-    [client, onRunEnded],
+    [client, follow, onRunEnded],
   );
 
   const submit = useCallback(
@@ -176,10 +292,16 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     const r = run.current;
     stoppedAt.current = Date.now();
     controller.current?.abort();
-    if (r?.runId) {
-      // Best effort: the disconnect alone cancels the run; this also reaches it across instances.
-      client.runs.cancel(r.threadId, r.runId).catch(() => undefined);
-    }
+    if (!r) return;
+    // The stream is resumable, so leaving it does not stop the run: the cancel endpoint does, on
+    // whichever instance runs it. Stopped before the run was named: cancel what the thread runs.
+    const cancel = (runId: string) => client.runs.cancel(r.threadId, runId).catch(() => undefined);
+    if (r.runId) void cancel(r.runId);
+    else
+      void client.runs
+        .list(r.threadId, { status: "running" })
+        .then((runs) => Promise.all(runs.map((x) => cancel(x.run_id))))
+        .catch(() => undefined);
   }, [client]);
 
   return { state, loading, loadError, streaming, submit, answer, stop };

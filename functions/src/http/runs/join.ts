@@ -17,7 +17,8 @@ import { SseWriter } from "../sse";
 import type { ThreadDoc, ThreadStore } from "../thread-store";
 import { followRunLog, runLog, type LoggedEvent } from "./event-log";
 
-const MODES = ["values", "updates", "messages-tuple", "custom", "messages", "events", "debug"] as const;
+/** Run stream modes, and the thread stream's `run_modes` (all of the run's). */
+const MODES = ["values", "updates", "messages-tuple", "custom", "messages", "run_modes"] as const;
 
 /** `stream_mode` as the SDK sends it in a query: one mode, a JSON array of modes, or the key repeated. */
 const StreamModeQuery = z.union([z.string(), z.array(z.string())]).transform((v, ctx) => {
@@ -101,9 +102,10 @@ async function join(
   if (!isHeld(doc, runId) && doc.lastRunId !== runId && (await log.limit(1).get()).empty) {
     throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
   }
-  const wanted = q.stream_mode?.length
-    ? new Set(q.stream_mode.map((m) => (m === "messages" ? "messages-tuple" : m)))
-    : undefined;
+  const wanted =
+    q.stream_mode?.length && !q.stream_mode.includes("run_modes")
+      ? new Set(q.stream_mode.map((m) => (m === "messages" ? "messages-tuple" : m)))
+      : undefined;
   const cancelOnDisconnect = q.cancel_on_disconnect === "true" || q.cancel_on_disconnect === "1";
   const ac = new AbortController();
   res.on("close", () => {

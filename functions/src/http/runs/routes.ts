@@ -4,6 +4,7 @@ import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
+import type { ThreadDoc } from "../thread-store";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
 import { executeRun, storageError } from "./executor";
@@ -14,6 +15,7 @@ import { within } from "../within";
 import {
   ASSISTANT_ID,
   CancelQuery,
+  ListRunsQuery,
   RunIdParam,
   RunStreamBody,
   ThreadIdParam,
@@ -28,6 +30,7 @@ export function runRoutes(): Router {
   r.post("/threads/:threadId/runs/stream", streamRun);
   r.post("/threads/:threadId/runs/:runId/cancel", cancelRun);
   r.get("/threads/:threadId/runs/:runId", getRun);
+  r.get("/threads/:threadId/runs", listRuns);
   return r;
 }
 
@@ -184,16 +187,46 @@ async function getRun(req: Request, res: Response): Promise<void> {
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
   const doc = await (await threadStore()).get(threadId, uid);
-  const running = doc.run?.runId === runId && doc.run.expiresAt.toMillis() > Date.now();
-  if (!running && doc.lastRunId !== runId) throw new QuarryError("not_found:run", `Run ${runId} not found.`);
-  res.json({
+  const run = runsOf(threadId, doc).find((r) => r.run_id === runId);
+  if (!run) throw new QuarryError("not_found:run", `Run ${runId} not found.`);
+  res.json(run);
+}
+
+/**
+ * The thread's runs that Quarry keeps track of: the one running now, and the last one that ran
+ * (`client.runs.list`, e.g. to find a run to cancel or rejoin).
+ */
+async function listRuns(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+  const q = parse(ListRunsQuery, req.query, "query");
+  const doc = await (await threadStore()).get(threadId, uid);
+  const runs = runsOf(threadId, doc).filter((r) => !q.status || r.status === q.status);
+  res.json(runs.slice(q.offset, q.offset + q.limit));
+}
+
+function runsOf(threadId: string, doc: ThreadDoc) {
+  const at = doc.updatedAt.toDate().toISOString();
+  const run = (runId: string, status: string) => ({
     run_id: runId,
     thread_id: threadId,
     assistant_id: ASSISTANT_ID,
-    status: running ? "running" : doc.status === "error" ? "error" : "success",
+    status,
     metadata: {},
     multitask_strategy: "reject",
-    created_at: doc.updatedAt.toDate().toISOString(),
-    updated_at: doc.updatedAt.toDate().toISOString(),
+    created_at: at,
+    updated_at: at,
   });
+  const out = [];
+  const running = doc.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+  if (running) out.push(run(running, "running"));
+  if (doc.lastRunId && doc.lastRunId !== running) {
+    out.push(
+      run(
+        doc.lastRunId,
+        doc.status === "error" ? "error" : doc.status === "interrupted" ? "interrupted" : "success",
+      ),
+    );
+  }
+  return out;
 }
