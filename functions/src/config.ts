@@ -155,6 +155,8 @@ export interface RuntimeConfig {
   checkpointTtlDays: number;
   /** A run's event log (for rejoining its stream) is kept this long (`expireAt`, a TTL policy). */
   runLogTtlHours: number;
+  /** Keep the event log at all (QUARRY_RUN_LOG=off: streams cannot be rejoined; for comparison). */
+  runLog: boolean;
   /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
   runLeaseSeconds: number;
   /** The API's public base URL (the function URL), for the web client. */
@@ -212,6 +214,7 @@ export function readConfig(env: Env): RuntimeConfig {
     checkpointsCollection: env.QUARRY_CHECKPOINTS_COLLECTION || "checkpoints",
     checkpointTtlDays: int(env, "QUARRY_CHECKPOINT_TTL_DAYS", 0),
     runLogTtlHours: int(env, "QUARRY_RUN_LOG_TTL_HOURS", 24),
+    runLog: env.QUARRY_RUN_LOG !== "off",
     runLeaseSeconds: int(env, "QUARRY_RUN_LEASE_SECONDS", 60),
     region: env.QUARRY_REGION || "us-central1",
     apiUrl:

@@ -79,7 +79,11 @@ export async function executeRun(
   /** Every event goes to the client and, with its id, to the run's log. */
   const send = (event: string, data: unknown) => sse.send(event, data, spec.log?.append(event, data));
   const path = `/threads/${threadId}/runs/${runId}`;
-  const headers = { "Content-Location": path, Location: `${path}/stream` };
+  // Location tells the SDK where to rejoin the stream: only when there is a log to rejoin from.
+  const headers: Record<string, string> = {
+    "Content-Location": path,
+    ...(spec.log ? { Location: `${path}/stream` } : {}),
+  };
   const abort = new AbortController();
   const stop = (why: RunAbortedError["why"]) => {
     if (!abort.signal.aborted) abort.abort(new RunAbortedError(why));

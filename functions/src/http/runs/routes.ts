@@ -144,11 +144,15 @@ async function streamRun(req: Request, res: Response): Promise<void> {
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    log: new RunLogWriter(runLog(db, config().threadsCollection, threadId, runId), {
-      ttlMs: config().runLogTtlHours * 3_600_000,
-      timestamp: Timestamp,
-      onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
-    }),
+    ...(config().runLog
+      ? {
+          log: new RunLogWriter(runLog(db, config().threadsCollection, threadId, runId), {
+            ttlMs: config().runLogTtlHours * 3_600_000,
+            timestamp: Timestamp,
+            onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
+          }),
+        }
+      : {}),
   });
 }
 
