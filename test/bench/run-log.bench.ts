@@ -48,6 +48,7 @@ const pct = (xs: number[], p: number) => {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 async function main() {
+  process.env.METADATA_SERVER_DETECTION = "none";
   const standin = await startVertexStandin({
     script: apiScript(),
     tokenDelayMs: TOKEN_DELAY_MS,

@@ -42,6 +42,22 @@ export function createApp(): express.Express {
   api.get("/ok", (_req, res) => {
     res.json({ ok: true });
   });
+  // Agent Server's `GET /info`: what this server is and which of the protocol's features it has,
+  // so generic clients can adapt (no auth, like /ok).
+  api.get("/info", (_req, res) => {
+    res.json({
+      version: "quarry-0.1.0",
+      flags: {
+        assistants: true,
+        crons: false,
+        langsmith: false,
+        store: false,
+        resumable_streams: config().runLog,
+        background_runs: false,
+        interrupts: true,
+      },
+    });
+  });
   // What the web page needs before sign-in: where the API and (locally) the emulators are, and
   // whether a model is configured (the page shows a set-up card instead of a chat that must fail).
   api.get("/client-config", (_req, res) => {

@@ -35,10 +35,13 @@ export class SseWriter {
 
   /** Sends one event; `id` (the run's event id) lets the client resume after it (`Last-Event-ID`). */
   send(event: string, data: unknown, id?: number): void {
+    this.sendJson(event, JSON.stringify(data), id);
+  }
+
+  /** `send` with the data already serialized (shared with the run's log: serialized once). */
+  sendJson(event: string, json: string, id?: number): void {
     if (!this.isOpen) return;
-    this.res.write(
-      `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
-    );
+    this.res.write(`${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${json}\n\n`);
   }
 
   comment(text: string): void {

@@ -80,8 +80,13 @@ export class RunLogWriter {
 
   /** Appends an event and returns its id; written within `flushMs`. */
   append(event: string, data: unknown): number {
+    return this.appendJson(event, JSON.stringify(data));
+  }
+
+  /** `append` with the data already serialized as JSON. */
+  appendJson(event: string, json: string): number {
     const id = ++this.seq;
-    const line = Buffer.from(`${JSON.stringify([id, event, data])}\n`, "utf8");
+    const line = Buffer.from(`[${id},${JSON.stringify(event)},${json}]\n`, "utf8");
     this.pending.push(line);
     this.pendingBytes += line.length;
     this.pendingLastId = id;

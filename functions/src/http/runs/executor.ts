@@ -77,7 +77,10 @@ export async function executeRun(
   const { threadId, runId, leaseMs } = spec;
   const sse = new SseWriter(res);
   /** Every event goes to the client and, with its id, to the run's log. */
-  const send = (event: string, data: unknown) => sse.send(event, data, spec.log?.append(event, data));
+  const send = (event: string, data: unknown) => {
+    const json = JSON.stringify(data); // once, for both
+    sse.sendJson(event, json, spec.log?.appendJson(event, json));
+  };
   const path = `/threads/${threadId}/runs/${runId}`;
   // Location tells the SDK where to rejoin the stream: only when there is a log to rejoin from.
   const headers: Record<string, string> = {

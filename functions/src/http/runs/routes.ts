@@ -82,6 +82,15 @@ async function streamRun(req: Request, res: Response): Promise<void> {
   ]);
   const runId = randomUUID();
   const leaseMs = config().runLeaseSeconds * 1000;
+  // Agent Server's if_not_exists "create": a run on a thread id that does not exist yet creates it
+  // (the caller's; someone else's id stays refused). One more round trip, only when asked.
+  if (body.if_not_exists === "create") {
+    await within(leaseMs, store.create(threadId, uid, {}, "do_nothing"), "creating the thread").catch(
+      (err: unknown) => {
+        throw err instanceof QuarryError ? err : storageError(err);
+      },
+    );
+  }
   // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
   // the document changed after the checkpoint was read (a run finishing, say), read both again.
   const read = () =>

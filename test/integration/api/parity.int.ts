@@ -1,0 +1,86 @@
+/**
+ * Agent Server parity that real clients rely on, through the functions emulator and the official
+ * SDK client: `GET /info`, `if_not_exists: "create"` on a run, threads found by `graph_id`, and the
+ * thread's runs listed (running, then finished).
+ */
+import { randomUUID } from "node:crypto";
+import type { Client } from "@langchain/langgraph-sdk";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { call, sdkClient } from "../../support/api-client";
+import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
+import { stackEnv } from "../../support/stack-env";
+
+let api: string;
+let alice: TestUser;
+let client: Client;
+let holds: Holds;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  alice = await signUp(stack.urls.auth!);
+  client = sdkClient(api, alice);
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
+});
+
+const ask = (content: string) => ({ messages: [{ type: "human", content }] });
+
+async function drain(stream: AsyncIterable<{ event: string; data: unknown }>) {
+  const out: { event: string; data: unknown }[] = [];
+  for await (const ev of stream) out.push(ev);
+  return out;
+}
+
+describe("Agent Server parity", () => {
+  it("GET /info says what the server has, without auth", async () => {
+    const r = await call(api, "/info");
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ flags: { assistants: true, resumable_streams: true, crons: false } });
+  });
+
+  it("a run with if_not_exists: create starts a thread that did not exist; without it, 404", async () => {
+    const fresh = randomUUID();
+    const refused = await call(api, `/threads/${fresh}/runs/stream`, {
+      method: "POST",
+      token: alice.idToken,
+      body: { assistant_id: "quarry", input: ask("hello") },
+    });
+    expect(refused.status).toBe(404);
+    const events = await drain(
+      client.runs.stream(fresh, "quarry", {
+        input: ask("hello"),
+        ifNotExists: "create",
+        streamMode: ["values"],
+      }),
+    );
+    expect(events.some((e) => e.event === "error")).toBe(false);
+    expect((await client.threads.get(fresh)).thread_id).toBe(fresh);
+    // Another user's thread id is not theirs to create a run on.
+    const bob = sdkClient(api, await signUp(stackEnv().urls.auth!));
+    await expect(
+      drain(bob.runs.stream(fresh, "quarry", { input: ask("hello"), ifNotExists: "create" })),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("threads are found by graph_id, and a thread's runs are listed while running and after", async () => {
+    const thread = await client.threads.create();
+    const found = await client.threads.search({ metadata: { graph_id: "quarry" }, limit: 100 });
+    expect(found.map((t) => t.thread_id)).toContain(thread.thread_id);
+    const key = holds.newKey("list");
+    let runId = "";
+    const running = drain(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask(`How many orders? ${holds.planner(key)}`),
+        onRunCreated: (m) => (runId = m.run_id),
+      }),
+    );
+    await holds.waitHeld(key);
+    const during = await client.runs.list(thread.thread_id, { status: "running" });
+    expect(during.map((r) => [r.run_id, r.status])).toEqual([[runId, "running"]]);
+    await holds.release(key);
+    await running;
+    const after = await client.runs.list(thread.thread_id);
+    expect(after.map((r) => [r.run_id, r.status])).toEqual([[runId, "success"]]);
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("success");
+  });
+});

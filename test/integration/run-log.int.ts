@@ -1,0 +1,118 @@
+/**
+ * The run event log (functions/src/http/runs/event-log.ts) on the Firestore emulator: batching,
+ * events larger than a document split and joined again, replay after an id, following a live log
+ * to its end marker, and a run lost without one.
+ */
+import { deleteApp, initializeApp, type App } from "firebase-admin/app";
+import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
+import { randomUUID } from "node:crypto";
+import {
+  RunLogWriter,
+  followRunLog,
+  runLog,
+  type LoggedEvent,
+} from "../../functions/src/http/runs/event-log";
+import { stackEnv } from "../support/stack-env";
+
+let admin: App;
+let db: Firestore;
+
+beforeAll(() => {
+  admin = initializeApp({ projectId: stackEnv().env.GCLOUD_PROJECT }, `run-log-${Date.now()}`);
+  db = getFirestore(admin);
+});
+
+afterAll(async () => {
+  await deleteApp(admin);
+});
+
+const newLog = () => runLog(db, "threads", randomUUID(), randomUUID());
+const writer = (log: ReturnType<typeof newLog>, flushMs = 60_000) =>
+  new RunLogWriter(log, { ttlMs: 3_600_000, timestamp: Timestamp, flushMs });
+const never = () => () => {};
+
+describe("the run event log", () => {
+  it("batches events into few documents and replays them all, or those after an id", async () => {
+    const log = newLog();
+    const w = writer(log);
+    for (let i = 0; i < 50; i++)
+      w.append("messages", [{ content: `token ${i}` }, { langgraph_node: "generator" }]);
+    w.boundary();
+    w.append("custom", { type: "phase", phase: "done" });
+    await w.close({ status: "success" });
+    expect(w.writes).toBe(2); // 50 events at a boundary, then 1 with the end marker
+    const all: LoggedEvent[] = [];
+    expect(await followRunLog(log, { after: 0, onEvent: (e) => all.push(e), watchRun: never })).toEqual({
+      status: "success",
+    });
+    expect(all.map((e) => e.id)).toEqual(Array.from({ length: 51 }, (_, i) => i + 1));
+    expect(all[3]).toEqual({
+      id: 4,
+      event: "messages",
+      data: [{ content: "token 3" }, { langgraph_node: "generator" }],
+    });
+    const rest: LoggedEvent[] = [];
+    await followRunLog(log, { after: 48, onEvent: (e) => rest.push(e), watchRun: never });
+    expect(rest.map((e) => e.id)).toEqual([49, 50, 51]);
+  });
+
+  it("splits an event bigger than a document and joins it again", async () => {
+    const log = newLog();
+    const w = writer(log);
+    const rows = Array.from({ length: 30_000 }, (_, i) => ({ id: i, name: `row-${i}-é€😀` }));
+    w.append("custom", { type: "result", rows });
+    w.append("custom", { type: "phase", phase: "answering" });
+    await w.close({ status: "success" });
+    expect(w.writes).toBeGreaterThan(1);
+    const got: LoggedEvent[] = [];
+    await followRunLog(log, { after: 0, onEvent: (e) => got.push(e), watchRun: never });
+    expect(got).toHaveLength(2);
+    expect((got[0].data as { rows: unknown[] }).rows).toEqual(rows);
+  });
+
+  it("follows a live log: events arrive as they are written, and it ends at the end marker", async () => {
+    const log = newLog();
+    const w = writer(log);
+    const got: LoggedEvent[] = [];
+    let seen = (_n: number) => {};
+    const done = followRunLog(log, {
+      after: 0,
+      onEvent: (e) => {
+        got.push(e);
+        seen(got.length);
+      },
+      watchRun: never,
+    });
+    const reached = (n: number) => new Promise<void>((r) => (seen = (k) => k >= n && r()));
+    w.append("metadata", { run_id: "r" });
+    w.boundary();
+    await reached(1);
+    w.append("values", { messages: [] });
+    w.append("custom", { type: "phase", phase: "planning" });
+    w.boundary();
+    await reached(3);
+    await w.close({ status: "cancelled" });
+    expect(await done).toEqual({ status: "cancelled" });
+    expect(got.map((e) => e.event)).toEqual(["metadata", "values", "custom"]);
+  });
+
+  it("a run that lets go of its thread without an end marker ends its readers as lost", async () => {
+    const log = newLog();
+    const w = writer(log);
+    w.append("metadata", { run_id: "r" });
+    w.boundary();
+    let gone = () => {};
+    const got: LoggedEvent[] = [];
+    const done = followRunLog(log, {
+      after: 0,
+      onEvent: (e) => got.push(e),
+      watchRun: (g) => {
+        gone = g;
+        return () => {};
+      },
+    });
+    await expect.poll(() => got.length).toBe(1);
+    gone(); // the lease was released or ran out, and no end marker came
+    expect(await done).toBe("lost");
+  });
+});
