@@ -3,6 +3,7 @@
  * DuckDB and the Firestore client load on first use, not here (cold start).
  */
 import { onRequest } from "firebase-functions/v2/https";
+import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import {
   CONCURRENCY,
   MEMORY_MIB,
@@ -29,4 +30,24 @@ export const api = onRequest(
     secrets: functionSecrets(),
   },
   createApp(),
+);
+
+/**
+ * Background runs (`POST /threads/:id/runs`): queued by the API, run here to their end with their
+ * events in the run's log, so they finish whether or not anyone is connected (an HTTPS function is
+ * not guaranteed CPU after its response). Never retried: a run is not repeated behind the user's back.
+ */
+export const backgroundRun = onTaskDispatched<import("./http/runs/background").BackgroundTask>(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    retryConfig: { maxAttempts: 1 },
+    rateLimits: { maxConcurrentDispatches: 100 },
+    secrets: functionSecrets(),
+  },
+  async (req) => {
+    const { runInBackground } = await import("./http/runs/background.js");
+    await runInBackground(req.data);
+  },
 );

@@ -6,6 +6,7 @@ import { Router } from "express";
 import { QuarryError } from "../errors";
 import { assistantRoutes } from "./assistants";
 import { feedbackRoutes } from "./feedback";
+import { backgroundRoutes } from "./runs/background";
 import { joinRoutes } from "./runs/join";
 import { runRoutes } from "./runs/routes";
 import { threadRoutes } from "./threads";
@@ -16,6 +17,7 @@ export function apiRoutes(): Router {
   r.use(threadRoutes());
   r.use(runRoutes());
   r.use(joinRoutes());
+  r.use(backgroundRoutes());
   r.use(feedbackRoutes());
   r.use((req) => {
     throw new QuarryError(

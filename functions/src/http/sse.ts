@@ -3,11 +3,30 @@ import type { Response } from "express";
 /** Comment heartbeats keep proxies and the client from timing out an idle stream. */
 export const HEARTBEAT_MS = 10_000;
 
+/** Where a run's events go: an SSE stream, or nowhere (a run nobody streams; its log still has them). */
+export interface RunOutput {
+  open(headers: Record<string, string>): void;
+  sendJson(event: string, json: string, id?: number): void;
+  send(event: string, data: unknown, id?: number): void;
+  end(): void;
+  /** `cb` runs if the client goes away before `end()`. */
+  onDisconnect(cb: () => void): void;
+}
+
+/** The output of a run that no client streams. */
+export const NO_OUTPUT: RunOutput = {
+  open: () => {},
+  sendJson: () => {},
+  send: () => {},
+  end: () => {},
+  onDisconnect: () => {},
+};
+
 /**
  * A Server-Sent Events writer for an express response: named events with JSON data, comment
  * heartbeats, and writes that become no-ops once the client is gone.
  */
-export class SseWriter {
+export class SseWriter implements RunOutput {
   private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
   private opened = false;
@@ -27,6 +46,12 @@ export class SseWriter {
     this.opened = true;
     this.heartbeat = setInterval(() => this.comment("heartbeat"), HEARTBEAT_MS);
     this.heartbeat.unref();
+  }
+
+  onDisconnect(cb: () => void): void {
+    this.res.on("close", () => {
+      if (!this.res.writableEnded) cb();
+    });
   }
 
   get isOpen(): boolean {

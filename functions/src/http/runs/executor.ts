@@ -4,7 +4,6 @@
  * lease — even when Firestore stops answering, since the Firestore client retries for minutes.
  */
 import { AIMessageChunk } from "@langchain/core/messages";
-import type { Response } from "express";
 import * as logger from "firebase-functions/logger";
 import type { QuarryEvent } from "../../agent/events";
 import { QuarryError, toErrorBody } from "../../errors";
@@ -14,7 +13,7 @@ import type { RunCheckpointer } from "./checkpointer";
 import type { RunEnd, RunLogWriter } from "./event-log";
 import type { StreamMode } from "../schemas";
 import { toPlain } from "../serialize";
-import { SseWriter } from "../sse";
+import type { RunOutput } from "../sse";
 import { StorageTimeout, within } from "../within";
 import type { ThreadStatus, ThreadStore, UsageTotals } from "../thread-store";
 
@@ -67,17 +66,23 @@ export function storageError(err: unknown, midRun = false): unknown {
 
 type Chunk = [string, unknown];
 
+/** How a run ended (after it held the lease), and the error shown if it failed. */
+export interface RunOutcome {
+  status: RunEnd["status"];
+  error?: { error: string; message: string };
+}
+
 export async function executeRun(
-  res: Response,
+  sse: RunOutput,
   store: ThreadStore,
   saver: RunCheckpointer,
   graph: QuarryGraph,
   spec: RunSpec,
-): Promise<void> {
+): Promise<RunOutcome> {
   const { threadId, runId, leaseMs } = spec;
-  const sse = new SseWriter(res);
   /** Every event goes to the client and, with its id, to the run's log. */
   const send = (event: string, data: unknown) => {
+    if (event === "error") shownError = data as RunOutcome["error"];
     const json = JSON.stringify(data); // once, for both
     sse.sendJson(event, json, spec.log?.appendJson(event, json));
   };
@@ -95,8 +100,8 @@ export async function executeRun(
     abort.signal.addEventListener("abort", () => reject(abort.signal.reason as Error), { once: true }),
   );
   aborted.catch(() => {}); // observed below through Promise.race
-  res.on("close", () => {
-    if (!res.writableEnded && spec.cancelOnDisconnect) stop("disconnected");
+  sse.onDisconnect(() => {
+    if (spec.cancelOnDisconnect) stop("disconnected");
   });
   saver.onFailure = (err) => {
     logger.warn("checkpoint write failed", { threadId, runId, err: String(err) });
@@ -107,6 +112,7 @@ export async function executeRun(
   let unwatch = () => {};
   let renew: NodeJS.Timeout | undefined;
   let status: ThreadStatus = "idle";
+  let shownError: RunOutcome["error"];
   let usage: Partial<UsageTotals> = { runs: 1 };
   let iterator: AsyncIterator<Chunk> | undefined;
   /** The run stopped at a question to the user: the thread waits for the answer. */
@@ -260,6 +266,14 @@ export async function executeRun(
     if (abort.signal.aborted) iterator?.return?.().catch(() => {});
     if (leased) await finish();
   }
+  return { status: outcome(), ...(shownError ? { error: shownError } : {}) };
+
+  function outcome(): RunEnd["status"] {
+    const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
+    if (why === "cancelled" || why === "disconnected") return "cancelled";
+    if (status === "error") return "error";
+    return asking ? "interrupted" : "success";
+  }
 
   /**
    * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
@@ -282,16 +296,7 @@ export async function executeRun(
     if (asking && status === "idle") status = "interrupted";
     // The log's end marker before the release: a reader that sees the release finds it.
     if (spec.log) {
-      const end: RunEnd = {
-        status:
-          why === "cancelled" || why === "disconnected"
-            ? "cancelled"
-            : status === "error"
-              ? "error"
-              : status === "interrupted"
-                ? "interrupted"
-                : "success",
-      };
+      const end: RunEnd = { status: outcome() };
       await within(leaseMs / 2, spec.log.close(end), "writing the run's event log").catch((err: unknown) =>
         logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
       );

@@ -99,7 +99,12 @@ async function join(
     return;
   }
   const log = runLog(await firestore(), config().threadsCollection, threadId, runId);
-  if (!isHeld(doc, runId) && doc.lastRunId !== runId && (await log.limit(1).get()).empty) {
+  if (
+    !isHeld(doc, runId) &&
+    doc.lastRunId !== runId &&
+    (await log.limit(1).get()).empty &&
+    !(await store.ref(threadId).collection("runs").doc(runId).get()).exists // a queued background run
+  ) {
     throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
   }
   const wanted =
@@ -135,30 +140,68 @@ async function join(
   sse.end();
 }
 
-/** Calls `gone` once `runId` no longer holds the thread: released, taken over, or its lease run out. */
-function watchRunHeld(store: ThreadStore, threadId: string, runId: string, gone: () => void): () => void {
+/**
+ * Calls `gone` once `runId` no longer holds the thread: released, taken over, or its lease run out.
+ * A background run queued but not started yet (its run document says `pending`, or `running`
+ * before its lease is taken) is not gone: its task has yet to run it.
+ */
+export function watchRunHeld(
+  store: ThreadStore,
+  threadId: string,
+  runId: string,
+  gone: () => void,
+): () => void {
   let timer: NodeJS.Timeout | undefined;
   let done = false;
+  let thread: ThreadDoc | undefined;
+  let queued: string | undefined;
+  let seen = { thread: false, run: false };
   const fire = () => {
     if (done) return;
     done = true;
     clearTimeout(timer);
     gone();
   };
-  const stop = store.ref(threadId).onSnapshot(
-    (snap) => {
-      const doc = snap.data() as ThreadDoc | undefined;
-      clearTimeout(timer);
-      if (!isHeld(doc, runId)) return fire();
+  const decide = () => {
+    if (!seen.thread || !seen.run || done) return;
+    clearTimeout(timer);
+    if (isHeld(thread, runId)) {
       // A lease that is not renewed runs out without any change to listen for.
-      timer = setTimeout(fire, doc!.run!.expiresAt.toMillis() - Date.now() + 1_000);
-      timer.unref();
+      timer = setTimeout(fire, thread!.run!.expiresAt.toMillis() - Date.now() + 1_000);
+    } else if (queued === "pending") {
+      return; // its task has not started it yet
+    } else if (queued === "running") {
+      // Started, lease not taken yet: give it a lease's time to take it.
+      timer = setTimeout(fire, config().runLeaseSeconds * 1000);
+    } else {
+      return fire();
+    }
+    timer.unref();
+  };
+  const stopThread = store.ref(threadId).onSnapshot(
+    (snap) => {
+      thread = snap.data() as ThreadDoc | undefined;
+      seen = { ...seen, thread: true };
+      decide();
     },
     () => fire(),
   );
+  const stopRun = store
+    .ref(threadId)
+    .collection("runs")
+    .doc(runId)
+    .onSnapshot(
+      (snap) => {
+        queued = snap.get("status") as string | undefined;
+        seen = { ...seen, run: true };
+        decide();
+      },
+      () => fire(),
+    );
   return () => {
     done = true;
     clearTimeout(timer);
-    stop();
+    stopThread();
+    stopRun();
   };
 }

@@ -1,0 +1,188 @@
+/**
+ * Runs nobody streams: background runs (`client.runs.create`, then `runs.join` or
+ * `runs.joinStream`) and runs waited on (`client.runs.wait`).
+ *
+ * A background run must finish although its client is gone, and an HTTPS function is not
+ * guaranteed CPU once its response is sent (see the README's *Run lifecycle*). So `POST
+ * /threads/:id/runs` records the run (`threads/{id}/runs/{runId}`, status `pending`) and enqueues
+ * it on the `backgroundRun` task queue; the task-queue function (functions/src/index.ts) runs it
+ * with the same code as a streamed run, its events going to the run's event log only. `runs.wait`
+ * runs in its own request, which stays open until the run ends.
+ */
+import { randomUUID } from "node:crypto";
+import { Router, type Request, type Response } from "express";
+import * as logger from "firebase-functions/logger";
+import { config } from "../../config";
+import { QuarryError, toErrorBody } from "../../errors";
+import { firestore } from "../../services";
+import { callerOf } from "../auth";
+import { agentGraph, threadStore } from "../runtime";
+import { ASSISTANT_ID, RunIdParam, ThreadIdParam, parse, type StreamMode } from "../schemas";
+import { toThreadState } from "../serialize";
+import { NO_OUTPUT } from "../sse";
+import type { ThreadDoc } from "../thread-store";
+import { RunLogWriter, followRunLog, runLog } from "./event-log";
+import { watchRunHeld } from "./join";
+import { checkRun, startRun, type CheckedRun } from "./start";
+
+/** The task queue (and its function) that runs background runs. */
+export const BACKGROUND_QUEUE = "backgroundRun";
+/** A background run streams every mode into its log, for whoever joins it. */
+const ALL_MODES: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
+
+/** What a task carries: who asked, which run, and the request's body as sent. */
+export interface BackgroundTask {
+  threadId: string;
+  uid: string;
+  runId: string;
+  body: unknown;
+}
+
+type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "cancelled";
+
+async function runDoc(threadId: string, runId: string) {
+  return (await firestore())
+    .collection(config().threadsCollection)
+    .doc(threadId)
+    .collection("runs")
+    .doc(runId);
+}
+
+export function runObject(threadId: string, runId: string, status: string, at = new Date()) {
+  return {
+    run_id: runId,
+    thread_id: threadId,
+    assistant_id: ASSISTANT_ID,
+    status,
+    metadata: {},
+    multitask_strategy: "reject",
+    created_at: at.toISOString(),
+    updated_at: at.toISOString(),
+  };
+}
+
+const held = (doc: ThreadDoc) => !!doc.run && doc.run.expiresAt.toMillis() > Date.now();
+
+export function backgroundRoutes(): Router {
+  const r = Router();
+  r.post("/threads/:threadId/runs", createRun);
+  r.post("/threads/:threadId/runs/wait", waitRun);
+  r.get("/threads/:threadId/runs/:runId/join", joinRun);
+  return r;
+}
+
+/** `runs.create`: records the run, queues it, answers at once with the pending run. */
+async function createRun(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+  const checked = checkRun(req.body);
+  const store = await threadStore();
+  if (checked.body.if_not_exists === "create") await store.create(threadId, uid, {}, "do_nothing");
+  const doc = await store.get(threadId, uid);
+  if (held(doc)) {
+    throw new QuarryError(
+      "conflict:run",
+      `Thread ${threadId} is already running: wait for it, or cancel it.`,
+    );
+  }
+  const runId = randomUUID();
+  const { FieldValue } = await import("firebase-admin/firestore");
+  await (
+    await runDoc(threadId, runId)
+  ).create({
+    status: "pending" satisfies RunStatus,
+    uid,
+    createdAt: FieldValue.serverTimestamp(),
+  });
+  const task: BackgroundTask = { threadId, uid, runId, body: req.body };
+  const { getFunctions } = await import("firebase-admin/functions");
+  // The emulator knows queues by the function's bare name only (firebase-tools#7793).
+  const queue = config().inEmulator
+    ? BACKGROUND_QUEUE
+    : `locations/${config().region}/functions/${BACKGROUND_QUEUE}`;
+  await getFunctions().taskQueue<BackgroundTask>(queue).enqueue(task);
+  res.json(runObject(threadId, runId, "pending"));
+}
+
+/** The task-queue function's body: runs a queued run to its end, its events into its log. */
+export async function runInBackground(task: BackgroundTask): Promise<void> {
+  const { threadId, uid, runId } = task;
+  const ref = await runDoc(threadId, runId);
+  const setStatus = (status: RunStatus, extra: Record<string, unknown> = {}) =>
+    ref
+      .set({ status, ...extra }, { merge: true })
+      .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
+  let checked: CheckedRun | undefined;
+  try {
+    checked = checkRun(task.body);
+    await setStatus("running");
+    const outcome = await startRun(uid, threadId, { ...checked, modes: ALL_MODES }, NO_OUTPUT, runId);
+    await setStatus(outcome.status, outcome.error ? { error: outcome.error } : {});
+  } catch (err) {
+    // Refused before it ran (the thread got busy meanwhile, was deleted…): say so in its log too,
+    // so whoever joins it learns why instead of waiting.
+    const { body } = toErrorBody(err);
+    const { Timestamp } = await import("firebase-admin/firestore");
+    const log = new RunLogWriter(runLog(await firestore(), config().threadsCollection, threadId, runId), {
+      ttlMs: config().runLogTtlHours * 3_600_000,
+      timestamp: Timestamp,
+    });
+    log.append("metadata", { run_id: runId, attempt: 1 });
+    log.append("error", body);
+    await log.close({ status: "error" }).catch(() => {});
+    await setStatus("error", { error: body });
+  }
+}
+
+/** Waits until the run has ended (its log's end marker, or the run lost), however long it is pending. */
+async function untilEnded(threadId: string, runId: string): Promise<void> {
+  const store = await threadStore();
+  const log = runLog(await firestore(), config().threadsCollection, threadId, runId);
+  await followRunLog(log, {
+    after: Number.MAX_SAFE_INTEGER,
+    onEvent: () => {},
+    watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
+  });
+}
+
+/** The thread's state as the Agent Server's join and wait answer it: its values. */
+async function finalValues(threadId: string) {
+  const graph = await agentGraph();
+  const snap = await graph.getState({ configurable: { thread_id: threadId } });
+  return toThreadState(snap, threadId);
+}
+
+/** `runs.join`: waits for the run to end, then answers with the thread's values. */
+async function joinRun(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+  const runId = parse(RunIdParam, req.params.runId, "path");
+  const doc = await (await threadStore()).get(threadId, uid);
+  const known =
+    doc.run?.runId === runId ||
+    doc.lastRunId === runId ||
+    (await (await runDoc(threadId, runId)).get()).exists;
+  if (!known) throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
+  await untilEnded(threadId, runId);
+  const { values, interrupts } = await finalValues(threadId);
+  const failed = (await (await runDoc(threadId, runId)).get()).get("error") as unknown;
+  res.json({ ...(values as object), ...(failed ? { __error__: failed } : {}), ...interruptsOf(interrupts) });
+}
+
+/** `runs.wait`: runs in this request (it stays open, so it keeps its CPU) and answers with the values. */
+async function waitRun(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+  const checked = checkRun(req.body);
+  const outcome = await startRun(uid, threadId, { ...checked, modes: ALL_MODES }, NO_OUTPUT);
+  const { values, interrupts } = await finalValues(threadId);
+  res.json({
+    ...(values as object),
+    ...(outcome.error ? { __error__: outcome.error } : {}),
+    ...interruptsOf(interrupts),
+  });
+}
+
+function interruptsOf(interrupts: unknown): Record<string, unknown> {
+  return Array.isArray(interrupts) && interrupts.length ? { __interrupt__: interrupts } : {};
+}
