@@ -381,3 +381,13 @@ describe("rejoining an answer", () => {
     expect(after.turns[0]).toMatchObject({ reconnecting: false, answer: "Revenue is up." });
   });
 });
+
+describe("a stopped answer after a reload", () => {
+  it("shows what was streamed before Stop, as stopped", () => {
+    const turns = turnsFromMessages([
+      { type: "human", id: "h-1", content: "Tell me everything" },
+      { type: "ai", id: "a-1", content: "Sales grew in", response_metadata: { quarry_stopped: true } },
+    ]);
+    expect(turns[0]).toMatchObject({ status: "stopped", answer: "Sales grew in" });
+  });
+});

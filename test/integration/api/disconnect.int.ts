@@ -18,7 +18,12 @@ import { stackEnv } from "../../support/stack-env";
 import { trustCertificate } from "../../support/vertex-standin-cert";
 
 type Ev = { event: string; data: unknown };
-type Msg = { type: string; content: unknown; tool_calls?: unknown[] };
+type Msg = {
+  type: string;
+  content: unknown;
+  tool_calls?: unknown[];
+  response_metadata?: Record<string, unknown>;
+};
 
 let server: http.Server;
 let client: Client;
@@ -79,8 +84,11 @@ it("stops the run when the client disconnects mid-stream; the lease is released"
   const msgs = (state.values as { messages: Msg[] }).messages;
   // The user's message was checkpointed even though the answer was cut off...
   expect(msgs[0]).toMatchObject({ type: "human", content: question });
-  // ...and the run was stopped, not finished: no answer was stored (the AI messages are the
-  // planner's tool calls).
+  // ...and the run was stopped, not finished: only what had streamed of the answer is stored,
+  // marked stopped (the answer holds midway, so the stored part is short of the whole).
   const answers = msgs.filter((m) => m.type === "ai" && !m.tool_calls?.length);
-  expect(answers).toEqual([]);
+  expect(answers).toHaveLength(1);
+  expect(answers[0].response_metadata).toMatchObject({ quarry_stopped: true });
+  expect(String(answers[0].content)).toMatch(/^This answer stops midway/);
+  expect(String(answers[0].content).length).toBeLessThan(1000);
 });

@@ -13,6 +13,7 @@ import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { startFaultProxy, type FaultProxy } from "../../support/fault-proxy";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
+import { MIDWAY } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
 import { trustCertificate } from "../../support/vertex-standin-cert";
 
@@ -233,6 +234,27 @@ describe("rejoining a run's stream", () => {
     expect(status.connections).toBeGreaterThan(status.cut);
     expectWhole(received);
     expect(received).toEqual(await rejoin(client, thread.thread_id, runId, undefined));
+  });
+
+  it("a cancel sent to another instance stops the run's model call midway", async () => {
+    const thread = await client.threads.create();
+    let runId = "";
+    const events: Ev[] = [];
+    // [midway]: the answer streams a few chunks, then holds until the run drops the model call —
+    // so this stream ends only if the cancel, sent to the other instance, reaches it.
+    for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+      input: ask(`${MIDWAY} How many orders were placed?`),
+      streamMode: ["messages-tuple"],
+      onRunCreated: (m) => (runId = m.run_id),
+    }) as AsyncIterable<Ev>) {
+      events.push(ev);
+      if (isToken(ev) && events.filter(isToken).length === 1)
+        await other.runs.cancel(thread.thread_id, runId);
+    }
+    expect(events.some((e) => e.event === "error")).toBe(false);
+    expect((await client.runs.get(thread.thread_id, runId)).status).not.toBe("running");
+    const whole = await rejoin(client, thread.thread_id, runId, undefined);
+    expect(whole.map((e) => e.event)).toEqual(events.map((e) => e.event));
   });
 
   it("refuses what it cannot join, saying why", async () => {

@@ -152,6 +152,19 @@ describe("a conversation through the official SDK client", () => {
     // error; the lease is released before the stream ends.
     expect(events.map((e) => e.event)).not.toContain("error");
     expect(await leaseOf(thread.thread_id)).toBeNull();
+    // What was streamed of the answer before the run stopped is kept in the thread, marked stopped.
+    const shown = events
+      .filter(isAnswerToken)
+      .map((e) => String((e.data as [{ content: string }])[0].content))
+      .join("");
+    const stopped = (await client.threads.getState(thread.thread_id)).values as {
+      messages: { type: string; content: string; response_metadata?: Record<string, unknown> }[];
+    };
+    expect(stopped.messages.at(-1)).toMatchObject({
+      type: "ai",
+      content: shown,
+      response_metadata: { quarry_stopped: true },
+    });
     // A new run on the same thread is accepted now, and the stopped run's unfinished answer is not
     // resumed by it: the turn runs from ingress, with one answer.
     const again = await collect(

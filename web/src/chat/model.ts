@@ -85,6 +85,8 @@ export interface MessageDict {
   name?: string;
   artifact?: unknown;
   status?: string;
+  /** `quarry_stopped`: an answer the person stopped midway (kept as far as it had come). */
+  response_metadata?: Record<string, unknown>;
 }
 
 /** Text of a message's content: a string, or the text blocks of a content array. */
@@ -138,11 +140,12 @@ function isArtifact(a: unknown): a is ToolArtifact {
  */
 export function turnPartsFromMessages(
   messages: MessageDict[],
-): Pick<Turn, "queries" | "answer" | "clarification"> {
+): Pick<Turn, "queries" | "answer" | "clarification"> & { stopped?: boolean } {
   const queries: QueryView[] = [];
   let answer = "";
   let clarification: ClarificationView | undefined;
   let askId: string | undefined;
+  let stopped = false;
   const find = (id: string) => queries.find((q) => q.id === id);
   for (const m of messages) {
     if (isAi(m)) {
@@ -163,7 +166,10 @@ export function turnPartsFromMessages(
         if (!find(id)) queries.push({ id, tool: c.name, sql, status: "running" });
       }
       const text = messageText(m.content);
-      if (!calls.length && text.trim()) answer = text;
+      if (!calls.length && text.trim()) {
+        answer = text;
+        stopped = m.response_metadata?.quarry_stopped === true;
+      }
     } else if (isTool(m) && m.tool_call_id && m.tool_call_id === askId) {
       const text = messageText(m.content);
       if (clarification && text.startsWith(ANSWER_PREFIX))
@@ -193,7 +199,12 @@ export function turnPartsFromMessages(
   }
   // Only queries and failures are evidence worth showing; successful schema look-ups are not.
   const shown = queries.filter((q) => q.sql || q.error || q.result);
-  return clarification ? { queries: shown, answer, clarification } : { queries: shown, answer };
+  return {
+    queries: shown,
+    answer,
+    ...(clarification ? { clarification } : {}),
+    ...(stopped ? { stopped } : {}),
+  };
 }
 
 /** All turns of a thread from its checkpointed messages (after a reload). */
@@ -213,17 +224,20 @@ export function turnsFromMessages(messages: MessageDict[]): Turn[] {
         };
       }
     }
+    const { stopped, ...view } = parts;
     turns.push({
       key: current.question.id ?? `turn-${turns.length}`,
       question: messageText(current.question.content),
-      ...parts,
+      ...view,
       retries: [],
       // A question still unanswered is the thread waiting (a new question would have followed it).
-      status: parts.answer
-        ? "done"
-        : parts.clarification && parts.clarification.answer === undefined
-          ? "asking"
-          : "stopped",
+      status: stopped
+        ? "stopped"
+        : parts.answer
+          ? "done"
+          : parts.clarification && parts.clarification.answer === undefined
+            ? "asking"
+            : "stopped",
     });
   };
   for (const m of messages) {

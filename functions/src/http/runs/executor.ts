@@ -3,7 +3,6 @@
  * for cancel), maps graph chunks to protocol events, and always ends the response and releases the
  * lease — even when Firestore stops answering, since the Firestore client retries for minutes.
  */
-import { AIMessageChunk } from "@langchain/core/messages";
 import * as logger from "firebase-functions/logger";
 import type { QuarryEvent } from "../../agent/events";
 import { QuarryError, toErrorBody } from "../../errors";
@@ -66,6 +65,17 @@ export function storageError(err: unknown, midRun = false): unknown {
 
 type Chunk = [string, unknown];
 
+/**
+ * Whether a `messages` item is a streamed AI token (a chunk), not a node's finished message. Duck
+ * typed: in the compiled (CommonJS) function, a provider loaded as ESM makes its chunks with the
+ * other build of @langchain/core, whose classes `AIMessageChunk.isInstance` does not recognise.
+ */
+function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
+  const x = m as { type?: unknown; _getType?: () => string; concat?: unknown } | null;
+  if (!x || typeof x !== "object" || typeof x.concat !== "function") return false;
+  return x.type === "ai" || x._getType?.() === "ai";
+}
+
 /** How a run ended (after it held the lease), and the error shown if it failed. */
 export interface RunOutcome {
   status: RunEnd["status"];
@@ -117,6 +127,8 @@ export async function executeRun(
   let iterator: AsyncIterator<Chunk> | undefined;
   /** The run stopped at a question to the user: the thread waits for the answer. */
   let asking = false;
+  /** The answer's tokens streamed so far (generator), stored as a stopped answer if the run is stopped. */
+  let answerSoFar: { id?: string; text: string } | undefined;
   // Held-back steps are written once the client sees the answer start: its first token, or for a
   // client not streaming tokens the generator's "answering" phase.
   const tokens = spec.modes.includes("messages-tuple");
@@ -130,7 +142,14 @@ export async function executeRun(
       if (ev?.type === "phase") spec.log?.boundary();
     } else if (mode === "messages") {
       // Nodes' finished messages come through this mode too; a chunk is a streamed token.
-      if (AIMessageChunk.isInstance((data as [unknown])[0])) saver.flow();
+      const [msg, meta] = data as [unknown, { langgraph_node?: string } | undefined];
+      if (isAiChunk(msg)) {
+        saver.flow();
+        // The answer so far, kept if the run is stopped before it ends.
+        if (meta?.langgraph_node === "generator" && typeof msg.content === "string") {
+          answerSoFar = { id: msg.id ?? answerSoFar?.id, text: (answerSoFar?.text ?? "") + msg.content };
+        }
+      }
       send("messages", toPlain(data));
     } else {
       if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
@@ -276,6 +295,26 @@ export async function executeRun(
   }
 
   /**
+   * What the user saw of an answer stopped midway stays in the thread: the stopped graph is closed
+   * first, then the partial answer is added as the turn's last message (marked `stopped`), as if
+   * the turn had ended there — so the next turn starts clean and a reload shows what was shown.
+   */
+  async function keepStoppedAnswer(partial: { id?: string; text: string }) {
+    await iterator?.return?.().catch(() => {});
+    const { AIMessage } = await import("@langchain/core/messages");
+    const message = new AIMessage({
+      content: partial.text,
+      ...(partial.id ? { id: partial.id } : {}),
+      response_metadata: { quarry_stopped: true },
+    });
+    await graph.updateState(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      { messages: [message], finalAnswer: partial.text, phase: "done" },
+      "summarizer",
+    );
+  }
+
+  /**
    * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
    * sees the end can start the next turn at once. Both bounded: if Firestore is unreachable the
    * lease simply expires. A write still in flight when the drain times out may land late; nothing
@@ -286,7 +325,14 @@ export async function executeRun(
     try {
       // A lost lease may already be someone else's: nothing more of this run is written then.
       if (why === "lease-lost") saver.close(new Error("the run lost its lease"));
-      else await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
+      else {
+        if ((why === "cancelled" || why === "disconnected") && answerSoFar?.text.trim()) {
+          await within(leaseMs / 2, keepStoppedAnswer(answerSoFar), "storing the stopped answer").catch(
+            (err: unknown) => logger.warn("stopped answer not stored", { threadId, runId, err: String(err) }),
+          );
+        }
+        await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
+      }
     } catch (err) {
       if (status !== "error") send("error", toErrorBody(storageError(err, true)).body);
       status = "error";
