@@ -115,7 +115,9 @@ export const RunStreamBody = z.strictObject({
   checkpoint_id: z.string().max(200).nullish(),
   webhook: z.undefined({ message: "webhooks are not supported" }).optional(),
   multitask_strategy: z
-    .enum(["reject"], { message: "only multitask_strategy 'reject' is supported" })
+    .enum(["reject", "interrupt", "rollback"], {
+      message: "multitask_strategy must be 'reject', 'interrupt' or 'rollback' ('enqueue' is not supported)",
+    })
     .optional(),
   on_completion: z.enum(["delete", "keep"]).optional(),
   on_disconnect: z.enum(["cancel", "continue"]).optional(),

@@ -21,6 +21,8 @@ export interface RunClaim {
   leaseMs: number;
   /** The run's question: the title of a thread that has none yet. */
   question: string;
+  /** The checkpoint the run starts from, if the thread has one. */
+  from?: string;
 }
 
 /** Whether a commit failed because a document changed (or vanished) since it was read. */
@@ -43,6 +45,8 @@ export interface RunLease {
   expiresAt: Timestamp;
   /** Set by the cancel endpoint (any instance); the running instance watches it. */
   cancel: boolean;
+  /** The checkpoint the run started from (where multitask_strategy "rollback" starts again). */
+  from?: string;
 }
 
 export interface ThreadDoc {
@@ -179,7 +183,12 @@ export class ThreadStore {
     return {
       status: "busy" as const,
       updatedAt: this.timestamp.fromMillis(now),
-      run: { runId: run.runId, expiresAt: this.timestamp.fromMillis(now + run.leaseMs), cancel: false },
+      run: {
+        runId: run.runId,
+        expiresAt: this.timestamp.fromMillis(now + run.leaseMs),
+        cancel: false,
+        ...(run.from ? { from: run.from } : {}),
+      },
       lastRunId: run.runId,
       ...(doc.title ? {} : { title: run.question.replace(/\s+/g, " ").trim().slice(0, 80) }),
     };

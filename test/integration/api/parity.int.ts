@@ -83,4 +83,45 @@ describe("Agent Server parity", () => {
     expect(after.map((r) => [r.run_id, r.status])).toEqual([[runId, "success"]]);
     expect((await client.runs.get(thread.thread_id, runId)).status).toBe("success");
   });
+
+  it.each(["interrupt", "rollback"] as const)(
+    "multitask_strategy %s stops the running run and runs the new one",
+    async (strategy) => {
+      const thread = await client.threads.create();
+      await drain(client.runs.stream(thread.thread_id, "quarry", { input: ask("hello") }));
+      const key = holds.newKey(strategy);
+      const busyQuestion = `How many orders? ${holds.planner(key)}`;
+      let busyRun = "";
+      const busy = drain(
+        client.runs.stream(thread.thread_id, "quarry", {
+          input: ask(busyQuestion),
+          onRunCreated: (m) => (busyRun = m.run_id),
+        }),
+      );
+      await holds.waitHeld(key); // the first run is at its model call
+      const events = await drain(
+        client.runs.stream(thread.thread_id, "quarry", {
+          input: ask("How many customers are there?"),
+          streamMode: ["values"],
+          multitaskStrategy: strategy,
+        }),
+      );
+      expect(events.some((e) => e.event === "error")).toBe(false);
+      await busy; // its stream ended: it was stopped
+      expect((await client.runs.get(thread.thread_id, busyRun)).status).not.toBe("running");
+      const values = (await client.threads.getState(thread.thread_id)).values as {
+        messages: { type: string; content: unknown; tool_calls?: unknown[] }[];
+      };
+      const questions = values.messages.filter((m) => m.type === "human").map((m) => m.content);
+      // interrupt keeps what the stopped run did (its question); rollback starts from before it.
+      expect(questions).toEqual(
+        strategy === "interrupt"
+          ? ["hello", busyQuestion, "How many customers are there?"]
+          : ["hello", "How many customers are there?"],
+      );
+      const answer = values.messages.filter((m) => m.type === "ai" && !m.tool_calls?.length).at(-1);
+      expect(String(answer?.content)).toContain("FROM shop.customers");
+      await holds.release(key);
+    },
+  );
 });

@@ -65,6 +65,9 @@ export function storageError(err: unknown, midRun = false): unknown {
 
 type Chunk = [string, unknown];
 
+/** The run name of the generator's model call (model-call.ts: `quarry_<node>`), on its tokens' metadata. */
+const GENERATOR_CALL = "quarry_generator";
+
 /**
  * Whether a `messages` item is a streamed AI token (a chunk), not a node's finished message. Duck
  * typed: in the compiled (CommonJS) function, a provider loaded as ESM makes its chunks with the
@@ -129,6 +132,7 @@ export async function executeRun(
   let asking = false;
   /** The answer's tokens streamed so far (generator), stored as a stopped answer if the run is stopped. */
   let answerSoFar: { id?: string; text: string } | undefined;
+  let answered = false;
   // Held-back steps are written once the client sees the answer start: its first token, or for a
   // client not streaming tokens the generator's "answering" phase.
   const tokens = spec.modes.includes("messages-tuple");
@@ -141,12 +145,13 @@ export async function executeRun(
       // A phase boundary: what the run sent so far goes to the log now.
       if (ev?.type === "phase") spec.log?.boundary();
     } else if (mode === "messages") {
-      // Nodes' finished messages come through this mode too; a chunk is a streamed token.
-      const [msg, meta] = data as [unknown, { langgraph_node?: string } | undefined];
-      if (isAiChunk(msg)) {
+      // Nodes' finished messages come through this mode too (named after the node); the answer's
+      // tokens carry the generator's model-call name.
+      const [msg, meta] = data as [unknown, { langgraph_node?: string; name?: string } | undefined];
+      if (isAiChunk(msg) && meta?.name === GENERATOR_CALL && !answered) {
         saver.flow();
         // The answer so far, kept if the run is stopped before it ends.
-        if (meta?.langgraph_node === "generator" && typeof msg.content === "string") {
+        if (typeof msg.content === "string") {
           answerSoFar = { id: msg.id ?? answerSoFar?.id, text: (answerSoFar?.text ?? "") + msg.content };
         }
       }
@@ -155,6 +160,11 @@ export async function executeRun(
       if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
         asking = true;
         saver.flow();
+      }
+      // The answer is in the state now: a stop from here on has nothing partial to keep.
+      if (mode === "updates" && data && typeof data === "object" && "generator" in data) {
+        answered = true;
+        answerSoFar = undefined;
       }
       if (spec.modes.includes(mode as StreamMode)) send(mode, toPlain(data));
     }

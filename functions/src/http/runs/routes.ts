@@ -39,10 +39,30 @@ async function getRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
-  const doc = await (await threadStore()).get(threadId, uid);
-  const run = (await runsOf(await threadStore(), threadId, doc)).find((r) => r.run_id === runId);
+  const store = await threadStore();
+  const doc = await store.get(threadId, uid);
+  const run =
+    (await runsOf(store, threadId, doc)).find((r) => r.run_id === runId) ??
+    (await fromLog(store, threadId, runId));
   if (!run) throw new QuarryError("not_found:run", `Run ${runId} not found.`);
   res.json(run);
+}
+
+/** An earlier streamed run, known by its event log (until the log expires): how it ended. */
+async function fromLog(store: ThreadStore, threadId: string, runId: string) {
+  const last = await store
+    .ref(threadId)
+    .collection("runs")
+    .doc(runId)
+    .collection("log")
+    .orderBy("n", "desc")
+    .limit(1)
+    .get();
+  if (last.empty) return undefined;
+  const end = last.docs[0].get("end") as { status?: string } | undefined;
+  // No end marker and no lease (runsOf would have found it): its instance was lost.
+  const status = !end?.status ? "error" : end.status === "cancelled" ? "interrupted" : end.status;
+  return runObject(threadId, runId, status, last.docs[0].updateTime.toDate());
 }
 
 /**

@@ -14,6 +14,7 @@ import { checkpointSaver, graphFactory, threadStore } from "../runtime";
 import { ASSISTANT_ID, RunStreamBody, parse, questionText, type StreamMode } from "../schemas";
 import type { RunOutput } from "../sse";
 import { within } from "../within";
+import type { ThreadDoc } from "../thread-store";
 import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
 import { RunLogWriter, runLog } from "./event-log";
 import { executeRun, storageError, type RunOutcome } from "./executor";
@@ -75,7 +76,7 @@ export function checkRun(raw: unknown): CheckedRun {
 export async function startRun(
   uid: string,
   threadId: string,
-  { body, resume, checkpointId, question, modes }: CheckedRun,
+  { body, resume, checkpointId: fromCheckpoint, question, modes }: CheckedRun,
   out: RunOutput,
   runId: string = randomUUID(),
 ): Promise<RunOutcome> {
@@ -87,6 +88,7 @@ export async function startRun(
     import("firebase-admin/firestore"),
   ]);
   const leaseMs = config().runLeaseSeconds * 1000;
+  let checkpointId = fromCheckpoint;
   // Agent Server's if_not_exists "create": a run on a thread id that does not exist yet creates it
   // (the caller's; someone else's id stays refused). One more round trip, only when asked.
   if (body.if_not_exists === "create") {
@@ -122,7 +124,21 @@ export async function startRun(
     }
     ({ tuple, along, readTime } = await read());
   }
-  const claim = { runId, leaseMs, question };
+  // multitask_strategy: a busy thread's run is stopped first ("interrupt": what it did stays;
+  // "rollback": the new run starts from the checkpoint before it), instead of a 409 ("reject").
+  const busyWith = (along[0].data() as ThreadDoc | undefined)?.run;
+  const strategy = body.multitask_strategy ?? "reject";
+  if (strategy !== "reject" && busyWith && busyWith.expiresAt.toMillis() > Date.now()) {
+    if (!(await store.requestCancel(threadId, uid, busyWith.runId))) {
+      throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
+    }
+    await store.waitForRelease(threadId, busyWith.runId, leaseMs);
+    // A rollback of a thread's very first run has nothing to go back to: it is an interrupt.
+    if (strategy === "rollback" && busyWith.from) checkpointId = busyWith.from;
+    ({ tuple, along, readTime } = await read());
+  }
+  const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
+  const claim = { runId, leaseMs, question, ...(from ? { from } : {}) };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
