@@ -135,7 +135,7 @@ export async function startRun(
     await store.waitForRelease(threadId, busyWith.runId, leaseMs);
     // A rollback of a thread's very first run has nothing to go back to: it is an interrupt.
     if (strategy === "rollback" && busyWith.from) checkpointId = busyWith.from;
-    ({ tuple, along, readTime } = await read());
+    ({ tuple, along } = await read());
   }
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
   const claim = { runId, leaseMs, question, ...(from ? { from } : {}) };
