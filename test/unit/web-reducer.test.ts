@@ -391,3 +391,13 @@ describe("a stopped answer after a reload", () => {
     expect(turns[0]).toMatchObject({ status: "stopped", answer: "Sales grew in" });
   });
 });
+
+describe("asking a turn again", () => {
+  it("replaces that turn and drops the ones after it", () => {
+    const s = run([
+      { type: "loaded", values: { messages: [...turnMessages("Q1", "A1"), ...turnMessages("Q2", "A2")] } },
+      { type: "forked", key: "h-Q1", question: "Q1, edited" },
+    ]);
+    expect(s.turns.map((t) => [t.key, t.question, t.status])).toEqual([["h-Q1", "Q1, edited", "streaming"]]);
+  });
+});

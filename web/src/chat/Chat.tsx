@@ -90,6 +90,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
             onPageSizeChange={onPageSizeChange}
             onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
             onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
+            onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
           />
         ))}
         {state.threadUsage && state.threadUsage.bytesBilled > 0 && (

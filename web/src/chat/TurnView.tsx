@@ -1,4 +1,5 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
+import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
@@ -31,6 +32,53 @@ interface Props {
   onFeedback?: SendFeedback;
   /** Answers this turn's clarifying question; absent when it cannot be answered now. */
   onAnswer?(answer: string): void;
+  /** Asks this turn's question again (same words: regenerate; new words: edit); absent while a run streams. */
+  onAskAgain?(question: string): void;
+}
+
+/** The question, with an Edit button that turns it into a box to change and resend it. */
+function Question({ text, onAskAgain }: { text: string; onAskAgain?(question: string): void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  if (editing === null || !onAskAgain) {
+    return (
+      <div className="question">
+        <h2 className="sr-only">Question</h2>
+        <p>{text}</p>
+        {onAskAgain && (
+          <button type="button" className="link small" onClick={() => setEditing(text)}>
+            Edit
+          </button>
+        )}
+      </div>
+    );
+  }
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    if (!editing.trim()) return;
+    setEditing(null);
+    onAskAgain(editing);
+  };
+  return (
+    <form className="question editing" onSubmit={save}>
+      <label htmlFor="edit-question" className="sr-only">
+        Edit the question
+      </label>
+      <textarea
+        id="edit-question"
+        rows={2}
+        maxLength={4000}
+        value={editing}
+        onChange={(e) => setEditing(e.target.value)}
+        onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
+      />
+      <button type="submit" className="primary" disabled={!editing.trim()}>
+        Save and ask
+      </button>
+      <button type="button" onClick={() => setEditing(null)}>
+        Cancel
+      </button>
+    </form>
+  );
 }
 
 function Phases({ phase }: { phase?: Phase }) {
@@ -56,14 +104,11 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
-export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswer }: Props) {
+export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain }: Props) {
   const live = turn.status === "streaming";
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
-      <div className="question">
-        <h2 className="sr-only">Question</h2>
-        <p>{turn.question}</p>
-      </div>
+      <Question text={turn.question} onAskAgain={live ? undefined : onAskAgain} />
       <div className="response">
         {live && <Phases phase={turn.phase} />}
         {turn.retries.length > 0 && (
@@ -117,6 +162,11 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswe
           </p>
         )}
         {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
+        {!live && turn.status !== "asking" && onAskAgain && (
+          <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
+            Regenerate
+          </button>
+        )}
         {turn.usage && !live && (
           <p className="usage small muted">
             {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}

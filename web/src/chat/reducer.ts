@@ -32,6 +32,8 @@ export type ChatAction =
   | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
   | { type: "submitted"; key: string; question: string }
   | { type: "answered"; answer: string }
+  /** A turn asked again (regenerated or edited): it and the turns after it are replaced. */
+  | { type: "forked"; key: string; question: string }
   /** The connection dropped mid-answer; the page rejoins the run when it can. */
   | { type: "reconnecting" }
   /** The page joins an answer already being written (after a reload): it replays from the start. */
@@ -206,6 +208,25 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
           },
         ],
       };
+    case "forked": {
+      const at = state.turns.findIndex((t) => t.key === action.key);
+      const kept = at < 0 ? state.turns : state.turns.slice(0, at);
+      return {
+        ...state,
+        turns: [
+          ...kept,
+          {
+            key: action.key,
+            question: action.question,
+            answer: "",
+            queries: [],
+            retries: [],
+            status: "streaming",
+            phase: "ingress",
+          },
+        ],
+      };
+    }
     case "answered":
       return updateLast(state, (t) =>
         t.clarification

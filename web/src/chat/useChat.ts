@@ -55,6 +55,8 @@ export interface ChatApi {
   loadError: string | null;
   streaming: boolean;
   submit(question: string): Promise<void>;
+  /** Asks a turn's question again from where it was asked: regenerate, or edit with new words. */
+  askAgain(key: string, question: string): Promise<void>;
   /** Answers the clarifying question the last turn is waiting on (`command: { resume }`). */
   answer(text: string): Promise<void>;
   stop(): void;
@@ -193,7 +195,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   const run_ = useCallback(
     async (
       begin: () => Promise<string>,
-      body: { input: ReturnType<typeof humanInput> } | { command: { resume: string } },
+      body: { input: ReturnType<typeof humanInput>; checkpointId?: string } | { command: { resume: string } },
     ) => {
       if (controller.current) return;
       const ac = new AbortController();
@@ -273,6 +275,45 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     [client, threadId, onThreadCreated, run_],
   );
 
+  /**
+   * Asks a question of the conversation again — the same words (regenerate) or new ones (edit) —
+   * from the point where it was asked: a run from that turn's first checkpoint (the question in
+   * place, nothing after it), the message sent with the same id so it replaces the old one. The
+   * turns after it leave the conversation's current branch.
+   */
+  const askAgain = useCallback(
+    async (key: string, question: string) => {
+      const text = question.trim();
+      if (!text || !threadId || controller.current) return;
+      let from: string | undefined;
+      try {
+        const history = await client.threads.getHistory(threadId, { limit: 100 });
+        from =
+          history.find((s) => {
+            const last = ((s.values as { messages?: { type: string; id?: string }[] }).messages ?? []).at(-1);
+            return last?.type === "human" && last.id === key && s.next.includes("ingress");
+          })?.checkpoint.checkpoint_id ?? undefined;
+      } catch (e) {
+        setLoadError(errorInWords(e));
+        return;
+      }
+      if (!from) {
+        setLoadError(
+          "This question can no longer be asked again from where it was: ask it as a new question.",
+        );
+        return;
+      }
+      await run_(
+        async () => {
+          dispatch({ type: "forked", key, question: text });
+          return threadId;
+        },
+        { input: humanInput(text, key), checkpointId: from },
+      );
+    },
+    [client, threadId, run_],
+  );
+
   const answer = useCallback(
     async (reply: string) => {
       const text = reply.trim();
@@ -304,5 +345,5 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         .catch(() => undefined);
   }, [client]);
 
-  return { state, loading, loadError, streaming, submit, answer, stop };
+  return { state, loading, loadError, streaming, submit, answer, askAgain, stop };
 }
