@@ -2,7 +2,7 @@
  * The BigQuery engine through the real @google-cloud/bigquery client, pointed at a loopback REST
  * stand-in (test/support/bigquery-standin.ts) that records what the client sent.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { readConfig, type WarehouseConfig } from "../../../functions/src/config";
 import { BigQueryWarehouse, MIN_BILLED_PER_TABLE } from "../../../functions/src/tools/bigquery/warehouse";
 import { createWarehouseTools } from "../../../functions/src/tools/model-tools";
@@ -221,6 +221,21 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     standin.onQuery({ match: /slow_query/, pendingPolls: Infinity, fields: ID });
     const e = await failure((await open({ QUARRY_QUERY_TIMEOUT_MS: "300" })).query("SELECT slow_query", ctx));
     expect(e.category).toBe("timeout");
+    const [run] = realInserts();
+    expect(standin.calls("POST", "/cancel").map((q) => q.path)).toEqual([
+      `/projects/${P}/jobs/${run.jobReference.jobId}/cancel`,
+    ]);
+  });
+
+  it("a cancelled run cancels its BigQuery job server-side, at once", async () => {
+    standin.onQuery({ match: /stopped_query/, pendingPolls: Infinity, fields: ID });
+    const ac = new AbortController();
+    const running = failure((await open()).query("SELECT stopped_query", { ...ctx, signal: ac.signal }));
+    // The job is running (inserted, polled); then the run is stopped.
+    await vi.waitFor(() => expect(realInserts()).toHaveLength(1), { timeout: 10_000 });
+    ac.abort();
+    const e = await running;
+    expect(e.message).toMatch(/cancelled because the run was cancelled; the BigQuery job was cancelled too/);
     const [run] = realInserts();
     expect(standin.calls("POST", "/cancel").map((q) => q.path)).toEqual([
       `/projects/${P}/jobs/${run.jobReference.jobId}/cancel`,
