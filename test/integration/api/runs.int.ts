@@ -118,6 +118,10 @@ describe("a conversation through the official SDK client", () => {
     const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
     expect(history.length).toBeGreaterThan(2);
     expect(history[0].checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+    // Each entry names its parent: the next older entry (one branch, newest first).
+    for (let i = 0; i + 1 < history.length; i++) {
+      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
+    }
 
     const meta = await client.threads.get(thread.thread_id);
     expect(meta.status).toBe("idle");
