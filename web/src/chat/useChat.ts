@@ -9,37 +9,10 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { ASSISTANT_ID, STREAM_MODES } from "../api/client";
 import { errorInWords } from "../data/format";
 import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
+import { MAX_REJOINS, backOnline, lostConnection } from "./connection";
 
 /** How long after Stop a "thread busy" answer is taken as the stopped run still winding down. */
 const STOP_GRACE_MS = 15_000;
-/** Rejoins of one answer after the SDK's own reconnects gave up (each waits to be back online). */
-const MAX_REJOINS = 5;
-
-/** A failure of the connection (not an answer from the server): worth rejoining the run. */
-function lostConnection(e: unknown): boolean {
-  const err = e as { name?: string; message?: string; status?: number } | undefined;
-  if (err?.status !== undefined) return false;
-  return (
-    err instanceof TypeError ||
-    err?.name === "MaxReconnectAttemptsError" ||
-    /network|fetch|connection|socket/i.test(err?.message ?? "")
-  );
-}
-
-/** Resolves once the browser is online (at once if it is), after a short pause between tries. */
-function backOnline(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const go = () => {
-      window.removeEventListener("online", go);
-      signal.removeEventListener("abort", go);
-      setTimeout(resolve, 500);
-    };
-    if (navigator.onLine || signal.aborted) return go();
-    window.addEventListener("online", go);
-    signal.addEventListener("abort", go);
-  });
-}
-
 interface Options {
   client: Client;
   threadId: string | null;

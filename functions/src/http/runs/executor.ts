@@ -5,15 +5,18 @@
  */
 import * as logger from "firebase-functions/logger";
 import type { QuarryEvent } from "../../agent/events";
-import { QuarryError, toErrorBody } from "../../errors";
+import { toErrorBody } from "../../errors";
 import { RunAbortedError } from "../abort";
 import type { QuarryGraph } from "../../agent/index.js";
 import type { RunCheckpointer } from "./checkpointer";
 import type { RunEnd, RunLogWriter } from "./event-log";
+import { GENERATOR_CALL, isAiChunk, keepStoppedAnswer, storageError } from "./stopped";
+
+export { storageError } from "./stopped";
 import type { StreamMode } from "../schemas";
 import { toPlain } from "../serialize";
 import type { RunOutput } from "../sse";
-import { StorageTimeout, within } from "../within";
+import { within } from "../within";
 import type { ThreadStatus, ThreadStore, UsageTotals } from "../thread-store";
 
 /** LangGraph stream mode for each protocol stream mode. */
@@ -41,43 +44,7 @@ export interface RunSpec {
   log?: RunLogWriter;
 }
 
-/**
- * A Firestore failure or timeout as `unavailable:storage`; anything else as is. `midRun`: the run
- * had its lease, so the user's message is stored (and the error is one whatever its cause).
- */
-export function storageError(err: unknown, midRun = false): unknown {
-  const e = err as { code?: unknown; name?: string } | undefined;
-  const fromStorage =
-    midRun ||
-    err instanceof StorageTimeout ||
-    typeof e?.code === "number" ||
-    e?.name === "FirestoreCheckpointerError";
-  if (!fromStorage) return err;
-  logger.warn("storage failure", { err: String((err as Error)?.stack ?? err) });
-  return new QuarryError(
-    "unavailable:storage",
-    midRun
-      ? "Quarry lost contact with its database during this answer, so it stopped. Your question is saved; " +
-          "ask again in a few seconds."
-      : "Quarry could not reach its database, so the question was not taken: send it again in a few seconds.",
-  );
-}
-
 type Chunk = [string, unknown];
-
-/** The run name of the generator's model call (model-call.ts: `quarry_<node>`), on its tokens' metadata. */
-const GENERATOR_CALL = "quarry_generator";
-
-/**
- * Whether a `messages` item is a streamed AI token (a chunk), not a node's finished message. Duck
- * typed: in the compiled (CommonJS) function, a provider loaded as ESM makes its chunks with the
- * other build of @langchain/core, whose classes `AIMessageChunk.isInstance` does not recognise.
- */
-function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
-  const x = m as { type?: unknown; _getType?: () => string; concat?: unknown } | null;
-  if (!x || typeof x !== "object" || typeof x.concat !== "function") return false;
-  return x.type === "ai" || x._getType?.() === "ai";
-}
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
 export interface RunOutcome {
@@ -305,26 +272,6 @@ export async function executeRun(
   }
 
   /**
-   * What the user saw of an answer stopped midway stays in the thread: the stopped graph is closed
-   * first, then the partial answer is added as the turn's last message (marked `stopped`), as if
-   * the turn had ended there — so the next turn starts clean and a reload shows what was shown.
-   */
-  async function keepStoppedAnswer(partial: { id?: string; text: string }) {
-    await iterator?.return?.().catch(() => {});
-    const { AIMessage } = await import("@langchain/core/messages");
-    const message = new AIMessage({
-      content: partial.text,
-      ...(partial.id ? { id: partial.id } : {}),
-      response_metadata: { quarry_stopped: true },
-    });
-    await graph.updateState(
-      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-      { messages: [message], finalAnswer: partial.text, phase: "done" },
-      "summarizer",
-    );
-  }
-
-  /**
    * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
    * sees the end can start the next turn at once. Both bounded: if Firestore is unreachable the
    * lease simply expires. A write still in flight when the drain times out may land late; nothing
@@ -337,8 +284,9 @@ export async function executeRun(
       if (why === "lease-lost") saver.close(new Error("the run lost its lease"));
       else {
         if ((why === "cancelled" || why === "disconnected") && answerSoFar?.text.trim()) {
-          await within(leaseMs / 2, keepStoppedAnswer(answerSoFar), "storing the stopped answer").catch(
-            (err: unknown) => logger.warn("stopped answer not stored", { threadId, runId, err: String(err) }),
+          const stopped = keepStoppedAnswer(graph, threadId, answerSoFar, iterator);
+          await within(leaseMs / 2, stopped, "storing the stopped answer").catch((err: unknown) =>
+            logger.warn("stopped answer not stored", { threadId, runId, err: String(err) }),
           );
         }
         await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
