@@ -257,6 +257,33 @@ describe("rejoining a run's stream", () => {
     expect(whole.map((e) => e.event)).toEqual(events.map((e) => e.event));
   });
 
+  it("a joined stream with cancel_on_disconnect cancels the run when it drops", async () => {
+    const thread = await client.threads.create();
+    const key = holds.newKey("cod");
+    // Started resumable, so dropping the first stream does not cancel it…
+    const { runId } = await startAndDrop(
+      thread.thread_id,
+      `How many orders were placed? ${holds.answer(key)}`,
+      (r) => r.length === 1,
+    );
+    // …but a join asking for cancel_on_disconnect (served in this process, which sees the drop) does.
+    const ac = new AbortController();
+    try {
+      for await (const ev of other.runs.joinStream(thread.thread_id, runId, {
+        cancelOnDisconnect: true,
+        signal: ac.signal,
+      }) as AsyncIterable<Ev>) {
+        if (ev.event === "metadata") ac.abort();
+      }
+    } catch {
+      /* the aborted fetch */
+    }
+    await expect
+      .poll(async () => (await client.runs.get(thread.thread_id, runId)).status, { timeout: 30_000 })
+      .toBe("interrupted");
+    await holds.release(key);
+  });
+
   it("refuses what it cannot join, saying why", async () => {
     const thread = await client.threads.create();
     const { runId } = await startAndDrop(thread.thread_id, "How many orders were placed?", () => false);

@@ -100,9 +100,12 @@ async function runsOf(store: ThreadStore, threadId: string, doc: ThreadDoc) {
     }
   }
   if (doc.lastRunId && !has(doc.lastRunId)) {
+    // Its log says how it ended (a stop included); without a log, the thread's status does.
     const status =
       doc.status === "error" ? "error" : doc.status === "interrupted" ? "interrupted" : "success";
-    out.push(runObject(threadId, doc.lastRunId, status, at));
+    out.push(
+      (await fromLog(store, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, at),
+    );
   }
   return out;
 }
