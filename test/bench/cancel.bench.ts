@@ -6,42 +6,18 @@
  * by the cancel endpoint on A, by the cancel endpoint on B (it reaches A through Firestore), or by
  * its client disconnecting; the baseline is the same answer not stopped.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import os from "node:os";
-import path from "node:path";
-import { createInterface } from "node:readline";
 import { Client } from "@langchain/langgraph-sdk";
 import { startStack } from "../../scripts/stack.mjs";
 import { signUp } from "../support/auth-emulator";
+import { startAppServer } from "./app-server";
 import { smartScript, type Script } from "../support/scripted-model-script";
 import { startVertexStandin } from "../support/vertex-standin";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
 const TOKEN_DELAY_MS = 20;
 const ANSWER_CHUNKS = 300;
-const root = path.resolve(import.meta.dirname, "../..");
-
-async function serve() {
-  // As the function's entry does: a cancelled model call's abort echoes are not crashes.
-  const { installProcessGuards } = await import(path.join(root, "functions/lib/http/abort.js"));
-  installProcessGuards((message: string, data: unknown) => console.error(message, data));
-  const { createApp } = await import(path.join(root, "functions/lib/http/app.js"));
-  const server = createApp().listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
-}
-
-function startServer(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", import.meta.filename], {
-    env: { ...process.env, ...env, BENCH_ROLE: "server" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = /^PORT (\d+)$/.exec(line)?.[1];
-      if (port) resolve({ url: `http://127.0.0.1:${port}`, child });
-    });
-  });
-}
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -75,8 +51,8 @@ async function main() {
       NODE_EXTRA_CA_CERTS: standin.certFile,
       METADATA_SERVER_DETECTION: "none",
     };
-    const a = await startServer(env);
-    const b = await startServer(env);
+    const a = await startAppServer(env);
+    const b = await startAppServer(env);
     children.push(a.child, b.child);
     const user = await signUp(stack.urls.auth!);
     const clientOf = (url: string) =>
@@ -179,11 +155,7 @@ async function main() {
   process.exit(0);
 }
 
-if (process.env.BENCH_ROLE === "server") {
-  void serve();
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -5,42 +5,21 @@
  * own process (configuration is read once per process) on the Firestore and Auth emulators, with the
  * Vertex AI stand-in streaming at a fixed token delay and the DuckDB sample warehouse.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import os from "node:os";
-import path from "node:path";
-import { createInterface } from "node:readline";
 import { Firestore } from "@google-cloud/firestore";
 import { Client } from "@langchain/langgraph-sdk";
 import { startStack } from "../../scripts/stack.mjs";
 import { signUp } from "../support/auth-emulator";
+import { startAppServer } from "./app-server";
 import { apiScript } from "../support/api-script";
 import { startVertexStandin } from "../support/vertex-standin";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 12);
 const TOKEN_DELAY_MS = 20;
-const root = path.resolve(import.meta.dirname, "../..");
 const QUESTIONS = ["How many orders were placed in total?", "Which countries have the most customers?"];
 
 /** Child role: serve the app on a free port and print it. */
-async function serve() {
-  const { createApp } = await import(path.join(root, "functions/lib/http/app.js"));
-  const server = createApp().listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
-}
-
-function startServer(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", import.meta.filename], {
-    env: { ...process.env, ...env, BENCH_ROLE: "server" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = /^PORT (\d+)$/.exec(line)?.[1];
-      if (port) resolve({ url: `http://127.0.0.1:${port}`, child });
-    });
-  });
-}
-
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -66,8 +45,8 @@ async function main() {
       METADATA_SERVER_DETECTION: "none",
     };
     const variants = {
-      "with the event log": await startServer({ ...env, QUARRY_RUN_LOG: "on" }),
-      "without it (QUARRY_RUN_LOG=off)": await startServer({ ...env, QUARRY_RUN_LOG: "off" }),
+      "with the event log": await startAppServer({ ...env, QUARRY_RUN_LOG: "on" }),
+      "without it (QUARRY_RUN_LOG=off)": await startAppServer({ ...env, QUARRY_RUN_LOG: "off" }),
     };
     for (const v of Object.values(variants)) children.push(v.child);
     const user = await signUp(stack.urls.auth!);
@@ -132,11 +111,7 @@ async function main() {
   process.exit(0);
 }
 
-if (process.env.BENCH_ROLE === "server") {
-  void serve();
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

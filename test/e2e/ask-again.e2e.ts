@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, screenshot } from "../support/browser";
+import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
 
 let browser: Browser;
@@ -20,12 +20,7 @@ beforeAll(async () => {
   await page.getByRole("button", { name: "+ New conversation" }).waitFor();
 });
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === "fail" && page) {
-    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
-    console.log(`[page text at failure] ${(await page.locator("body").innerText()).slice(0, 2000)}`);
-  }
-});
+afterEach((ctx) => reportFailure(page, ctx.task));
 
 afterAll(async () => {
   await browser?.close();

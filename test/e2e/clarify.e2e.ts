@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, screenshot } from "../support/browser";
+import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
 import { CLARIFYING_CHOICES, CLARIFYING_QUESTION } from "../support/scripted-model-script";
 
@@ -22,12 +22,7 @@ beforeAll(async () => {
   page.on("pageerror", (e) => console.log(`[page error] ${e.message}`));
 });
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === "fail" && page) {
-    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
-    console.log(`[page text at failure] ${(await page.locator("body").innerText()).slice(0, 2000)}`);
-  }
-});
+afterEach((ctx) => reportFailure(page, ctx.task));
 
 afterAll(async () => {
   await browser?.close();

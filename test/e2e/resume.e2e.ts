@@ -7,7 +7,7 @@
 import { Firestore } from "@google-cloud/firestore";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, screenshot } from "../support/browser";
+import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../support/hold-control";
 import { startFaultProxy, type FaultProxy } from "../support/fault-proxy";
 import { stackEnv } from "../support/stack-env";
@@ -47,12 +47,7 @@ beforeAll(async () => {
   await page.getByRole("button", { name: "+ New conversation" }).waitFor();
 });
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === "fail" && page) {
-    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
-    console.log(`[page text at failure] ${(await page.locator("body").innerText()).slice(0, 2000)}`);
-  }
-});
+afterEach((ctx) => reportFailure(page, ctx.task));
 
 afterAll(async () => {
   await browser?.close();

@@ -268,3 +268,17 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** After a failed test: what the page showed, as a screenshot and as text (for `afterEach`). */
+export async function reportFailure(
+  page: Page | undefined,
+  task: { name: string; result?: { state?: string } },
+): Promise<void> {
+  if (task.result?.state !== "fail" || !page) return;
+  await screenshot(page, `failed-${task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
+  const text = await page
+    .locator("body")
+    .innerText()
+    .catch(() => "");
+  console.log(`[page text at failure] ${text.slice(0, 2000)}`);
+}

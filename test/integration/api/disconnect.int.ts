@@ -5,9 +5,6 @@
  * worker is marked idle), so through the emulator the run always goes on to the end. Everything
  * else is the integration stack's: the Firestore and Auth emulators and the Vertex AI stand-in.
  */
-import { readFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, type Firestore } from "firebase-admin/firestore";
 import type { Client } from "@langchain/langgraph-sdk";
@@ -15,7 +12,7 @@ import { signUp } from "../../support/auth-emulator";
 import { sdkClient } from "../../support/api-client";
 import { MIDWAY } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
-import { trustCertificate } from "../../support/vertex-standin-cert";
+import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 
 type Ev = { event: string; data: unknown };
 type Msg = {
@@ -25,32 +22,21 @@ type Msg = {
   response_metadata?: Record<string, unknown>;
 };
 
-let server: http.Server;
+let app: InProcessApp;
 let client: Client;
 let admin: App;
 let db: Firestore;
 
 beforeAll(async () => {
   const stack = stackEnv();
-  // The function's configuration, as the stack gives it to the emulated function.
-  Object.assign(process.env, {
-    QUARRY_WAREHOUSE: "duckdb",
-    QUARRY_RUN_LEASE_SECONDS: "10",
-    VERTEX_AI_EMULATOR_HOST: stack.env.QUARRY_TEST_VERTEX_HOST,
-  });
-  trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
-  const { createApp } = await import("../../../functions/src/http/app");
-  server = http.createServer(createApp());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  client = sdkClient(api, await signUp(stack.urls.auth!));
+  app = await startInProcessApp();
+  client = sdkClient(app.url, await signUp(stack.urls.auth!));
   admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `disconnect-${Date.now()}`);
   db = getFirestore(admin);
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  await app?.close();
   if (admin) await deleteApp(admin);
 });
 

@@ -5,9 +5,6 @@
  * client receives in pieces is exactly the run's whole stream — nothing lost, nothing repeated.
  * Runs are stopped at known points with the stand-in's holds, never by timing.
  */
-import { readFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
@@ -15,7 +12,7 @@ import { startFaultProxy, type FaultProxy } from "../../support/fault-proxy";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
 import { MIDWAY } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
-import { trustCertificate } from "../../support/vertex-standin-cert";
+import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 
 type Ev = { id?: string; event: string; data: unknown };
 const MODES = ["values", "updates", "messages-tuple", "custom"] as const;
@@ -26,7 +23,7 @@ let alice: TestUser;
 let client: Client;
 /** The same function's app served from this process: another instance on the same Firestore. */
 let other: Client;
-let otherServer: http.Server;
+let otherApp: InProcessApp;
 let holds: Holds;
 let proxy: FaultProxy;
 /** The emulator's API reached through a proxy that can cut every open connection. */
@@ -38,24 +35,15 @@ beforeAll(async () => {
   alice = await signUp(stack.urls.auth!);
   client = sdkClient(api, alice);
   holds = holdClient(stack.env[HOLD_URL_ENV]);
-  Object.assign(process.env, {
-    QUARRY_WAREHOUSE: "duckdb",
-    QUARRY_RUN_LEASE_SECONDS: "10",
-    VERTEX_AI_EMULATOR_HOST: stack.env.QUARRY_TEST_VERTEX_HOST,
-  });
-  trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
-  const { createApp } = await import("../../../functions/src/http/app");
-  otherServer = http.createServer(createApp());
-  await new Promise<void>((resolve) => otherServer.listen(0, "127.0.0.1", resolve));
-  other = sdkClient(`http://127.0.0.1:${(otherServer.address() as AddressInfo).port}`, alice);
+  otherApp = await startInProcessApp();
+  other = sdkClient(otherApp.url, alice);
   const target = new URL(api);
   proxy = await startFaultProxy(target.hostname, Number(target.port));
   viaProxy = sdkClient(`http://${proxy.address}${target.pathname}`, alice);
 });
 
 afterAll(async () => {
-  otherServer?.closeAllConnections();
-  await new Promise((r) => otherServer?.close(r));
+  await otherApp?.close();
   await proxy?.close();
 });
 
