@@ -26,7 +26,7 @@ afterAll(async () => {
   await deleteApp(admin);
 });
 
-const newLog = () => runLog(db, "threads", randomUUID(), randomUUID());
+const newLog = () => runLog(db.collection("threads").doc(randomUUID()).collection("runs").doc(randomUUID()));
 const writer = (log: ReturnType<typeof newLog>, flushMs = 60_000) =>
   new RunLogWriter(log, { ttlMs: 3_600_000, timestamp: Timestamp, flushMs });
 const never = () => () => {};

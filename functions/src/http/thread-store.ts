@@ -89,6 +89,11 @@ export function toThread(id: string, doc: ThreadDoc) {
   };
 }
 
+/** The run holding the thread's lease now, if any (a lease that ran out holds nothing). */
+export function leaseHolder(doc: ThreadDoc | undefined): string | undefined {
+  return doc?.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+}
+
 export class ThreadStore {
   constructor(
     private readonly db: Firestore,
@@ -99,6 +104,11 @@ export class ThreadStore {
 
   ref(id: string): DocumentReference {
     return this.db.collection(this.collection).doc(id);
+  }
+
+  /** A run's document (`threads/{id}/runs/{runId}`): a background run's status; its event log below it. */
+  runRef(id: string, runId: string): DocumentReference {
+    return this.ref(id).collection("runs").doc(runId);
   }
 
   /** The caller's thread, or 404 (another user's thread looks exactly like a missing one). */
@@ -302,7 +312,7 @@ export class ThreadStore {
       const snap = await tx.get(this.ref(id));
       const doc = snap.data() as ThreadDoc | undefined;
       if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
-      const running = doc.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+      const running = leaseHolder(doc);
       tx.update(this.ref(id), { deleting: true, ...(running ? { "run.cancel": true } : {}) });
       return running;
     });

@@ -185,6 +185,11 @@ function applyStream(state: ChatState, event: string, data: unknown): ChatState 
   }
 }
 
+/** A question just sent: its turn, streaming from the start. */
+function newTurn(key: string, question: string): Turn {
+  return { key, question, answer: "", queries: [], retries: [], status: "streaming", phase: "ingress" };
+}
+
 /** The reducer behind the chat view. */
 export function chatReducer(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
@@ -193,39 +198,11 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       return { turns: turnsFromMessages(v.messages ?? []), threadUsage: v.usage, summarized: !!v.summary };
     }
     case "submitted":
-      return {
-        ...state,
-        turns: [
-          ...state.turns,
-          {
-            key: action.key,
-            question: action.question,
-            answer: "",
-            queries: [],
-            retries: [],
-            status: "streaming",
-            phase: "ingress",
-          },
-        ],
-      };
+      return { ...state, turns: [...state.turns, newTurn(action.key, action.question)] };
     case "forked": {
       const at = state.turns.findIndex((t) => t.key === action.key);
       const kept = at < 0 ? state.turns : state.turns.slice(0, at);
-      return {
-        ...state,
-        turns: [
-          ...kept,
-          {
-            key: action.key,
-            question: action.question,
-            answer: "",
-            queries: [],
-            retries: [],
-            status: "streaming",
-            phase: "ingress",
-          },
-        ],
-      };
+      return { ...state, turns: [...kept, newTurn(action.key, action.question)] };
     }
     case "answered":
       return updateLast(state, (t) =>
@@ -253,12 +230,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       // The replay brings every event of the run again: start the turn's live parts afresh.
       return updateLast(state, (t) => ({
         ...t,
-        status: "streaming",
-        phase: "ingress",
-        answer: "",
+        ...newTurn(t.key, t.question),
         streamed: {},
-        queries: [],
-        retries: [],
         error: undefined,
       }));
     case "finished":

@@ -13,6 +13,17 @@ import { MAX_REJOINS, backOnline, lostConnection } from "./connection";
 
 /** How long after Stop a "thread busy" answer is taken as the stopped run still winding down. */
 const STOP_GRACE_MS = 15_000;
+/** One stream event as the SDK yields it (with its SSE id). */
+type Part = { id?: string; event: string; data: unknown };
+/** What a run streams, given the run's thread: a stream opened after `lastEventId` (or from the start). */
+type Open = (
+  threadId: string,
+  ac: AbortController,
+  mine: () => boolean,
+) => (lastEventId?: string) => AsyncIterable<Part>;
+type RunBody =
+  { input: ReturnType<typeof humanInput>; checkpointId?: string } | { command: { resume: string } };
+
 interface Options {
   client: Client;
   threadId: string | null;
@@ -58,7 +69,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   const follow = useCallback(
     async (
       threadId: string,
-      open: (lastEventId?: string) => AsyncIterable<{ id?: string; event: string; data: unknown }>,
+      open: (lastEventId?: string) => AsyncIterable<Part>,
       ac: AbortController,
       mine: () => boolean,
     ) => {
@@ -92,28 +103,47 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     [client],
   );
 
-  /** Joins the thread's running answer from its first event (the page was reloaded mid-answer). */
-  const rejoinLive = useCallback(
-    async (threadId: string) => {
+  /**
+   * Streams one run into the last turn, from `begin` (which records it in the turn and names the
+   * thread, creating it for a first question) to its end, stop or failure; `open` gives the stream
+   * (a new run, or a join of a running one). Streams are resumable: a dropped connection does not
+   * stop the run, and `follow` rejoins it.
+   */
+  const run_ = useCallback(
+    async (begin: () => Promise<string>, open: Open) => {
       if (controller.current) return;
       const ac = new AbortController();
       controller.current = ac;
       const gen = generation.current;
       const mine = () => gen === generation.current;
-      run.current = { threadId };
       setStreaming(true);
-      dispatch({ type: "resumed" });
       try {
-        await follow(
-          threadId,
-          (id) =>
-            client.threads.joinStream(threadId, {
-              ...(id ? { lastEventId: id } : {}),
-              signal: ac.signal,
-            }) as AsyncIterable<{ id?: string; event: string; data: unknown }>,
-          ac,
-          mine,
-        );
+        const id = await begin();
+        run.current = { threadId: id };
+        for (let attempt = 0; ; attempt++) {
+          let received = false;
+          const source = open(id, ac, mine);
+          try {
+            await follow(
+              id,
+              async function* (lastEventId) {
+                for await (const part of source(lastEventId)) {
+                  received = true;
+                  yield part;
+                }
+              },
+              ac,
+              mine,
+            );
+            break;
+          } catch (e) {
+            // Right after Stop, the server may still be releasing the stopped run's lease (409):
+            // wait a moment instead of telling the person the thread is busy.
+            const justStopped = Date.now() - stoppedAt.current < STOP_GRACE_MS;
+            if (received || !justStopped || (e as { status?: number }).status !== 409) throw e;
+            await new Promise((r) => setTimeout(r, Math.min(500 * (attempt + 1), 2000)));
+          }
+        }
         if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
       } catch (e) {
         if (mine()) dispatch(ac.signal.aborted ? { type: "stopped" } : { type: "failed", error: e });
@@ -124,7 +154,42 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         onRunEnded();
       }
     },
-    [client, follow, onRunEnded],
+    [follow, onRunEnded],
+  );
+
+  /** A new run of the thread (a question, an answer to its question, or a turn asked again). */
+  const newRun = useCallback(
+    (body: RunBody): Open =>
+      (id, ac, mine) =>
+      () =>
+        client.runs.stream(id, ASSISTANT_ID, {
+          ...body,
+          streamMode: [...STREAM_MODES],
+          streamResumable: true,
+          signal: ac.signal,
+          onRunCreated: ({ run_id }) => {
+            if (run.current) run.current.runId = run_id;
+            if (mine()) dispatch({ type: "run_created", runId: run_id });
+          },
+        }) as AsyncIterable<Part>,
+    [client],
+  );
+
+  /** Joins the thread's running answer from its first event (the page was reloaded mid-answer). */
+  const rejoinLive = useCallback(
+    (threadId: string) =>
+      run_(
+        async () => {
+          dispatch({ type: "resumed" });
+          return threadId;
+        },
+        (id, ac) => (lastEventId) =>
+          client.threads.joinStream(id, {
+            ...(lastEventId ? { lastEventId } : {}),
+            signal: ac.signal,
+          }) as AsyncIterable<Part>,
+      ),
+    [client, run_],
   );
 
   const rejoin = useRef(rejoinLive);
@@ -160,73 +225,6 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
     };
   }, [client, threadId]);
 
-  /**
-   * Streams one run into the last turn: a new question (`input`), or the answer to the question the
-   * turn is waiting on (`command.resume`). `begin` records it in the turn and, for a first question,
-   * creates the thread. The stream is resumable: a dropped connection does not stop the run.
-   */
-  const run_ = useCallback(
-    async (
-      begin: () => Promise<string>,
-      body: { input: ReturnType<typeof humanInput>; checkpointId?: string } | { command: { resume: string } },
-    ) => {
-      if (controller.current) return;
-      const ac = new AbortController();
-      controller.current = ac;
-      const gen = generation.current;
-      const mine = () => gen === generation.current;
-      setStreaming(true);
-      try {
-        const id = await begin();
-        run.current = { threadId: id };
-        for (let attempt = 0; ; attempt++) {
-          let received = false;
-          try {
-            await follow(
-              id,
-              () => {
-                const stream = client.runs.stream(id, ASSISTANT_ID, {
-                  ...body,
-                  streamMode: [...STREAM_MODES],
-                  streamResumable: true,
-                  signal: ac.signal,
-                  onRunCreated: ({ run_id }) => {
-                    if (run.current) run.current.runId = run_id;
-                    if (mine()) dispatch({ type: "run_created", runId: run_id });
-                  },
-                });
-                return (async function* () {
-                  for await (const part of stream) {
-                    received = true;
-                    yield part as { id?: string; event: string; data: unknown };
-                  }
-                })();
-              },
-              ac,
-              mine,
-            );
-            break;
-          } catch (e) {
-            // Right after Stop, the server may still be releasing the stopped run's lease (409):
-            // wait a moment instead of telling the person the thread is busy.
-            const justStopped = Date.now() - stoppedAt.current < STOP_GRACE_MS;
-            if (received || !justStopped || (e as { status?: number }).status !== 409) throw e;
-            await new Promise((r) => setTimeout(r, Math.min(500 * (attempt + 1), 2000)));
-          }
-        }
-        if (mine()) dispatch({ type: ac.signal.aborted ? "stopped" : "finished" });
-      } catch (e) {
-        if (mine()) dispatch(ac.signal.aborted ? { type: "stopped" } : { type: "failed", error: e });
-      } finally {
-        if (controller.current === ac) controller.current = null;
-        run.current = null;
-        setStreaming(false);
-        onRunEnded();
-      }
-    },
-    [client, follow, onRunEnded],
-  );
-
   const submit = useCallback(
     async (question: string) => {
       const text = question.trim();
@@ -242,10 +240,10 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
           onThreadCreated(t.thread_id);
           return t.thread_id;
         },
-        { input: humanInput(text, key) },
+        newRun({ input: humanInput(text, key) }),
       );
     },
-    [client, threadId, onThreadCreated, run_],
+    [client, threadId, onThreadCreated, run_, newRun],
   );
 
   /**
@@ -281,10 +279,10 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
           dispatch({ type: "forked", key, question: text });
           return threadId;
         },
-        { input: humanInput(text, key), checkpointId: from },
+        newRun({ input: humanInput(text, key), checkpointId: from }),
       );
     },
-    [client, threadId, run_],
+    [client, threadId, run_, newRun],
   );
 
   const answer = useCallback(
@@ -296,10 +294,10 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
           dispatch({ type: "answered", answer: text });
           return threadId;
         },
-        { command: { resume: text } },
+        newRun({ command: { resume: text } }),
       );
     },
-    [threadId, run_],
+    [threadId, run_, newRun],
   );
 
   const stop = useCallback(() => {

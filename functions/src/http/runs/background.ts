@@ -14,16 +14,15 @@ import { Router, type Request, type Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError, toErrorBody } from "../../errors";
-import { firestore } from "../../services";
 import { callerOf } from "../auth";
 import { agentGraph, threadStore } from "../runtime";
 import { ASSISTANT_ID, RunIdParam, ThreadIdParam, parse, type StreamMode } from "../schemas";
 import { toThreadState } from "../serialize";
 import { NO_OUTPUT } from "../sse";
-import type { ThreadDoc } from "../thread-store";
+import { leaseHolder, type ThreadStore } from "../thread-store";
 import { RunLogWriter, followRunLog, runLog } from "./event-log";
-import { watchRunHeld } from "./join";
-import { checkRun, startRun, type CheckedRun } from "./start";
+import { ensureKnownRun, watchRunHeld } from "./join";
+import { checkRun, ensureThread, startRun } from "./start";
 
 /** The task queue (and its function) that runs background runs. */
 export const BACKGROUND_QUEUE = "backgroundRun";
@@ -40,14 +39,6 @@ export interface BackgroundTask {
 
 type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "cancelled";
 
-async function runDoc(threadId: string, runId: string) {
-  return (await firestore())
-    .collection(config().threadsCollection)
-    .doc(threadId)
-    .collection("runs")
-    .doc(runId);
-}
-
 export function runObject(threadId: string, runId: string, status: string, at = new Date()) {
   return {
     run_id: runId,
@@ -60,8 +51,6 @@ export function runObject(threadId: string, runId: string, status: string, at = 
     updated_at: at.toISOString(),
   };
 }
-
-const held = (doc: ThreadDoc) => !!doc.run && doc.run.expiresAt.toMillis() > Date.now();
 
 export function backgroundRoutes(): Router {
   const r = Router();
@@ -77,9 +66,8 @@ async function createRun(req: Request, res: Response): Promise<void> {
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const checked = checkRun(req.body);
   const store = await threadStore();
-  if (checked.body.if_not_exists === "create") await store.create(threadId, uid, {}, "do_nothing");
-  const doc = await store.get(threadId, uid);
-  if (held(doc)) {
+  if (checked.body.if_not_exists === "create") await ensureThread(store, threadId, uid);
+  if (leaseHolder(await store.get(threadId, uid))) {
     throw new QuarryError(
       "conflict:run",
       `Thread ${threadId} is already running: wait for it, or cancel it.`,
@@ -87,9 +75,7 @@ async function createRun(req: Request, res: Response): Promise<void> {
   }
   const runId = randomUUID();
   const { FieldValue } = await import("firebase-admin/firestore");
-  await (
-    await runDoc(threadId, runId)
-  ).create({
+  await store.runRef(threadId, runId).create({
     status: "pending" satisfies RunStatus,
     uid,
     createdAt: FieldValue.serverTimestamp(),
@@ -107,14 +93,13 @@ async function createRun(req: Request, res: Response): Promise<void> {
 /** The task-queue function's body: runs a queued run to its end, its events into its log. */
 export async function runInBackground(task: BackgroundTask): Promise<void> {
   const { threadId, uid, runId } = task;
-  const ref = await runDoc(threadId, runId);
+  const ref = (await threadStore()).runRef(threadId, runId);
   const setStatus = (status: RunStatus, extra: Record<string, unknown> = {}) =>
     ref
       .set({ status, ...extra }, { merge: true })
       .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
-  let checked: CheckedRun | undefined;
   try {
-    checked = checkRun(task.body);
+    const checked = checkRun(task.body);
     await setStatus("running");
     const outcome = await startRun(uid, threadId, { ...checked, modes: ALL_MODES }, NO_OUTPUT, runId);
     await setStatus(outcome.status, outcome.error ? { error: outcome.error } : {});
@@ -123,7 +108,7 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     // so whoever joins it learns why instead of waiting.
     const { body } = toErrorBody(err);
     const { Timestamp } = await import("firebase-admin/firestore");
-    const log = new RunLogWriter(runLog(await firestore(), config().threadsCollection, threadId, runId), {
+    const log = new RunLogWriter(runLog(ref), {
       ttlMs: config().runLogTtlHours * 3_600_000,
       timestamp: Timestamp,
     });
@@ -135,10 +120,8 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
 }
 
 /** Waits until the run has ended (its log's end marker, or the run lost), however long it is pending. */
-async function untilEnded(threadId: string, runId: string): Promise<void> {
-  const store = await threadStore();
-  const log = runLog(await firestore(), config().threadsCollection, threadId, runId);
-  await followRunLog(log, {
+async function untilEnded(store: ThreadStore, threadId: string, runId: string): Promise<void> {
+  await followRunLog(runLog(store.runRef(threadId, runId)), {
     after: Number.MAX_SAFE_INTEGER,
     onEvent: () => {},
     watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
@@ -157,15 +140,11 @@ async function joinRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
-  const doc = await (await threadStore()).get(threadId, uid);
-  const known =
-    doc.run?.runId === runId ||
-    doc.lastRunId === runId ||
-    (await (await runDoc(threadId, runId)).get()).exists;
-  if (!known) throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
-  await untilEnded(threadId, runId);
+  const store = await threadStore();
+  await ensureKnownRun(store, threadId, runId, await store.get(threadId, uid));
+  await untilEnded(store, threadId, runId);
   const { values, interrupts } = await finalValues(threadId);
-  const failed = (await (await runDoc(threadId, runId)).get()).get("error") as unknown;
+  const failed = (await store.runRef(threadId, runId).get()).get("error") as unknown;
   res.json({ ...(values as object), ...(failed ? { __error__: failed } : {}), ...interruptsOf(interrupts) });
 }
 

@@ -12,7 +12,7 @@
  * listener on the log, ending at `end` — or, if the run's instance is lost before writing it, once
  * the run no longer holds its thread's lease.
  */
-import type { CollectionReference, Firestore, Timestamp } from "firebase-admin/firestore";
+import type { CollectionReference, DocumentReference, Timestamp } from "firebase-admin/firestore";
 
 /** Bytes per log document (Firestore's limit for a document is 1 MiB). */
 const DOC_BYTES = 900 * 1024;
@@ -38,13 +38,9 @@ interface LogDoc {
   expireAt: Timestamp;
 }
 
-export function runLog(db: Firestore, threadsCollection: string, threadId: string, runId: string) {
-  return db
-    .collection(threadsCollection)
-    .doc(threadId)
-    .collection("runs")
-    .doc(runId)
-    .collection("log") as CollectionReference;
+/** A run's event log, below its run document (`ThreadStore.runRef`). */
+export function runLog(run: DocumentReference): CollectionReference {
+  return run.collection("log");
 }
 
 const docId = (n: number) => String(n).padStart(6, "0");

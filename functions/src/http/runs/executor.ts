@@ -99,7 +99,6 @@ export async function executeRun(
   let asking = false;
   /** The answer's tokens streamed so far (generator), stored as a stopped answer if the run is stopped. */
   let answerSoFar: { id?: string; text: string } | undefined;
-  let answered = false;
   // Held-back steps are written once the client sees the answer start: its first token, or for a
   // client not streaming tokens the generator's "answering" phase.
   const tokens = spec.modes.includes("messages-tuple");
@@ -115,7 +114,7 @@ export async function executeRun(
       // Nodes' finished messages come through this mode too (named after the node); the answer's
       // tokens carry the generator's model-call name.
       const [msg, meta] = data as [unknown, { langgraph_node?: string; name?: string } | undefined];
-      if (isAiChunk(msg) && meta?.name === GENERATOR_CALL && !answered) {
+      if (isAiChunk(msg) && meta?.name === GENERATOR_CALL) {
         saver.flow();
         // The answer so far, kept if the run is stopped before it ends.
         if (typeof msg.content === "string") {
@@ -130,7 +129,6 @@ export async function executeRun(
       }
       // The answer is in the state now: a stop from here on has nothing partial to keep.
       if (mode === "updates" && data && typeof data === "object" && "generator" in data) {
-        answered = true;
         answerSoFar = undefined;
       }
       if (spec.modes.includes(mode as StreamMode)) send(mode, toPlain(data));

@@ -10,11 +10,10 @@ import { z } from "zod";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
-import { firestore } from "../../services";
 import { threadStore } from "../runtime";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { SseWriter } from "../sse";
-import type { ThreadDoc, ThreadStore } from "../thread-store";
+import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
 import { followRunLog, runLog, type LoggedEvent } from "./event-log";
 
 /** Run stream modes, and the thread stream's `run_modes` (all of the run's). */
@@ -51,14 +50,26 @@ export function joinRoutes(): Router {
   // The thread's current run, if any (an idle thread's stream ends at once).
   r.get("/threads/:threadId/stream", async (req, res) => {
     const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-    await join(req, res, threadId, (doc) => (isHeld(doc, doc.run?.runId) ? doc.run!.runId : undefined));
+    await join(req, res, threadId, leaseHolder);
   });
   return r;
 }
 
 /** Whether `runId` holds the thread's lease now. */
-function isHeld(doc: ThreadDoc | undefined, runId: string | undefined): boolean {
-  return !!runId && doc?.run?.runId === runId && doc.run.expiresAt.toMillis() > Date.now();
+const isHeld = (doc: ThreadDoc | undefined, runId: string | undefined) =>
+  !!runId && leaseHolder(doc) === runId;
+
+/**
+ * 404 unless the thread knows the run: it holds the lease, ran last, left a log, or is a queued
+ * background run (its run document).
+ */
+export async function ensureKnownRun(store: ThreadStore, threadId: string, runId: string, doc: ThreadDoc) {
+  if (leaseHolder(doc) === runId || doc.lastRunId === runId) return;
+  const run = store.runRef(threadId, runId);
+  const [log, queued] = await Promise.all([runLog(run).limit(1).get(), run.get()]);
+  if (log.empty && !queued.exists) {
+    throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
+  }
 }
 
 /** `Last-Event-ID`: the id of the last event the client has (0 or none: from the start). */
@@ -98,15 +109,8 @@ async function join(
     sse.end();
     return;
   }
-  const log = runLog(await firestore(), config().threadsCollection, threadId, runId);
-  if (
-    !isHeld(doc, runId) &&
-    doc.lastRunId !== runId &&
-    (await log.limit(1).get()).empty &&
-    !(await store.ref(threadId).collection("runs").doc(runId).get()).exists // a queued background run
-  ) {
-    throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
-  }
+  await ensureKnownRun(store, threadId, runId, doc);
+  const log = runLog(store.runRef(threadId, runId));
   const wanted =
     q.stream_mode?.length && !q.stream_mode.includes("run_modes")
       ? new Set(q.stream_mode.map((m) => (m === "messages" ? "messages-tuple" : m)))
@@ -186,18 +190,14 @@ export function watchRunHeld(
     },
     () => fire(),
   );
-  const stopRun = store
-    .ref(threadId)
-    .collection("runs")
-    .doc(runId)
-    .onSnapshot(
-      (snap) => {
-        queued = snap.get("status") as string | undefined;
-        seen = { ...seen, run: true };
-        decide();
-      },
-      () => fire(),
-    );
+  const stopRun = store.runRef(threadId, runId).onSnapshot(
+    (snap) => {
+      queued = snap.get("status") as string | undefined;
+      seen = { ...seen, run: true };
+      decide();
+    },
+    () => fire(),
+  );
   return () => {
     done = true;
     clearTimeout(timer);

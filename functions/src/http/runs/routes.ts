@@ -1,7 +1,8 @@
 import { Router, type Request, type Response } from "express";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
-import type { ThreadDoc, ThreadStore } from "../thread-store";
+import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
+import { runLog } from "./event-log";
 import { runObject } from "./background";
 import { CancelQuery, ListRunsQuery, RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { threadStore } from "../runtime";
@@ -50,14 +51,7 @@ async function getRun(req: Request, res: Response): Promise<void> {
 
 /** An earlier streamed run, known by its event log (until the log expires): how it ended. */
 async function fromLog(store: ThreadStore, threadId: string, runId: string) {
-  const last = await store
-    .ref(threadId)
-    .collection("runs")
-    .doc(runId)
-    .collection("log")
-    .orderBy("n", "desc")
-    .limit(1)
-    .get();
+  const last = await runLog(store.runRef(threadId, runId)).orderBy("n", "desc").limit(1).get();
   if (last.empty) return undefined;
   const end = last.docs[0].get("end") as { status?: string } | undefined;
   // No end marker and no lease (runsOf would have found it): its instance was lost.
@@ -88,7 +82,7 @@ async function runsOf(store: ThreadStore, threadId: string, doc: ThreadDoc) {
   const at = doc.updatedAt.toDate();
   const out: ReturnType<typeof runObject>[] = [];
   const has = (id: string) => out.some((r) => r.run_id === id);
-  const running = doc.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+  const running = leaseHolder(doc);
   if (running) out.push(runObject(threadId, running, "running", at));
   const queued = await store.ref(threadId).collection("runs").orderBy("createdAt", "desc").limit(20).get();
   for (const d of queued.docs) {

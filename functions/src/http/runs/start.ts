@@ -9,12 +9,11 @@ import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
-import { firestore } from "../../services";
 import { checkpointSaver, graphFactory, threadStore } from "../runtime";
 import { ASSISTANT_ID, RunStreamBody, parse, questionText, type StreamMode } from "../schemas";
 import type { RunOutput } from "../sse";
 import { within } from "../within";
-import type { ThreadDoc } from "../thread-store";
+import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
 import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
 import { RunLogWriter, runLog } from "./event-log";
 import { executeRun, storageError, type RunOutcome } from "./executor";
@@ -80,24 +79,15 @@ export async function startRun(
   out: RunOutput,
   runId: string = randomUUID(),
 ): Promise<RunOutcome> {
-  const [store, saver, build, db, { Timestamp }] = await Promise.all([
+  const [store, saver, build, { Timestamp }] = await Promise.all([
     threadStore(),
     checkpointSaver(),
     graphFactory(),
-    firestore(),
     import("firebase-admin/firestore"),
   ]);
   const leaseMs = config().runLeaseSeconds * 1000;
   let checkpointId = fromCheckpoint;
-  // Agent Server's if_not_exists "create": a run on a thread id that does not exist yet creates it
-  // (the caller's; someone else's id stays refused). One more round trip, only when asked.
-  if (body.if_not_exists === "create") {
-    await within(leaseMs, store.create(threadId, uid, {}, "do_nothing"), "creating the thread").catch(
-      (err: unknown) => {
-        throw err instanceof QuarryError ? err : storageError(err);
-      },
-    );
-  }
+  if (body.if_not_exists === "create") await ensureThread(store, threadId, uid);
   // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
   // the document changed after the checkpoint was read (a run finishing, say), read both again.
   const read = () =>
@@ -126,9 +116,10 @@ export async function startRun(
   }
   // multitask_strategy: a busy thread's run is stopped first ("interrupt": what it did stays;
   // "rollback": the new run starts from the checkpoint before it), instead of a 409 ("reject").
-  const busyWith = (along[0].data() as ThreadDoc | undefined)?.run;
+  const thread = along[0].data() as ThreadDoc | undefined;
+  const busyWith = leaseHolder(thread) ? thread?.run : undefined;
   const strategy = body.multitask_strategy ?? "reject";
-  if (strategy !== "reject" && busyWith && busyWith.expiresAt.toMillis() > Date.now()) {
+  if (strategy !== "reject" && busyWith) {
     if (!(await store.requestCancel(threadId, uid, busyWith.runId))) {
       throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
     }
@@ -176,7 +167,7 @@ export async function startRun(
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
     ...(config().runLog
       ? {
-          log: new RunLogWriter(runLog(db, config().threadsCollection, threadId, runId), {
+          log: new RunLogWriter(runLog(store.runRef(threadId, runId)), {
             ttlMs: config().runLogTtlHours * 3_600_000,
             timestamp: Timestamp,
             onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
@@ -184,6 +175,19 @@ export async function startRun(
         }
       : {}),
   });
+}
+
+/**
+ * Agent Server's if_not_exists "create": a run on a thread id that does not exist yet creates it
+ * (the caller's; someone else's id stays refused). One more round trip, only when asked.
+ */
+export async function ensureThread(store: ThreadStore, threadId: string, uid: string): Promise<void> {
+  const leaseMs = config().runLeaseSeconds * 1000;
+  await within(leaseMs, store.create(threadId, uid, {}, "do_nothing"), "creating the thread").catch(
+    (err: unknown) => {
+      throw err instanceof QuarryError ? err : storageError(err);
+    },
+  );
 }
 
 /** Whether the checkpoint stopped at an `interrupt()` (a question to the user) not answered yet. */
