@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -8,6 +9,14 @@ import { defineConfig } from "vitest/config";
  * - e2e:         test/e2e/**\/*.e2e.ts — the whole stack plus Chromium (test/support/browser.ts).
  */
 export default defineConfig({
+  resolve: {
+    // The page's contract with the API, from source (as the page's Vite build resolves it).
+    alias: {
+      "@quarry/functions/contract": fileURLToPath(
+        new URL("functions/src/contract/index.ts", import.meta.url),
+      ),
+    },
+  },
   test: {
     globals: true,
     // The Admin SDK in test processes must never probe the cloud metadata server.

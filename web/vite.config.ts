@@ -1,4 +1,5 @@
 import react from "@vitejs/plugin-react";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
 
 export default defineConfig({
@@ -8,6 +9,12 @@ export default defineConfig({
     // its @firebase/app peer would resolve to a second copy ("Component auth has not been
     // registered yet"). One copy of the app registry for every Firebase package.
     dedupe: ["@firebase/app", "@firebase/component"],
+    // The contract the page shares with the API, from its source (no functions build needed first).
+    alias: {
+      "@quarry/functions/contract": fileURLToPath(
+        new URL("../functions/src/contract/index.ts", import.meta.url),
+      ),
+    },
   },
   build: {
     outDir: "dist",

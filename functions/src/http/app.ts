@@ -2,6 +2,7 @@ import cors from "cors";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { CORS_ORIGINS, config } from "../config";
+import { serverInfo } from "../contract/protocol";
 import { QuarryError, toErrorBody } from "../errors";
 import { requireUser } from "./auth";
 import { clientModelStatus } from "./model-status";
@@ -45,18 +46,7 @@ export function createApp(): express.Express {
   // Agent Server's `GET /info`: what this server is and which of the protocol's features it has,
   // so generic clients can adapt (no auth, like /ok).
   api.get("/info", (_req, res) => {
-    res.json({
-      version: "quarry-0.1.0",
-      flags: {
-        assistants: true,
-        crons: false,
-        langsmith: false,
-        store: false,
-        resumable_streams: config().runLog,
-        background_runs: false,
-        interrupts: true,
-      },
-    });
+    res.json(serverInfo({ resumableStreams: config().runLog }));
   });
   // What the web page needs before sign-in: where the API and (locally) the emulators are, and
   // whether a model is configured (the page shows a set-up card instead of a chat that must fail).

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { QuarryError } from "../errors";
-import { ASSISTANT_ID } from "./schemas";
+import { ASSISTANT_ID } from "../contract/protocol";
 
 /** The one assistant this deployment serves, in Agent Server shape (agent-chat-ui and the SDK look it up). */
 const ASSISTANT = {

@@ -3,11 +3,15 @@
  * error that names it, so a typo never silently changes behaviour.
  */
 import { z } from "zod";
+import { MAX_ANSWER_CHARS, MAX_QUESTION_CHARS } from "../contract/limits";
+import {
+  ASSISTANT_ID,
+  MULTITASK_STRATEGIES,
+  RUN_STATUSES,
+  STREAM_MODES,
+  THREAD_STATUSES,
+} from "../contract/protocol";
 import { QuarryError, type ErrorCode } from "../errors";
-
-/** Longest question accepted, characters. */
-export const MAX_MESSAGE_CHARS = 8_000;
-export const ASSISTANT_ID = "quarry";
 
 const uuid = z
   .string()
@@ -36,7 +40,7 @@ export const PatchThreadBody = z.strictObject({
 
 export const SearchThreadsBody = z.strictObject({
   metadata: metadata.optional(),
-  status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+  status: z.enum(THREAD_STATUSES).optional(),
   limit: z.number().int().min(1).max(100).optional(),
   offset: z.number().int().min(0).max(10_000).optional(),
   sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).optional(),
@@ -81,7 +85,7 @@ const answer = z
   .string()
   .trim()
   .min(1, "the answer is empty")
-  .max(2_000, "keep the answer under 2,000 characters");
+  .max(MAX_ANSWER_CHARS, `keep the answer under ${MAX_ANSWER_CHARS.toLocaleString("en-US")} characters`);
 
 /**
  * `command` as the Agent Server takes it, for what Quarry's graph can be given: `resume` answers the
@@ -95,8 +99,8 @@ export const RunCommand = z.strictObject({
   goto: z.undefined({ message: "command.goto is not supported: send input instead" }).optional(),
 });
 
-const STREAM_MODES = ["values", "updates", "messages-tuple", "custom", "messages"] as const;
-export type StreamMode = (typeof STREAM_MODES)[number];
+/** `messages` is accepted to be refused with a message that names `messages-tuple` (see checkRun). */
+const REQUESTED_MODES = [...STREAM_MODES, "messages"] as const;
 
 export const RunStreamBody = z.strictObject({
   assistant_id: z.string().min(1).max(200),
@@ -105,7 +109,7 @@ export const RunStreamBody = z.strictObject({
   config: z.looseObject({}).nullish(),
   context: z.looseObject({}).nullish(),
   metadata: metadata.nullish(),
-  stream_mode: z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES)).max(5)]).optional(),
+  stream_mode: z.union([z.enum(REQUESTED_MODES), z.array(z.enum(REQUESTED_MODES)).max(5)]).optional(),
   stream_subgraphs: z.boolean().optional(),
   stream_resumable: z.boolean().optional(),
   feedback_keys: z.array(z.string()).optional(),
@@ -115,7 +119,7 @@ export const RunStreamBody = z.strictObject({
   checkpoint_id: z.string().max(200).nullish(),
   webhook: z.undefined({ message: "webhooks are not supported" }).optional(),
   multitask_strategy: z
-    .enum(["reject", "interrupt", "rollback"], {
+    .enum(MULTITASK_STRATEGIES, {
       message: "multitask_strategy must be 'reject', 'interrupt' or 'rollback' ('enqueue' is not supported)",
     })
     .optional(),
@@ -131,7 +135,7 @@ export type RunStreamBody = z.infer<typeof RunStreamBody>;
 export const ListRunsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
   offset: z.coerce.number().int().min(0).default(0),
-  status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
   select: z.unknown().optional(),
 });
 
@@ -161,10 +165,10 @@ export function questionText(input: z.infer<typeof RunInput>): string {
   const text = typeof c === "string" ? c : c.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
   if (!text.trim())
     throw new QuarryError("bad_request:body", "input.messages[0].content is empty: ask a question.");
-  if (text.length > MAX_MESSAGE_CHARS) {
+  if (text.length > MAX_QUESTION_CHARS) {
     throw new QuarryError(
       "bad_request:body",
-      `The question is ${text.length} characters; the limit is ${MAX_MESSAGE_CHARS}. Shorten it.`,
+      `The question is ${text.length} characters; the limit is ${MAX_QUESTION_CHARS}. Shorten it.`,
     );
   }
   return text;

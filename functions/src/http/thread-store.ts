@@ -10,10 +10,12 @@ import type {
   WriteBatch,
 } from "firebase-admin/firestore";
 import type { Usage } from "../agent/events";
+import { MAX_TITLE_CHARS, autoTitle } from "../contract/limits";
+import { ASSISTANT_ID, type MultitaskStrategy, type ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
 import { within } from "./within";
 
-export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type { ThreadStatus } from "../contract/protocol";
 
 /** The run that wants the thread's lease. */
 export interface RunClaim {
@@ -23,6 +25,7 @@ export interface RunClaim {
   question: string;
   /** The checkpoint the run starts from, if the thread has one. */
   from?: string;
+  strategy?: MultitaskStrategy;
 }
 
 /** Whether a commit failed because a document changed (or vanished) since it was read. */
@@ -47,6 +50,8 @@ export interface RunLease {
   cancel: boolean;
   /** The checkpoint the run started from (where multitask_strategy "rollback" starts again). */
   from?: string;
+  /** What the run asked a busy thread to do (the run object's `multitask_strategy`). */
+  strategy?: MultitaskStrategy;
 }
 
 export interface ThreadDoc {
@@ -79,8 +84,8 @@ export function toThread(id: string, doc: ThreadDoc) {
       ...doc.metadata,
       owner: doc.owner,
       title: doc.title,
-      graph_id: "quarry",
-      assistant_id: "quarry",
+      graph_id: ASSISTANT_ID,
+      assistant_id: ASSISTANT_ID,
     },
     status: doc.status,
     values: null as unknown,
@@ -121,7 +126,7 @@ export class ThreadStore {
 
   async create(id: string, uid: string, metadata: Record<string, unknown>, ifExists: "raise" | "do_nothing") {
     const now = this.timestamp.now();
-    const title = typeof metadata.title === "string" ? metadata.title.slice(0, 200) : "";
+    const title = typeof metadata.title === "string" ? metadata.title.slice(0, MAX_TITLE_CHARS) : "";
     const { title: _t, owner: _o, ...rest } = metadata;
     const doc: ThreadDoc = {
       owner: uid,
@@ -154,7 +159,7 @@ export class ThreadStore {
       const { title, owner: _o, ...rest } = metadata;
       const next: ThreadDoc = {
         ...doc,
-        title: typeof title === "string" ? title.slice(0, 200) : doc.title,
+        title: typeof title === "string" ? title.slice(0, MAX_TITLE_CHARS) : doc.title,
         metadata: { ...doc.metadata, ...rest },
         updatedAt: this.timestamp.now(),
       };
@@ -198,9 +203,10 @@ export class ThreadStore {
         expiresAt: this.timestamp.fromMillis(now + run.leaseMs),
         cancel: false,
         ...(run.from ? { from: run.from } : {}),
+        ...(run.strategy ? { strategy: run.strategy } : {}),
       },
       lastRunId: run.runId,
-      ...(doc.title ? {} : { title: run.question.replace(/\s+/g, " ").trim().slice(0, 80) }),
+      ...(doc.title ? {} : { title: autoTitle(run.question) }),
     };
   }
 

@@ -4,8 +4,27 @@
  * and the LangChain tools built on them (`bq_query`, `list_tables`, `describe_table`).
  */
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-export type Row = Record<string, JsonValue>;
+import type {
+  ColumnInfo,
+  QueryResult,
+  TableInfo,
+  TableSchema,
+  WarehouseErrorCategory,
+  WarehouseErrorDetails,
+} from "../contract/events";
+
+// Result types are part of the page's contract; the warehouse's own types are below.
+export type {
+  ColumnInfo,
+  JsonValue,
+  QueryResult,
+  Row,
+  TableInfo,
+  TableSchema,
+  ToolArtifact,
+  WarehouseErrorCategory,
+  WarehouseErrorDetails,
+} from "../contract/events";
 
 /** SQL dialect the prompt tells the model to write. */
 export type SqlDialect = "bigquery" | "duckdb";
@@ -23,16 +42,6 @@ export interface QueryContext {
   onEstimate?: (estimate: DryRunResult) => void;
 }
 
-export interface ColumnInfo {
-  name: string;
-  /** Engine type name, e.g. INT64, STRING, STRUCT, DOUBLE, VARCHAR. */
-  type: string;
-  mode?: "NULLABLE" | "REQUIRED" | "REPEATED";
-  description?: string;
-  /** Nested fields of a STRUCT/RECORD column. */
-  fields?: ColumnInfo[];
-}
-
 export interface DryRunResult {
   sql: string;
   /** e.g. SELECT; anything else is refused. */
@@ -40,67 +49,6 @@ export interface DryRunResult {
   estimatedBytes: number;
   /** Fully qualified tables the statement reads (`project.dataset.table` or `schema.table`). */
   referencedTables: string[];
-}
-
-export interface QueryResult {
-  /** The SQL that ran. */
-  sql: string;
-  columns: ColumnInfo[];
-  /** The full result up to the row/character cap, JSON-safe (for the client's table, chart, CSV). */
-  rows: Row[];
-  /** Bounded text the model sees (rows and characters capped). */
-  preview: string;
-  /** Rows included in the preview. */
-  previewRows: number;
-  /** Rows the query produced (may exceed rows.length). */
-  totalRows: number;
-  /** True when rows were cut by the row or character cap. */
-  truncated: boolean;
-  estimatedBytes: number;
-  bytesProcessed: number;
-  bytesBilled: number;
-  cacheHit: boolean;
-  jobId?: string;
-  durationMs: number;
-}
-
-export interface TableInfo {
-  /** Name the model uses in SQL, e.g. `shop.orders` or `project.dataset.table`. */
-  id: string;
-  description?: string;
-  rowCount?: number;
-  partitioning?: string;
-  clustering?: string[];
-}
-
-export interface TableSchema extends TableInfo {
-  columns: ColumnInfo[];
-  /** A few rows read without a query job (BigQuery `getRows`). */
-  sampleRows: Row[];
-}
-
-/** Categories the planner can act on. */
-export type WarehouseErrorCategory =
-  | "invalid_query"
-  | "not_found"
-  | "access_denied"
-  | "refused"
-  | "budget"
-  | "bytes_limit"
-  | "timeout"
-  | "quota"
-  | "bad_input"
-  | "internal";
-
-export interface WarehouseErrorDetails {
-  /** BigQuery's own message, e.g. "Unrecognized name: x; Did you mean y?". */
-  engineMessage?: string;
-  position?: { line: number; column: number };
-  estimatedBytes?: number;
-  budgetBytes?: number;
-  requiredBytes?: number;
-  statementType?: string;
-  tables?: string[];
 }
 
 export class WarehouseError extends Error {
@@ -136,24 +84,6 @@ export interface Warehouse {
   query(sql: string, ctx: QueryContext): Promise<QueryResult>;
   close(): Promise<void>;
 }
-
-/**
- * What a tool returns besides the text the model sees (LangChain `content_and_artifact`): the
- * executor turns it into custom events and keeps it on the ToolMessage in state, so the client can
- * redraw tables and charts after a reload.
- */
-export type ToolArtifact =
-  | { kind: "query"; result: QueryResult }
-  | { kind: "tables"; tables: TableInfo[] }
-  | { kind: "schema"; schema: TableSchema }
-  | {
-      kind: "error";
-      category: WarehouseErrorCategory;
-      message: string;
-      details: WarehouseErrorDetails;
-      /** The SQL that failed, for bq_query. */
-      sql?: string;
-    };
 
 /** Tool names the model sees. */
 export const TOOL_NAMES = ["bq_query", "list_tables", "describe_table"] as const;

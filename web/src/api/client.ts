@@ -6,12 +6,6 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { Auth } from "firebase/auth";
 
-/** The graph the API serves. */
-export const ASSISTANT_ID = "quarry";
-
-/** Stream modes the chat asks for: state, answer tokens, Quarry's custom events, node updates. */
-export const STREAM_MODES = ["values", "messages-tuple", "custom", "updates"] as const;
-
 export class SignedOutError extends Error {
   constructor() {
     super("You are signed out. Sign in again to continue.");

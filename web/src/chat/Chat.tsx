@@ -1,4 +1,5 @@
 /** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
+import { MAX_QUESTION_CHARS } from "@quarry/functions/contract";
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { ChatApi } from "./useChat";
 import { TurnView } from "./TurnView";
@@ -6,7 +7,6 @@ import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
 
 /** Longest question the composer accepts (the API refuses longer messages). */
-export const MAX_QUESTION = 4000;
 
 interface Props {
   chat: ChatApi;
@@ -108,7 +108,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
           id="question"
           ref={input}
           rows={2}
-          maxLength={MAX_QUESTION}
+          maxLength={MAX_QUESTION_CHARS}
           placeholder="Ask about your data…  (Enter to send, Shift+Enter for a new line)"
           value={draft}
           onChange={(e) => setDraft(e.target.value)}

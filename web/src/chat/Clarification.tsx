@@ -2,6 +2,7 @@
  * The agent's clarifying question in a turn: while it waits, its choices as buttons and a box for
  * an answer of one's own; once answered, the question and the answer given.
  */
+import { MAX_ANSWER_CHARS } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import type { ClarificationView } from "./model";
 
@@ -44,7 +45,7 @@ export function Clarification({ clarification, onAnswer }: Props) {
             </label>
             <input
               id="own-answer"
-              maxLength={2000}
+              maxLength={MAX_ANSWER_CHARS}
               placeholder={choices.length ? "Or answer in your own words…" : "Your answer…"}
               value={own}
               onChange={(e) => setOwn(e.target.value)}

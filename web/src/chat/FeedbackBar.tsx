@@ -2,6 +2,7 @@
  * Thumbs up or down on an answer, with an optional note. An up-vote on an answer that ran SQL is
  * proposed as a verified example, which a person reviews (`npm run feedback`) before it is used.
  */
+import { MAX_NOTE_CHARS } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { errorInWords } from "../data/format";
 
@@ -59,7 +60,7 @@ export function FeedbackBar({ send }: { send: SendFeedback }) {
             <span className="sr-only">Add a note</span>
             <input
               value={note}
-              maxLength={1000}
+              maxLength={MAX_NOTE_CHARS}
               placeholder="Add a note (optional)"
               onChange={(e) => setNote(e.target.value)}
             />

@@ -1,4 +1,5 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
+import { MAX_QUESTION_CHARS } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
@@ -66,7 +67,7 @@ function Question({ text, onAskAgain }: { text: string; onAskAgain?(question: st
       <textarea
         id="edit-question"
         rows={2}
-        maxLength={4000}
+        maxLength={MAX_QUESTION_CHARS}
         value={editing}
         onChange={(e) => setEditing(e.target.value)}
         onKeyDown={(e) => e.key === "Escape" && setEditing(null)}

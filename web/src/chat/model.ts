@@ -2,8 +2,8 @@
  * What the page shows of a conversation: turns (a question and everything the agent did for it),
  * and how to rebuild them from the checkpointed messages after a reload.
  */
-import type { Phase, Usage } from "../../../functions/src/agent/events";
-import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "../../../functions/src/tools/types";
+import type { Phase, Usage } from "@quarry/functions/contract";
+import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "@quarry/functions/contract";
 
 export type { Phase, Usage };
 

@@ -3,7 +3,7 @@
  * stream event of its run (SDK `runs.stream` with values, messages-tuple, custom and updates
  * modes) fold into the turns the page shows. Pure, so every event sequence is unit-tested.
  */
-import type { QuarryEvent, Usage } from "../../../functions/src/agent/events";
+import type { QuarryEvent, Usage } from "@quarry/functions/contract";
 import { errorInWords } from "../data/format";
 import {
   isAi,

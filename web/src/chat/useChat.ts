@@ -6,7 +6,7 @@
  */
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Client } from "@langchain/langgraph-sdk";
-import { ASSISTANT_ID, STREAM_MODES } from "../api/client";
+import { ASSISTANT_ID, STREAM_MODES, autoTitle } from "@quarry/functions/contract";
 import { errorInWords } from "../data/format";
 import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
 import { MAX_REJOINS, backOnline, lostConnection } from "./connection";
@@ -235,7 +235,7 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         async () => {
           dispatch({ type: "submitted", key, question: text });
           if (threadId) return threadId;
-          const t = await client.threads.create({ metadata: { title: text.slice(0, 80) } });
+          const t = await client.threads.create({ metadata: { title: autoTitle(text) } });
           created.current = t.thread_id;
           onThreadCreated(t.thread_id);
           return t.thread_id;

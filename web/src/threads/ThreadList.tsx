@@ -1,4 +1,5 @@
 /** The thread list: new conversation, pick one, rename in place, delete after confirming. */
+import { MAX_TITLE_CHARS } from "@quarry/functions/contract";
 import { useState, type FormEvent, type KeyboardEvent } from "react";
 import type { ThreadSummary } from "./useThreads";
 
@@ -82,7 +83,7 @@ export function ThreadList({ threads, currentId, error, onSelect, onNew, onRenam
                   <input
                     id={`rename-${t.id}`}
                     autoFocus
-                    maxLength={200}
+                    maxLength={MAX_TITLE_CHARS}
                     value={draft}
                     onChange={(e) => setDraft(e.target.value)}
                     onKeyDown={onEditKey}

@@ -16,7 +16,8 @@ import { config } from "../../config";
 import { QuarryError, toErrorBody } from "../../errors";
 import { callerOf } from "../auth";
 import { agentGraph, threadStore } from "../runtime";
-import { ASSISTANT_ID, RunIdParam, ThreadIdParam, parse, type StreamMode } from "../schemas";
+import { STREAM_MODES, runObject, type RunOutcome } from "../../contract/protocol";
+import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { toThreadState } from "../serialize";
 import { NO_OUTPUT } from "../sse";
 import { leaseHolder, type ThreadStore } from "../thread-store";
@@ -26,8 +27,6 @@ import { checkRun, ensureThread, startRun } from "./start";
 
 /** The task queue (and its function) that runs background runs. */
 export const BACKGROUND_QUEUE = "backgroundRun";
-/** A background run streams every mode into its log, for whoever joins it. */
-const ALL_MODES: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
 
 /** What a task carries: who asked, which run, and the request's body as sent. */
 export interface BackgroundTask {
@@ -37,20 +36,8 @@ export interface BackgroundTask {
   body: unknown;
 }
 
-type RunStatus = "pending" | "running" | "success" | "error" | "interrupted" | "cancelled";
-
-export function runObject(threadId: string, runId: string, status: string, at = new Date()) {
-  return {
-    run_id: runId,
-    thread_id: threadId,
-    assistant_id: ASSISTANT_ID,
-    status,
-    metadata: {},
-    multitask_strategy: "reject",
-    created_at: at.toISOString(),
-    updated_at: at.toISOString(),
-  };
-}
+/** A background run's document status: queued, started, or how it ended. */
+export type QueuedRunStatus = "pending" | "running" | RunOutcome;
 
 export function backgroundRoutes(): Router {
   const r = Router();
@@ -76,7 +63,8 @@ async function createRun(req: Request, res: Response): Promise<void> {
   const runId = randomUUID();
   const { FieldValue } = await import("firebase-admin/firestore");
   await store.runRef(threadId, runId).create({
-    status: "pending" satisfies RunStatus,
+    status: "pending" satisfies QueuedRunStatus,
+    strategy: checked.body.multitask_strategy ?? "reject",
     uid,
     createdAt: FieldValue.serverTimestamp(),
   });
@@ -87,21 +75,21 @@ async function createRun(req: Request, res: Response): Promise<void> {
     ? BACKGROUND_QUEUE
     : `locations/${config().region}/functions/${BACKGROUND_QUEUE}`;
   await getFunctions().taskQueue<BackgroundTask>(queue).enqueue(task);
-  res.json(runObject(threadId, runId, "pending"));
+  res.json(runObject(threadId, runId, "pending", { strategy: checked.body.multitask_strategy ?? "reject" }));
 }
 
 /** The task-queue function's body: runs a queued run to its end, its events into its log. */
 export async function runInBackground(task: BackgroundTask): Promise<void> {
   const { threadId, uid, runId } = task;
   const ref = (await threadStore()).runRef(threadId, runId);
-  const setStatus = (status: RunStatus, extra: Record<string, unknown> = {}) =>
+  const setStatus = (status: QueuedRunStatus, extra: Record<string, unknown> = {}) =>
     ref
       .set({ status, ...extra }, { merge: true })
       .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
   try {
     const checked = checkRun(task.body);
     await setStatus("running");
-    const outcome = await startRun(uid, threadId, { ...checked, modes: ALL_MODES }, NO_OUTPUT, runId);
+    const outcome = await startRun(uid, threadId, { ...checked, modes: [...STREAM_MODES] }, NO_OUTPUT, runId);
     await setStatus(outcome.status, outcome.error ? { error: outcome.error } : {});
   } catch (err) {
     // Refused before it ran (the thread got busy meanwhile, was deleted…): say so in its log too,
@@ -153,7 +141,7 @@ async function waitRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const checked = checkRun(req.body);
-  const outcome = await startRun(uid, threadId, { ...checked, modes: ALL_MODES }, NO_OUTPUT);
+  const outcome = await startRun(uid, threadId, { ...checked, modes: [...STREAM_MODES] }, NO_OUTPUT);
   const { values, interrupts } = await finalValues(threadId);
   res.json({
     ...(values as object),

@@ -13,6 +13,7 @@
  * the run no longer holds its thread's lease.
  */
 import type { CollectionReference, DocumentReference, Timestamp } from "firebase-admin/firestore";
+import type { RunOutcome } from "../../contract/protocol";
 
 /** Bytes per log document (Firestore's limit for a document is 1 MiB). */
 const DOC_BYTES = 900 * 1024;
@@ -25,7 +26,7 @@ export interface LoggedEvent {
 
 /** How a run ended, as the log's last document says. */
 export interface RunEnd {
-  status: "success" | "error" | "interrupted" | "cancelled";
+  status: RunOutcome;
 }
 
 interface LogDoc {

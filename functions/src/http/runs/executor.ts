@@ -13,20 +13,11 @@ import type { RunEnd, RunLogWriter } from "./event-log";
 import { GENERATOR_CALL, isAiChunk, keepStoppedAnswer, storageError } from "./stopped";
 
 export { storageError } from "./stopped";
-import type { StreamMode } from "../schemas";
+import { GRAPH_MODE, type StreamMode } from "../../contract/protocol";
 import { toPlain } from "../serialize";
 import type { RunOutput } from "../sse";
 import { within } from "../within";
 import type { ThreadStatus, ThreadStore, UsageTotals } from "../thread-store";
-
-/** LangGraph stream mode for each protocol stream mode. */
-const GRAPH_MODE: Record<StreamMode, "values" | "updates" | "messages" | "custom"> = {
-  values: "values",
-  updates: "updates",
-  "messages-tuple": "messages",
-  messages: "messages",
-  custom: "custom",
-};
 
 export interface RunSpec {
   threadId: string;

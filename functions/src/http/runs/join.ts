@@ -8,6 +8,7 @@
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { config } from "../../config";
+import { STREAM_MODES, modeOfEvent } from "../../contract/protocol";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
 import { threadStore } from "../runtime";
@@ -16,8 +17,8 @@ import { SseWriter } from "../sse";
 import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
 import { followRunLog, runLog, type LoggedEvent } from "./event-log";
 
-/** Run stream modes, and the thread stream's `run_modes` (all of the run's). */
-const MODES = ["values", "updates", "messages-tuple", "custom", "messages", "run_modes"] as const;
+/** Run stream modes (`messages` is `messages-tuple`), and the thread stream's `run_modes` (all of the run's). */
+const MODES: readonly string[] = [...STREAM_MODES, "messages", "run_modes"];
 
 /** `stream_mode` as the SDK sends it in a query: one mode, a JSON array of modes, or the key repeated. */
 const StreamModeQuery = z.union([z.string(), z.array(z.string())]).transform((v, ctx) => {
@@ -30,7 +31,7 @@ const StreamModeQuery = z.union([z.string(), z.array(z.string())]).transform((v,
       return [];
     }
   });
-  const bad = raw.filter((m) => !MODES.includes(m as (typeof MODES)[number]));
+  const bad = raw.filter((m) => typeof m !== "string" || !MODES.includes(m));
   if (bad.length) ctx.addIssue({ code: "custom", message: `unknown stream mode(s): ${bad.join(", ")}` });
   return raw as string[];
 });
@@ -85,12 +86,6 @@ function lastEventId(req: Request): number {
   return Number(raw.trim());
 }
 
-/** The protocol stream mode an event belongs to (`messages` events are the `messages-tuple` mode). */
-function modeOf(event: string): string {
-  const base = event.split("|")[0];
-  return base === "messages" || base.startsWith("messages/") ? "messages-tuple" : base;
-}
-
 async function join(
   req: Request,
   res: Response,
@@ -126,7 +121,7 @@ async function join(
   sse.open({ "Content-Location": path, Location: `${path}/stream` });
   const deliver = (e: LoggedEvent) => {
     const always = e.event === "metadata" || e.event === "error";
-    if (always || !wanted || wanted.has(modeOf(e.event))) sse.send(e.event, e.data, e.id);
+    if (always || !wanted || wanted.has(modeOfEvent(e.event))) sse.send(e.event, e.data, e.id);
   };
   const how = await followRunLog(log, {
     after,

@@ -1,9 +1,10 @@
 import { Router, type Request, type Response } from "express";
+import { runObject, runStatusOf, type RunObject, type RunOutcome } from "../../contract/protocol";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
 import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
 import { runLog } from "./event-log";
-import { runObject } from "./background";
+import type { QueuedRunStatus } from "./background";
 import { CancelQuery, ListRunsQuery, RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { threadStore } from "../runtime";
 import { SseWriter } from "../sse";
@@ -53,10 +54,11 @@ async function getRun(req: Request, res: Response): Promise<void> {
 async function fromLog(store: ThreadStore, threadId: string, runId: string) {
   const last = await runLog(store.runRef(threadId, runId)).orderBy("n", "desc").limit(1).get();
   if (last.empty) return undefined;
-  const end = last.docs[0].get("end") as { status?: string } | undefined;
+  const end = last.docs[0].get("end") as { status?: RunOutcome } | undefined;
   // No end marker and no lease (runsOf would have found it): its instance was lost.
-  const status = !end?.status ? "error" : end.status === "cancelled" ? "interrupted" : end.status;
-  return runObject(threadId, runId, status, last.docs[0].updateTime.toDate());
+  return runObject(threadId, runId, end?.status ? runStatusOf(end.status) : "error", {
+    at: last.docs[0].updateTime.toDate(),
+  });
 }
 
 /**
@@ -67,10 +69,9 @@ async function listRuns(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const q = parse(ListRunsQuery, req.query, "query");
-  const doc = await (await threadStore()).get(threadId, uid);
-  const runs = (await runsOf(await threadStore(), threadId, doc)).filter(
-    (r) => !q.status || r.status === q.status,
-  );
+  const store = await threadStore();
+  const doc = await store.get(threadId, uid);
+  const runs = (await runsOf(store, threadId, doc)).filter((r) => !q.status || r.status === q.status);
   res.json(runs.slice(q.offset, q.offset + q.limit));
 }
 
@@ -80,25 +81,34 @@ async function listRuns(req: Request, res: Response): Promise<void> {
  */
 async function runsOf(store: ThreadStore, threadId: string, doc: ThreadDoc) {
   const at = doc.updatedAt.toDate();
-  const out: ReturnType<typeof runObject>[] = [];
+  const out: RunObject[] = [];
   const has = (id: string) => out.some((r) => r.run_id === id);
   const running = leaseHolder(doc);
-  if (running) out.push(runObject(threadId, running, "running", at));
+  if (running) out.push(runObject(threadId, running, "running", { at, strategy: doc.run?.strategy }));
   const queued = await store.ref(threadId).collection("runs").orderBy("createdAt", "desc").limit(20).get();
   for (const d of queued.docs) {
-    const status = String(d.get("status"));
+    const status = d.get("status") as QueuedRunStatus;
     if (!has(d.id)) {
       const created = (d.get("createdAt") as { toDate(): Date } | undefined)?.toDate() ?? at;
-      // The protocol has no "cancelled": a stopped run is "interrupted", as on the Agent Server.
-      out.push(runObject(threadId, d.id, status === "cancelled" ? "interrupted" : status, created));
+      const strategy = d.get("strategy") as RunObject["multitask_strategy"] | undefined;
+      out.push(
+        runObject(
+          threadId,
+          d.id,
+          status === "pending" || status === "running" ? status : runStatusOf(status),
+          {
+            at: created,
+            strategy,
+          },
+        ),
+      );
     }
   }
   if (doc.lastRunId && !has(doc.lastRunId)) {
     // Its log says how it ended (a stop included); without a log, the thread's status does.
-    const status =
-      doc.status === "error" ? "error" : doc.status === "interrupted" ? "interrupted" : "success";
+    const status = doc.status === "error" || doc.status === "interrupted" ? doc.status : "success";
     out.push(
-      (await fromLog(store, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, at),
+      (await fromLog(store, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, { at }),
     );
   }
   return out;

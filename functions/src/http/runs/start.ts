@@ -10,7 +10,8 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { checkpointSaver, graphFactory, threadStore } from "../runtime";
-import { ASSISTANT_ID, RunStreamBody, parse, questionText, type StreamMode } from "../schemas";
+import { ASSISTANT_ID, type StreamMode } from "../../contract/protocol";
+import { RunStreamBody, parse, questionText } from "../schemas";
 import type { RunOutput } from "../sse";
 import { within } from "../within";
 import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
@@ -129,7 +130,7 @@ export async function startRun(
     ({ tuple, along } = await read());
   }
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
-  const claim = { runId, leaseMs, question, ...(from ? { from } : {}) };
+  const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}) };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(

@@ -1,0 +1,60 @@
+/**
+ * Error codes (`area:reason`) the API answers with, in an HTTP error body or an in-band `error`
+ * event; the page words them by their area (`model:*` messages are shown as written).
+ */
+export const ERROR_CODES = [
+  "bad_request:body",
+  "bad_request:query",
+  "bad_request:params",
+  "unauthorized:token",
+  "not_found:thread",
+  "not_found:route",
+  "not_found:assistant",
+  "not_found:run",
+  "not_found:message",
+  "conflict:run",
+  "conflict:thread",
+  "conflict:no_interrupt",
+  "payload_too_large:body",
+  "unavailable:storage",
+  "unavailable:run",
+  "model:not_configured",
+  "model:auth",
+  "model:quota",
+  "model:not_found",
+  "model:safety",
+  "model:network",
+  "model:unavailable",
+  "model:bad_request",
+  "model:empty",
+  "internal",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+/** The part of a code before the colon: what kind of failure it is. */
+type AreaOf<C> = C extends `${infer A}:${string}` ? A : C;
+export type ErrorArea = AreaOf<ErrorCode>;
+
+/** The JSON body of every error response and `error` event. */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+}
+
+/** HTTP status for each area. */
+export const STATUS_OF_AREA: Record<ErrorArea, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unavailable: 503,
+  // Model failures normally reach the user as in-band `error` events (the question is stored by
+  // then); answered before a stream, 422 is in the SDK's no-retry list, so it is shown, not retried.
+  model: 422,
+  internal: 500,
+};
+
+/** The area of a code (`model:quota` → `model`), for a code received as a string. */
+export function areaOf(code: string | undefined): string | undefined {
+  return code?.split(":")[0];
+}

@@ -1,0 +1,143 @@
+/**
+ * What a run streams to the page and keeps in a thread's state: Quarry's custom stream events
+ * (LangGraph `custom` mode: phases, the SQL about to run, results, retries, usage) and the query
+ * results and tool artifacts they carry. The agent writes them; the page reads them.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type Row = Record<string, JsonValue>;
+
+export interface ColumnInfo {
+  name: string;
+  /** Engine type name, e.g. INT64, STRING, STRUCT, DOUBLE, VARCHAR. */
+  type: string;
+  mode?: "NULLABLE" | "REQUIRED" | "REPEATED";
+  description?: string;
+  /** Nested fields of a STRUCT/RECORD column. */
+  fields?: ColumnInfo[];
+}
+
+export interface QueryResult {
+  /** The SQL that ran. */
+  sql: string;
+  columns: ColumnInfo[];
+  /** The full result up to the row/character cap, JSON-safe (for the client's table, chart, CSV). */
+  rows: Row[];
+  /** Bounded text the model sees (rows and characters capped). */
+  preview: string;
+  /** Rows included in the preview. */
+  previewRows: number;
+  /** Rows the query produced (may exceed rows.length). */
+  totalRows: number;
+  /** True when rows were cut by the row or character cap. */
+  truncated: boolean;
+  estimatedBytes: number;
+  bytesProcessed: number;
+  bytesBilled: number;
+  cacheHit: boolean;
+  jobId?: string;
+  durationMs: number;
+}
+
+export interface TableInfo {
+  /** Name the model uses in SQL, e.g. `shop.orders` or `project.dataset.table`. */
+  id: string;
+  description?: string;
+  rowCount?: number;
+  partitioning?: string;
+  clustering?: string[];
+}
+
+export interface TableSchema extends TableInfo {
+  columns: ColumnInfo[];
+  /** A few rows read without a query job (BigQuery `getRows`). */
+  sampleRows: Row[];
+}
+
+/** Categories the planner can act on. */
+export type WarehouseErrorCategory =
+  | "invalid_query"
+  | "not_found"
+  | "access_denied"
+  | "refused"
+  | "budget"
+  | "bytes_limit"
+  | "timeout"
+  | "quota"
+  | "bad_input"
+  | "internal";
+
+export interface WarehouseErrorDetails {
+  /** BigQuery's own message, e.g. "Unrecognized name: x; Did you mean y?". */
+  engineMessage?: string;
+  position?: { line: number; column: number };
+  estimatedBytes?: number;
+  budgetBytes?: number;
+  requiredBytes?: number;
+  statementType?: string;
+  tables?: string[];
+}
+
+/**
+ * What a tool returns besides the text the model sees (LangChain `content_and_artifact`): the
+ * executor turns it into custom events and keeps it on the ToolMessage in state, so the client can
+ * redraw tables and charts after a reload.
+ */
+export type ToolArtifact =
+  | { kind: "query"; result: QueryResult }
+  | { kind: "tables"; tables: TableInfo[] }
+  | { kind: "schema"; schema: TableSchema }
+  | {
+      kind: "error";
+      category: WarehouseErrorCategory;
+      message: string;
+      details: WarehouseErrorDetails;
+      /** The SQL that failed, for bq_query. */
+      sql?: string;
+    };
+
+export type Phase =
+  "ingress" | "planning" | "querying" | "verifying" | "asking" | "answering" | "summarizing" | "done";
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  bytesBilled: number;
+  modelCalls: number;
+  toolCalls: number;
+}
+
+export type QuarryEvent =
+  | { type: "phase"; phase: Phase; detail?: string }
+  /** The SQL about to run, after its dry run. */
+  | { type: "sql"; toolCallId: string; sql: string; estimatedBytes: number; attempt: number }
+  /**
+   * A query's result. `rows` is the full result up to the cap (for table, chart, CSV); the same
+   * result stays on the ToolMessage `artifact` in state (`ref` = its tool_call_id).
+   */
+  | {
+      type: "result";
+      ref: string;
+      sql: string;
+      columns: ColumnInfo[];
+      rows: Row[];
+      totalRows: number;
+      truncated: boolean;
+      bytesProcessed: number;
+      bytesBilled: number;
+      cacheHit: boolean;
+      durationMs: number;
+      jobId?: string;
+    }
+  | {
+      type: "tool_error";
+      toolCallId: string;
+      tool: string;
+      category: WarehouseErrorCategory;
+      message: string;
+      sql?: string;
+    }
+  | { type: "retry"; attempt: number; maxRetries: number; reason: string }
+  /** Usage of this turn so far and of the whole thread. */
+  | { type: "usage"; turn: Usage; thread: Usage };

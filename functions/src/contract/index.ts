@@ -1,0 +1,9 @@
+/**
+ * What the page and the API share, exported as `@quarry/functions/contract`: limits, error codes,
+ * the run protocol's facts, and the events and results a run streams. Nothing here imports
+ * anything, so the page bundles only these few constants.
+ */
+export * from "./errors";
+export * from "./events";
+export * from "./limits";
+export * from "./protocol";
