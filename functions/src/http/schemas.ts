@@ -128,6 +128,10 @@ export const RunStreamBody = z.strictObject({
   after_seconds: z.undefined({ message: "after_seconds is not supported" }).optional(),
   if_not_exists: z.enum(["reject", "create"]).optional(),
   checkpoint_during: z.boolean().optional(),
+  /** SDK ≥ 1.13: refuse a resume when nothing waits for one — Quarry always does (409). */
+  strict_resume: z.boolean().optional(),
+  /** The SDK's LangSmith tracer settings for `runs.create`; Quarry does not trace to LangSmith. */
+  langsmith_tracer: z.looseObject({}).optional(),
   durability: z.enum(["sync", "async", "exit"]).optional(),
 });
 export type RunStreamBody = z.infer<typeof RunStreamBody>;
@@ -142,6 +146,8 @@ export const ListRunsQuery = z.strictObject({
 export const CancelQuery = z.strictObject({
   wait: z.enum(["true", "false", "0", "1"]).optional(),
   action: z.enum(["interrupt", "rollback"]).optional(),
+  /** SDK ≥ 1.13 may send why a run is cancelled (`taken:…`); recorded nowhere, accepted. */
+  reason: z.string().max(200).optional(),
 });
 
 /** Parses or throws a 400 that lists each problem as `path: message`. */

@@ -13,7 +13,7 @@ import type { Usage } from "../agent/events";
 import { MAX_TITLE_CHARS, autoTitle } from "../contract/limits";
 import { ASSISTANT_ID, type MultitaskStrategy, type ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { within } from "./within";
+import { StorageTimeout, within } from "./within";
 
 export type { ThreadStatus } from "../contract/protocol";
 
@@ -329,12 +329,25 @@ export class ThreadStore {
    * runs out, so nothing it writes outlives a delete. Bounded by the lease as first read.
    */
   async waitForRelease(id: string, runId: string, leaseMs: number): Promise<void> {
-    const deadline = Date.now() + leaseMs;
-    while (Date.now() < deadline) {
-      const snap = await within(leaseMs, this.ref(id).get(), "reading the thread");
-      const run = (snap.data() as ThreadDoc | undefined)?.run;
-      if (!run || run.runId !== runId || run.expiresAt.toMillis() <= Date.now()) return;
-      await new Promise((r) => setTimeout(r, 250));
+    let stop = () => {};
+    let expiry: NodeJS.Timeout | undefined;
+    const released = new Promise<void>((resolve, reject) => {
+      stop = this.ref(id).onSnapshot((snap) => {
+        const run = (snap.data() as ThreadDoc | undefined)?.run;
+        clearTimeout(expiry);
+        if (run?.runId !== runId) return resolve();
+        // A lease that is not renewed runs out without a change to listen for: wake at its end.
+        expiry = setTimeout(resolve, Math.max(run.expiresAt.toMillis() - Date.now(), 0));
+      }, reject);
+    });
+    try {
+      // Bounded like the lease as first read; a run renewing past it is given up on, as before.
+      await within(leaseMs, released, "waiting for the run to stop").catch((err: unknown) => {
+        if (!(err instanceof StorageTimeout)) throw err;
+      });
+    } finally {
+      clearTimeout(expiry);
+      stop();
     }
   }
 

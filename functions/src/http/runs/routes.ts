@@ -1,6 +1,8 @@
 import { Router, type Request, type Response } from "express";
 import { runObject, runStatusOf, type RunObject, type RunOutcome } from "../../contract/protocol";
+import { config } from "../../config";
 import { QuarryError } from "../../errors";
+import { storageError } from "./stopped";
 import { callerOf } from "../auth";
 import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
 import { runLog } from "./event-log";
@@ -30,10 +32,16 @@ async function cancelRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
-  parse(CancelQuery, req.query, "query");
+  const q = parse(CancelQuery, req.query, "query");
   const store = await threadStore();
   const ok = await store.requestCancel(threadId, uid, runId);
   if (!ok) throw new QuarryError("not_found:run", `Run ${runId} is not running on thread ${threadId}.`);
+  // wait: answer once the run has let go of the thread, so the caller's next run is not refused.
+  if (q.wait === "true" || q.wait === "1") {
+    await store.waitForRelease(threadId, runId, config().runLeaseSeconds * 1000).catch((err: unknown) => {
+      throw storageError(err);
+    });
+  }
   res.status(204).end();
 }
 
