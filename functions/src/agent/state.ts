@@ -6,6 +6,7 @@
 import { Annotation, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Phase, Usage } from "./events";
+import { ZERO_USAGE } from "../contract/events";
 import type { ToolArtifact } from "../tools/types";
 
 /** Who is asking and what they told us about themselves (settings document, display name). */
@@ -42,15 +43,6 @@ export interface Verdict {
   /** For `replan`: the concrete refinement the planner gets; for `give_up`: what failed. */
   reason?: string;
 }
-
-export const ZERO_USAGE: Usage = Object.freeze({
-  inputTokens: 0,
-  outputTokens: 0,
-  totalTokens: 0,
-  bytesBilled: 0,
-  modelCalls: 0,
-  toolCalls: 0,
-});
 
 /** Adds usage deltas; the reducer of the thread-wide `usage` channel. */
 export function addUsage(a: Usage, b: Partial<Usage>): Usage {

@@ -108,6 +108,15 @@ export interface Usage {
   toolCalls: number;
 }
 
+export const ZERO_USAGE: Usage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  bytesBilled: 0,
+  modelCalls: 0,
+  toolCalls: 0,
+});
+
 export type QuarryEvent =
   | { type: "phase"; phase: Phase; detail?: string }
   /** The SQL about to run, after its dry run. */

@@ -25,3 +25,43 @@ export function installProcessGuards(log: (message: string, data: Record<string,
     log("Unhandled promise rejection", { err: String((reason as Error)?.stack ?? reason) });
   });
 }
+
+/** Why a run stopped early. */
+export type StopReason = RunAbortedError["why"];
+
+/**
+ * A run's stop: the first reason given wins and is the only one (a later stop changes nothing).
+ * `signal` aborts the graph (the model request, the BigQuery job); `stopped` rejects once it does,
+ * for racing a wait that must not outlive the run.
+ */
+export class RunStop {
+  private readonly ac = new AbortController();
+  readonly signal = this.ac.signal;
+  readonly stopped: Promise<never>;
+
+  constructor() {
+    this.stopped = new Promise<never>((_, reject) =>
+      this.signal.addEventListener("abort", () => reject(this.signal.reason as Error), { once: true }),
+    );
+    this.stopped.catch(() => {}); // observed through race()
+  }
+
+  stop(why: StopReason): void {
+    if (!this.signal.aborted) this.ac.abort(new RunAbortedError(why));
+  }
+
+  /** Why the run stopped, if it did. */
+  get why(): StopReason | undefined {
+    return this.signal.aborted ? (this.signal.reason as RunAbortedError).why : undefined;
+  }
+
+  /** Whether the person stopped it (Stop, or leaving a stream that cancels on disconnect). */
+  get byPerson(): boolean {
+    return this.why === "cancelled" || this.why === "disconnected";
+  }
+
+  /** `p`, or a rejection as soon as the run stops. */
+  race<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.stopped]);
+  }
+}

@@ -1,103 +1,22 @@
 /**
- * Thread metadata in Firestore (`threads/{threadId}`): owner, title, status, timestamps, usage
- * totals, and the run lease that allows one run per thread across all instances.
+ * Thread metadata in Firestore (`threads/{threadId}`, shaped in thread-doc.ts): create, read,
+ * rename, search and delete a person's threads, and the run lease's Firestore operations (claim
+ * with the first checkpoint, renew, release, cancel from any instance, wait for release).
  */
-import type {
-  DocumentReference,
-  DocumentSnapshot,
-  Firestore,
-  Timestamp,
-  WriteBatch,
-} from "firebase-admin/firestore";
-import type { Usage } from "../agent/events";
+import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from "firebase-admin/firestore";
 import { MAX_TITLE_CHARS, autoTitle } from "../contract/limits";
-import { ASSISTANT_ID, type MultitaskStrategy, type ThreadStatus } from "../contract/protocol";
+import type { ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { StorageTimeout, within } from "./within";
-
-export type { ThreadStatus } from "../contract/protocol";
-
-/** The run that wants the thread's lease. */
-export interface RunClaim {
-  runId: string;
-  leaseMs: number;
-  /** The run's question: the title of a thread that has none yet. */
-  question: string;
-  /** The checkpoint the run starts from, if the thread has one. */
-  from?: string;
-  strategy?: MultitaskStrategy;
-}
-
-/** Whether a commit failed because a document changed (or vanished) since it was read. */
-function isStale(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === 9 || e.code === 5) return true; // FAILED_PRECONDITION, NOT_FOUND
-  }
-  return false;
-}
-
-/** The agent's usage counters summed over the thread's runs, plus the number of runs. */
-export interface UsageTotals extends Usage {
-  runs: number;
-}
-
-/** The lease of the run that currently owns the thread. */
-export interface RunLease {
-  runId: string;
-  /** Lease end; a crashed instance's lease simply runs out. */
-  expiresAt: Timestamp;
-  /** Set by the cancel endpoint (any instance); the running instance watches it. */
-  cancel: boolean;
-  /** The checkpoint the run started from (where multitask_strategy "rollback" starts again). */
-  from?: string;
-  /** What the run asked a busy thread to do (the run object's `multitask_strategy`). */
-  strategy?: MultitaskStrategy;
-}
-
-export interface ThreadDoc {
-  owner: string;
-  title: string;
-  status: ThreadStatus;
-  metadata: Record<string, unknown>;
-  createdAt: Timestamp;
-  updatedAt: Timestamp;
-  usage: UsageTotals;
-  run: RunLease | null;
-  lastRunId?: string;
-  /** Set when a delete has begun: no new run may start. */
-  deleting?: boolean;
-}
-
-// Not imported from agent/state: that module loads LangGraph, which thread listing does not need.
-export const ZERO_USAGE: UsageTotals = Object.freeze({
-  ...{ inputTokens: 0, outputTokens: 0, totalTokens: 0, bytesBilled: 0, modelCalls: 0, toolCalls: 0 },
-  runs: 0,
-});
-
-/** Agent Server thread shape. */
-export function toThread(id: string, doc: ThreadDoc) {
-  return {
-    thread_id: id,
-    created_at: doc.createdAt.toDate().toISOString(),
-    updated_at: doc.updatedAt.toDate().toISOString(),
-    metadata: {
-      ...doc.metadata,
-      owner: doc.owner,
-      title: doc.title,
-      graph_id: ASSISTANT_ID,
-      assistant_id: ASSISTANT_ID,
-    },
-    status: doc.status,
-    values: null as unknown,
-    interrupts: {},
-    usage: doc.usage,
-  };
-}
-
-/** The run holding the thread's lease now, if any (a lease that ran out holds nothing). */
-export function leaseHolder(doc: ThreadDoc | undefined): string | undefined {
-  return doc?.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
-}
+import { StorageTimeout, isAlreadyExists, isStale, within } from "./storage";
+import {
+  ZERO_TOTALS,
+  leaseHolder,
+  notFound,
+  ownedBy,
+  type RunClaim,
+  type ThreadDoc,
+  type UsageTotals,
+} from "./thread-doc";
 
 export class ThreadStore {
   constructor(
@@ -116,12 +35,9 @@ export class ThreadStore {
     return this.ref(id).collection("runs").doc(runId);
   }
 
-  /** The caller's thread, or 404 (another user's thread looks exactly like a missing one). */
+  /** The caller's thread, or 404. */
   async get(id: string, uid: string): Promise<ThreadDoc> {
-    const snap = await this.ref(id).get();
-    const doc = snap.data() as ThreadDoc | undefined;
-    if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
-    return doc;
+    return ownedBy(id, await this.ref(id).get(), uid);
   }
 
   async create(id: string, uid: string, metadata: Record<string, unknown>, ifExists: "raise" | "do_nothing") {
@@ -135,14 +51,14 @@ export class ThreadStore {
       metadata: rest,
       createdAt: now,
       updatedAt: now,
-      usage: { ...ZERO_USAGE },
+      usage: { ...ZERO_TOTALS },
       run: null,
     };
     try {
       await this.ref(id).create(doc);
       return doc;
     } catch (err) {
-      if ((err as { code?: number }).code !== 6) throw err; // 6 = ALREADY_EXISTS
+      if (!isAlreadyExists(err)) throw err;
       const existing = await this.ref(id).get();
       const found = existing.data() as ThreadDoc | undefined;
       if (ifExists === "do_nothing" && found?.owner === uid) return found;
@@ -153,9 +69,7 @@ export class ThreadStore {
 
   async patchMetadata(id: string, uid: string, metadata: Record<string, unknown>): Promise<ThreadDoc> {
     return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.ref(id));
-      const doc = snap.data() as ThreadDoc | undefined;
-      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const doc = ownedBy(id, await tx.get(this.ref(id)), uid);
       const { title, owner: _o, ...rest } = metadata;
       const next: ThreadDoc = {
         ...doc,
@@ -185,9 +99,8 @@ export class ThreadStore {
    * question).
    */
   leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
-    const doc = snap.data() as ThreadDoc | undefined;
-    if (!doc || doc.owner !== uid || doc.deleting)
-      throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+    const doc = ownedBy(id, snap, uid);
+    if (doc.deleting) throw notFound(id);
     const now = Date.now();
     if (doc.run && doc.run.expiresAt.toMillis() > now) {
       throw new QuarryError(
@@ -287,9 +200,7 @@ export class ThreadStore {
   /** Asks the run to stop, from any instance. False when that run is not the thread's current run. */
   async requestCancel(id: string, uid: string, runId: string): Promise<boolean> {
     return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.ref(id));
-      const doc = snap.data() as ThreadDoc | undefined;
-      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const doc = ownedBy(id, await tx.get(this.ref(id)), uid);
       if (doc.run?.runId !== runId) return false;
       tx.update(this.ref(id), { "run.cancel": true });
       return true;
@@ -315,9 +226,7 @@ export class ThreadStore {
    */
   async beginDelete(id: string, uid: string): Promise<string | undefined> {
     return this.db.runTransaction(async (tx) => {
-      const snap = await tx.get(this.ref(id));
-      const doc = snap.data() as ThreadDoc | undefined;
-      if (!doc || doc.owner !== uid) throw new QuarryError("not_found:thread", `Thread ${id} not found.`);
+      const doc = ownedBy(id, await tx.get(this.ref(id)), uid);
       const running = leaseHolder(doc);
       tx.update(this.ref(id), { deleting: true, ...(running ? { "run.cancel": true } : {}) });
       return running;

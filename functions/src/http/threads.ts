@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Router, type Request } from "express";
+import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
@@ -13,7 +13,7 @@ import {
   parse,
 } from "./schemas";
 import { toThreadState } from "./serialize";
-import { toThread } from "./thread-store";
+import { toThread } from "./thread-doc";
 
 function threadParam(req: Request): string {
   return parse(ThreadIdParam, req.params.threadId, "path");
@@ -21,106 +21,12 @@ function threadParam(req: Request): string {
 
 export function threadRoutes(): Router {
   const r = Router();
-
-  r.post("/threads", async (req, res) => {
-    const { uid } = callerOf(req);
-    const body = parse(CreateThreadBody, req.body ?? {}, "body");
-    const id = body.thread_id ?? randomUUID();
-    const doc = await (await threadStore()).create(id, uid, body.metadata ?? {}, body.if_exists ?? "raise");
-    res.json(toThread(id, doc));
-  });
-
-  r.post("/threads/search", async (req, res) => {
-    const { uid } = callerOf(req);
-    const body = parse(SearchThreadsBody, req.body ?? {}, "body");
-    if (body.sort_by && body.sort_by !== "updated_at") {
-      throw new QuarryError("bad_request:body", 'Threads can be sorted by "updated_at" only.');
-    }
-    const found = await (
-      await threadStore()
-    ).search(uid, {
-      limit: body.limit ?? 10,
-      offset: body.offset ?? 0,
-      status: body.status,
-      order: body.sort_order ?? "desc",
-    });
-    const wanted = body.metadata ? Object.entries(body.metadata) : [];
-    const threads = found
-      .map(({ id, doc }) => toThread(id, doc))
-      .filter((t) => (body.ids ? body.ids.includes(t.thread_id) : true))
-      .filter((t) =>
-        wanted.every(
-          ([k, v]) => JSON.stringify((t.metadata as Record<string, unknown>)[k]) === JSON.stringify(v),
-        ),
-      );
-    res.json(threads);
-  });
-
-  r.get("/threads/:threadId", async (req, res) => {
-    const { uid } = callerOf(req);
-    const id = threadParam(req);
-    res.json(toThread(id, await (await threadStore()).get(id, uid)));
-  });
-
-  r.patch("/threads/:threadId", async (req, res) => {
-    const { uid } = callerOf(req);
-    const id = threadParam(req);
-    const body = parse(PatchThreadBody, req.body ?? {}, "body");
-    res.json(toThread(id, await (await threadStore()).patchMetadata(id, uid, body.metadata)));
-  });
-
-  r.delete("/threads/:threadId", async (req, res) => {
-    const { uid } = callerOf(req);
-    const id = threadParam(req);
-    const store = await threadStore();
-    const running = await store.beginDelete(id, uid);
-    if (running) await store.waitForRelease(id, running, config().runLeaseSeconds * 1000);
-    // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
-    await (await checkpointSaver()).deleteThread(id);
-    await store.delete(id);
-    res.status(204).end();
-  });
-
-  r.get("/threads/:threadId/state", async (req, res) => {
-    const { uid } = callerOf(req);
-    const id = threadParam(req);
-    await (await threadStore()).get(id, uid);
-    const graph = await agentGraph();
-    const snap = await graph.getState({ configurable: { thread_id: id } });
-    res.json(toThreadState(snap, id));
-  });
-
-  const history = async (req: Request, body: ReturnType<typeof HistoryBody.parse>) => {
-    const { uid } = callerOf(req);
-    const id = threadParam(req);
-    await (await threadStore()).get(id, uid);
-    const graph = await agentGraph();
-    const before =
-      typeof body.before === "string"
-        ? { configurable: { thread_id: id, checkpoint_id: body.before } }
-        : body.before?.checkpoint_id
-          ? { configurable: { thread_id: id, checkpoint_id: body.before.checkpoint_id } }
-          : undefined;
-    const config = {
-      configurable: {
-        thread_id: id,
-        ...(body.checkpoint?.checkpoint_ns !== undefined
-          ? { checkpoint_ns: body.checkpoint.checkpoint_ns }
-          : {}),
-        ...(body.checkpoint?.checkpoint_id ? { checkpoint_id: body.checkpoint.checkpoint_id } : {}),
-      },
-    };
-    const states = [];
-    for await (const snap of graph.getStateHistory(config, {
-      limit: body.limit ?? 10,
-      before,
-      filter: body.metadata,
-    })) {
-      states.push(toThreadState(snap, id));
-    }
-    return states;
-  };
-
+  r.post("/threads", createThread);
+  r.post("/threads/search", searchThreads);
+  r.get("/threads/:threadId", getThread);
+  r.patch("/threads/:threadId", patchThread);
+  r.delete("/threads/:threadId", deleteThread);
+  r.get("/threads/:threadId/state", getState);
   r.post("/threads/:threadId/history", async (req, res) => {
     res.json(await history(req, parse(HistoryBody, req.body ?? {}, "body")));
   });
@@ -128,6 +34,104 @@ export function threadRoutes(): Router {
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
     res.json(await history(req, parse(HistoryBody, { limit }, "query")));
   });
-
   return r;
+}
+
+async function createThread(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const body = parse(CreateThreadBody, req.body ?? {}, "body");
+  const id = body.thread_id ?? randomUUID();
+  const doc = await (await threadStore()).create(id, uid, body.metadata ?? {}, body.if_exists ?? "raise");
+  res.json(toThread(id, doc));
+}
+
+async function searchThreads(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const body = parse(SearchThreadsBody, req.body ?? {}, "body");
+  if (body.sort_by && body.sort_by !== "updated_at") {
+    throw new QuarryError("bad_request:body", 'Threads can be sorted by "updated_at" only.');
+  }
+  const found = await (
+    await threadStore()
+  ).search(uid, {
+    limit: body.limit ?? 10,
+    offset: body.offset ?? 0,
+    status: body.status,
+    order: body.sort_order ?? "desc",
+  });
+  const wanted = body.metadata ? Object.entries(body.metadata) : [];
+  const threads = found
+    .map(({ id, doc }) => toThread(id, doc))
+    .filter((t) => (body.ids ? body.ids.includes(t.thread_id) : true))
+    .filter((t) =>
+      wanted.every(
+        ([k, v]) => JSON.stringify((t.metadata as Record<string, unknown>)[k]) === JSON.stringify(v),
+      ),
+    );
+  res.json(threads);
+}
+
+async function getThread(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  res.json(toThread(id, await (await threadStore()).get(id, uid)));
+}
+
+async function patchThread(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  const body = parse(PatchThreadBody, req.body ?? {}, "body");
+  res.json(toThread(id, await (await threadStore()).patchMetadata(id, uid, body.metadata)));
+}
+
+async function deleteThread(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  const store = await threadStore();
+  const running = await store.beginDelete(id, uid);
+  if (running) await store.waitForRelease(id, running, config().runLeaseSeconds * 1000);
+  // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
+  await (await checkpointSaver()).deleteThread(id);
+  await store.delete(id);
+  res.status(204).end();
+}
+
+async function getState(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  await (await threadStore()).get(id, uid);
+  const graph = await agentGraph();
+  const snap = await graph.getState({ configurable: { thread_id: id } });
+  res.json(toThreadState(snap, id));
+}
+
+async function history(req: Request, body: ReturnType<typeof HistoryBody.parse>) {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  await (await threadStore()).get(id, uid);
+  const graph = await agentGraph();
+  const before =
+    typeof body.before === "string"
+      ? { configurable: { thread_id: id, checkpoint_id: body.before } }
+      : body.before?.checkpoint_id
+        ? { configurable: { thread_id: id, checkpoint_id: body.before.checkpoint_id } }
+        : undefined;
+  const config = {
+    configurable: {
+      thread_id: id,
+      ...(body.checkpoint?.checkpoint_ns !== undefined
+        ? { checkpoint_ns: body.checkpoint.checkpoint_ns }
+        : {}),
+      ...(body.checkpoint?.checkpoint_id ? { checkpoint_id: body.checkpoint.checkpoint_id } : {}),
+    },
+  };
+  const states = [];
+  for await (const snap of graph.getStateHistory(config, {
+    limit: body.limit ?? 10,
+    before,
+    filter: body.metadata,
+  })) {
+    states.push(toThreadState(snap, id));
+  }
+  return states;
 }

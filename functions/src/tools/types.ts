@@ -5,7 +5,6 @@
  */
 
 import type {
-  ColumnInfo,
   QueryResult,
   TableInfo,
   TableSchema,

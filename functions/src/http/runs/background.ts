@@ -20,7 +20,8 @@ import { STREAM_MODES, runObject, type RunOutcome } from "../../contract/protoco
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { toThreadState } from "../serialize";
 import { NO_OUTPUT } from "../sse";
-import { leaseHolder, type ThreadStore } from "../thread-store";
+import { leaseHolder } from "../thread-doc";
+import type { ThreadStore } from "../thread-store";
 import { RunLogWriter, followRunLog, runLog } from "./event-log";
 import { ensureKnownRun, watchRunHeld } from "./join";
 import { checkRun, ensureThread, startRun } from "./start";

@@ -28,30 +28,25 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { WriteBatch } from "firebase-admin/firestore";
 
-/** LangGraph's task id for writes that belong to no task (input, Command updates). */
-const NULL_TASK_ID = "00000000-0000-0000-0000-000000000000";
 import type { FirestoreCheckpointer } from "../../checkpointer/index.js";
+import { NULL_TASK_ID, hasPendingTasks } from "./langgraph-internals";
 
 /** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
 export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
 
 /**
- * Whether a checkpoint has tasks still to run (a run stopped midway left them), decided as LangGraph
- * does for a graph's nodes: a trigger channel (`branch:to:<node>`, or `__start__` for START) that
- * holds a value and changed since its node last saw it. Plain input discards such tasks; a Command
- * would run them again, so a turn after a stopped run goes in as plain input.
+ * Whether a run holds its later checkpoint writes back until the answer starts — and so goes in as a
+ * Command whose first checkpoint holds the question (one decision; see `turnInput`). It needs a
+ * thread at rest: not a fork (`checkpointId`), and no tasks left by a stopped run (a Command would
+ * run them again; plain input discards them). A resumed run holds back too: its first checkpoint
+ * comes after the clarify node, which has nothing to redo, and holds the user's answer.
  */
-export function hasPendingTasks(checkpoint: Checkpoint | undefined): boolean {
-  if (!checkpoint) return false;
-  const values = checkpoint.channel_values ?? {};
-  for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-    const node =
-      channel === "__start__" ? channel : channel.startsWith("branch:to:") ? channel.slice(10) : "";
-    if (!node || values[channel] === undefined) continue;
-    const seen = checkpoint.versions_seen?.[node]?.[channel];
-    if (seen === undefined || seen < version) return true;
-  }
-  return false;
+export function holdsBack(run: {
+  resume: boolean;
+  checkpointId: string | undefined;
+  tuple: CheckpointTuple | undefined;
+}): boolean {
+  return run.resume || (!run.checkpointId && !hasPendingTasks(run.tuple?.checkpoint));
 }
 
 export class RunCheckpointer extends BaseCheckpointSaver {
@@ -73,11 +68,11 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     private readonly prefetched: { threadId: string; checkpointId?: string; tuple?: CheckpointTuple },
     private readonly claim: Claim,
     /**
-     * Hold later writes back until `flow()`. Off for a run from an earlier checkpoint: LangGraph
-     * forks from there with plain input, whose first checkpoint holds the question only as pending
-     * input, so every step is awaited as usual.
+     * Hold later writes back until `flow()` ({@link holdsBack}). Off for a run from an earlier
+     * checkpoint: LangGraph forks from there with plain input, whose first checkpoint holds the
+     * question only as pending input, so every step is awaited as usual.
      */
-    private readonly holdBack = true,
+    readonly holdBack = true,
   ) {
     super(saver.serde);
     this.started = new Promise<void>((resolve, reject) => {

@@ -1,23 +1,32 @@
 /**
- * Runs one turn of the graph for an open SSE response: holds the thread's lease (renewed, watched
- * for cancel), maps graph chunks to protocol events, and always ends the response and releases the
- * lease — even when Firestore stops answering, since the Firestore client retries for minutes.
+ * Runs one turn of the graph into a RunOutput (an SSE response, or nothing for runs nobody
+ * streams), in four steps a reader can follow top to bottom:
+ *
+ * 1. **start** — the graph starts, and nothing is sent until the lease is ours (a run that loses
+ *    the race still gets an HTTP 409); the chunks it streams meanwhile wait.
+ * 2. **follow** — each chunk becomes protocol events (RunTranscript), sent to the client and the
+ *    run's log; the answer's start lets the held-back checkpoint writes flow.
+ * 3. **fail** — an error is shown in the stream once it is open, or thrown as an HTTP error before.
+ * 4. **finish** — what the run keeps is written (a stopped answer, its checkpoints, the log's end
+ *    marker), then the lease is released and the response ended, always — even when Firestore
+ *    stops answering, since every wait on it is bounded.
+ *
+ * Why a run stopped early is decided once (RunStop); how it ended follows from it (outcomeOf).
  */
 import * as logger from "firebase-functions/logger";
-import type { QuarryEvent } from "../../agent/events";
+import type { ErrorBody } from "../../contract/errors";
+import { GRAPH_MODE, type RunOutcome, type StreamMode } from "../../contract/protocol";
 import { toErrorBody } from "../../errors";
-import { RunAbortedError } from "../abort";
 import type { QuarryGraph } from "../../agent/index.js";
-import type { RunCheckpointer } from "./checkpointer";
-import type { RunEnd, RunLogWriter } from "./event-log";
-import { GENERATOR_CALL, isAiChunk, keepStoppedAnswer, storageError } from "./stopped";
-
-export { storageError } from "./stopped";
-import { GRAPH_MODE, type StreamMode } from "../../contract/protocol";
-import { toPlain } from "../serialize";
+import { RunStop, type StopReason } from "../abort";
 import type { RunOutput } from "../sse";
-import { within } from "../within";
-import type { ThreadStatus, ThreadStore, UsageTotals } from "../thread-store";
+import { storageError, within } from "../storage";
+import type { ThreadStore } from "../thread-store";
+import type { RunCheckpointer } from "./checkpointer";
+import type { RunLogWriter } from "./event-log";
+import { RunLease } from "./lease";
+import { keepStoppedAnswer } from "./stopped";
+import { RunTranscript, type Chunk } from "./transcript";
 
 export interface RunSpec {
   threadId: string;
@@ -28,277 +37,256 @@ export interface RunSpec {
   /** A new question, or the answer to the question the thread is waiting on. */
   input: { type: "human"; content: unknown; id: string } | { resume: string };
   checkpointId?: string;
-  /** Give the turn as a Command (see `turnInput`); else as plain input. */
-  asCommand: boolean;
   cancelOnDisconnect: boolean;
   /** The run's event log, for clients that rejoin the stream (ids on every event). */
   log?: RunLogWriter;
 }
 
-type Chunk = [string, unknown];
-
 /** How a run ended (after it held the lease), and the error shown if it failed. */
-export interface RunOutcome {
-  status: RunEnd["status"];
-  error?: { error: string; message: string };
+export interface RunResult {
+  status: RunOutcome;
+  error?: ErrorBody;
 }
 
+/** How a run ended, from why it stopped early (if it did), whether it failed, and whether it asked. */
+export function outcomeOf(why: StopReason | undefined, failed: boolean, asking: boolean): RunOutcome {
+  if (why === "cancelled" || why === "disconnected") return "cancelled";
+  if (failed) return "error";
+  return asking ? "interrupted" : "success";
+}
+
+/** Runs the turn `spec` on `graph` (built on `saver`) into `out`. Throws (an HTTP error) only before the stream opens. */
 export async function executeRun(
-  sse: RunOutput,
+  out: RunOutput,
   store: ThreadStore,
   saver: RunCheckpointer,
   graph: QuarryGraph,
   spec: RunSpec,
-): Promise<RunOutcome> {
-  const { threadId, runId, leaseMs } = spec;
-  /** Every event goes to the client and, with its id, to the run's log. */
-  const send = (event: string, data: unknown) => {
-    if (event === "error") shownError = data as RunOutcome["error"];
-    const json = JSON.stringify(data); // once, for both
-    sse.sendJson(event, json, spec.log?.appendJson(event, json));
-  };
-  const path = `/threads/${threadId}/runs/${runId}`;
-  // Location tells the SDK where to rejoin the stream: only when there is a log to rejoin from.
-  const headers: Record<string, string> = {
-    "Content-Location": path,
-    ...(spec.log ? { Location: `${path}/stream` } : {}),
-  };
-  const abort = new AbortController();
-  const stop = (why: RunAbortedError["why"]) => {
-    if (!abort.signal.aborted) abort.abort(new RunAbortedError(why));
-  };
-  const aborted = new Promise<never>((_, reject) =>
-    abort.signal.addEventListener("abort", () => reject(abort.signal.reason as Error), { once: true }),
-  );
-  aborted.catch(() => {}); // observed below through Promise.race
-  sse.onDisconnect(() => {
-    if (spec.cancelOnDisconnect) stop("disconnected");
-  });
-  saver.onFailure = (err) => {
-    logger.warn("checkpoint write failed", { threadId, runId, err: String(err) });
-    stop("storage-lost");
-  };
+): Promise<RunResult> {
+  return new Execution(out, store, saver, graph, spec).run();
+}
 
-  let leased = false;
-  let unwatch = () => {};
-  let renew: NodeJS.Timeout | undefined;
-  let status: ThreadStatus = "idle";
-  let shownError: RunOutcome["error"];
-  let usage: Partial<UsageTotals> = { runs: 1 };
-  let iterator: AsyncIterator<Chunk> | undefined;
-  /** The run stopped at a question to the user: the thread waits for the answer. */
-  let asking = false;
-  /** The answer's tokens streamed so far (generator), stored as a stopped answer if the run is stopped. */
-  let answerSoFar: { id?: string; text: string } | undefined;
-  // Held-back steps are written once the client sees the answer start: its first token, or for a
-  // client not streaming tokens the generator's "answering" phase.
-  const tokens = spec.modes.includes("messages-tuple");
-  const handle = ([mode, data]: Chunk) => {
-    if (mode === "custom") {
-      const ev = data as QuarryEvent;
-      if (ev?.type === "usage") usage = { ...ev.turn, runs: 1 };
-      if (!tokens && ev?.type === "phase" && ev.phase === "answering") saver.flow();
-      if (spec.modes.includes("custom")) send("custom", toPlain(data));
-      // A phase boundary: what the run sent so far goes to the log now.
-      if (ev?.type === "phase") spec.log?.boundary();
-    } else if (mode === "messages") {
-      // Nodes' finished messages come through this mode too (named after the node); the answer's
-      // tokens carry the generator's model-call name.
-      const [msg, meta] = data as [unknown, { langgraph_node?: string; name?: string } | undefined];
-      if (isAiChunk(msg) && meta?.name === GENERATOR_CALL) {
-        saver.flow();
-        // The answer so far, kept if the run is stopped before it ends.
-        if (typeof msg.content === "string") {
-          answerSoFar = { id: msg.id ?? answerSoFar?.id, text: (answerSoFar?.text ?? "") + msg.content };
-        }
-      }
-      send("messages", toPlain(data));
-    } else {
-      if (mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
-        asking = true;
-        saver.flow();
-      }
-      // The answer is in the state now: a stop from here on has nothing partial to keep.
-      if (mode === "updates" && data && typeof data === "object" && "generator" in data) {
-        answerSoFar = undefined;
-      }
-      if (spec.modes.includes(mode as StreamMode)) send(mode, toPlain(data));
+class Execution {
+  private readonly stop = new RunStop();
+  private readonly transcript: RunTranscript;
+  private readonly lease: RunLease;
+  private chunks: AsyncIterator<Chunk> | undefined;
+  /** The next chunk asked for and not handled yet. */
+  private next: Promise<IteratorResult<Chunk>> | undefined;
+  private leased = false;
+  private failed = false;
+  private shownError: ErrorBody | undefined;
+
+  constructor(
+    private readonly out: RunOutput,
+    private readonly store: ThreadStore,
+    private readonly saver: RunCheckpointer,
+    private readonly graph: QuarryGraph,
+    private readonly spec: RunSpec,
+  ) {
+    this.transcript = new RunTranscript(spec.modes);
+    this.lease = new RunLease(store, saver, spec);
+    out.onDisconnect(() => {
+      if (spec.cancelOnDisconnect) this.stop.stop("disconnected");
+    });
+    saver.onFailure = (err) => {
+      logger.warn("checkpoint write failed", {
+        threadId: spec.threadId,
+        runId: spec.runId,
+        err: String(err),
+      });
+      this.stop.stop("storage-lost");
+    };
+  }
+
+  async run(): Promise<RunResult> {
+    try {
+      const early = await this.start();
+      this.leased = true;
+      this.lease.hold(
+        () => this.stop.stop("cancelled"),
+        () => this.stop.stop("lease-lost"),
+      );
+      this.open();
+      early.forEach((c) => this.handle(c));
+      await this.follow();
+    } catch (err) {
+      await this.fail(err);
+    } finally {
+      this.lease.unhold();
+      if (this.stop.why) this.chunks?.return?.().catch(() => {});
+      if (this.leased) await this.finish();
     }
-  };
-  try {
-    const { resumeInput, turnInput } = await import("../../agent/index.js");
-    const input = spec.input;
-    const stream = await graph.stream(
-      // A turn on a thread at rest goes in as a Command, so the first checkpoint holds the question
-      // in `messages`. Forks and turns after a stopped run go in as plain input (see runs.ts).
-      // The message is a dict: the messages reducer coerces it to a HumanMessage.
-      ("resume" in input
-        ? resumeInput(input.resume)
-        : spec.asCommand
-          ? turnInput(input)
-          : { messages: [input] }) as unknown as Parameters<typeof graph.stream>[0],
-      {
-        configurable: {
-          thread_id: threadId,
-          user_id: spec.uid,
-          run_id: runId,
-          ...(spec.checkpointId ? { checkpoint_id: spec.checkpointId } : {}),
-        },
-        // `updates` always: it is where an interrupt (a question to the user) shows.
-        streamMode: [...new Set(spec.modes.map((m) => GRAPH_MODE[m]).concat("custom", "updates"))],
-        signal: abort.signal,
-        // LangGraph awaits each step's checkpoint before the next: the first one (the user's
-        // message, committed with the lease) before any model call. Later ones the RunCheckpointer
-        // acknowledges at once and writes in the background.
-        durability: "sync",
-        runId,
-        metadata: { run_id: runId, thread_id: threadId, user_id: spec.uid },
-      } as Parameters<typeof graph.stream>[1],
-    );
-    iterator = (stream as AsyncIterable<Chunk>)[Symbol.asyncIterator]();
+    const status = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
+    return { status, ...(this.shownError ? { error: this.shownError } : {}) };
+  }
 
-    // Nothing is sent until the lease is ours: a run that loses the race still gets an HTTP 409.
-    // Bounded: the Firestore client would retry an unreachable commit for minutes.
-    const taken = within(leaseMs, saver.started, "taking the run lease").then(() => undefined);
+  /** Starts the graph and waits for the lease, keeping the chunks streamed meanwhile. */
+  private async start(): Promise<Chunk[]> {
+    const agent = await import("../../agent/index.js");
+    const stream = await this.graph.stream(
+      ...graphArgs(agent, this.spec, this.saver.holdBack, this.stop.signal),
+    );
+    this.chunks = (stream as AsyncIterable<Chunk>)[Symbol.asyncIterator]();
+    const taken = this.lease.taken().then(() => undefined);
     taken.catch(() => {}); // observed through the race below, or no longer of interest
     const early: Chunk[] = [];
-    let next: Promise<IteratorResult<Chunk>> | undefined = iterator.next();
-    for (;;) {
-      const r = await Promise.race([taken, next!, aborted]);
-      if (r === undefined) break;
+    for (this.next = this.chunks.next(); ; this.next = this.chunks.next()) {
+      const r = await this.stop.race(Promise.race([taken, this.next]));
+      if (r === undefined) return early;
       if (r.done) {
-        if (!saver.firstPutMade) throw new Error("the run ended before storing its first checkpoint");
-        await Promise.race([saver.started, aborted]);
-        next = undefined;
-        break;
+        if (!this.saver.firstPutMade) throw new Error("the run ended before storing its first checkpoint");
+        await this.stop.race(this.saver.started);
+        this.next = undefined;
+        return early;
       }
       early.push(r.value);
-      next = iterator.next();
     }
-    leased = true;
-    unwatch = store.watchCancel(threadId, runId, () => stop("cancelled"));
-    // A lease we cannot renew in time is a lease we may lose: stop rather than risk two writers.
-    renew = setInterval(() => {
-      within(leaseMs / 3, store.renewLease(threadId, runId, leaseMs), "renewing the run lease").then(
-        (ours) => ours || stop("lease-lost"),
-        (err: unknown) => {
-          logger.warn("lease renewal failed", { threadId, runId, err: String(err) });
-          stop("lease-lost");
-        },
-      );
-    }, leaseMs / 3);
-    renew.unref();
-
-    sse.open(headers);
-    send("metadata", { run_id: runId, attempt: 1 });
-    early.forEach(handle);
-    while (next) {
-      // Raced with the abort: a graph stuck on an unreachable Firestore must not hold the response.
-      const r: IteratorResult<Chunk> = await Promise.race([next, aborted]);
-      if (r.done) break;
-      handle(r.value);
-      next = iterator.next();
-    }
-  } catch (err) {
-    const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
-    if (!leased) {
-      // Refused before the stream opened (409, 404, storage): an HTTP error, once the graph stops.
-      stop("not-started");
-      // Once the graph has stopped, either it made its first put (whose lease must then be
-      // released) or it never will.
-      await within(
-        leaseMs / 2,
-        Promise.resolve(iterator?.return?.()).then(() => {}),
-        "stopping the run",
-      ).catch(() => {});
-      leased =
-        saver.firstPutMade &&
-        (await within(leaseMs / 2, saver.started, "taking the run lease").then(
-          () => true,
-          () => false,
-        ));
-      if (!leased) {
-        saver.close(new Error("the run did not start"));
-        // A lease commit still in flight is released whenever it lands.
-        if (saver.firstPutMade) {
-          saver.started.then(
-            () => store.releaseLease(threadId, runId, "idle").catch(() => {}),
-            () => {},
-          );
-        }
-        throw why === "disconnected" ? err : storageError(err);
-      }
-      // The lease (and the user's message) landed after the run failed: report it in the stream.
-      if (why !== "disconnected") {
-        status = "error";
-        sse.open(headers);
-        send("metadata", { run_id: runId, attempt: 1 });
-        send("error", toErrorBody(err).body);
-      }
-    } else if (why === "cancelled" || why === "disconnected") {
-      logger.info("run stopped", { threadId, runId, why });
-    } else {
-      status = "error";
-      const shown = why === "lease-lost" || why === "storage-lost" ? storageError(err, true) : err;
-      const { body, expected } = toErrorBody(shown);
-      if (!expected)
-        logger.error("run failed", { threadId, runId, err: String((err as Error)?.stack ?? err) });
-      send("error", body);
-    }
-  } finally {
-    clearInterval(renew);
-    unwatch();
-    if (abort.signal.aborted) iterator?.return?.().catch(() => {});
-    if (leased) await finish();
   }
-  return { status: outcome(), ...(shownError ? { error: shownError } : {}) };
 
-  function outcome(): RunEnd["status"] {
-    const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
-    if (why === "cancelled" || why === "disconnected") return "cancelled";
-    if (status === "error") return "error";
-    return asking ? "interrupted" : "success";
+  /** Handles chunks until the graph ends; raced with the stop, so a graph stuck on Firestore cannot hold the response. */
+  private async follow(): Promise<void> {
+    while (this.next) {
+      const r = await this.stop.race(this.next);
+      if (r.done) return;
+      this.handle(r.value);
+      this.next = this.chunks!.next();
+    }
+  }
+
+  private handle(chunk: Chunk): void {
+    for (const step of this.transcript.steps(chunk)) {
+      if ("send" in step) this.send(step.send, step.data);
+      else if ("boundary" in step) this.spec.log?.boundary();
+      else this.saver.flow();
+    }
+  }
+
+  /** Every event goes to the client and, with its id, to the run's log; serialized once for both. */
+  private send(event: string, data: unknown): void {
+    if (event === "error") this.shownError = data as ErrorBody;
+    const json = JSON.stringify(data);
+    this.out.sendJson(event, json, this.spec.log?.appendJson(event, json));
+  }
+
+  private open(): void {
+    const path = `/threads/${this.spec.threadId}/runs/${this.spec.runId}`;
+    // Location tells the SDK where to rejoin the stream: only when there is a log to rejoin from.
+    this.out.open({ "Content-Location": path, ...(this.spec.log ? { Location: `${path}/stream` } : {}) });
+    this.send("metadata", { run_id: this.spec.runId, attempt: 1 });
+  }
+
+  private async fail(err: unknown): Promise<void> {
+    const why = this.stop.why;
+    const { threadId, runId } = this.spec;
+    if (!this.leased) return this.failBeforeStart(err, why);
+    if (this.stop.byPerson) {
+      logger.info("run stopped", { threadId, runId, why });
+      return;
+    }
+    this.failed = true;
+    const shown = why === "lease-lost" || why === "storage-lost" ? storageError(err, true) : err;
+    const { body, expected } = toErrorBody(shown);
+    if (!expected) logger.error("run failed", { threadId, runId, err: String((err as Error)?.stack ?? err) });
+    this.send("error", body);
   }
 
   /**
-   * Writes the held-back steps, then releases the lease — before the stream ends, so a client that
-   * sees the end can start the next turn at once. Both bounded: if Firestore is unreachable the
-   * lease simply expires. A write still in flight when the drain times out may land late; nothing
-   * queued after it does.
+   * Refused before the stream opened (409, 404, storage): an HTTP error, once the graph stops —
+   * unless the lease (and the user's message) landed after all: then the run is reported in a
+   * stream and released like any other.
    */
-  async function finish() {
-    const why = abort.signal.aborted ? (abort.signal.reason as RunAbortedError).why : undefined;
+  private async failBeforeStart(err: unknown, why: StopReason | undefined): Promise<void> {
+    this.stop.stop("not-started");
+    this.leased = await this.lease.landedAfter(Promise.resolve(this.chunks?.return?.()));
+    if (!this.leased) {
+      this.lease.abandon();
+      throw why === "disconnected" ? err : storageError(err);
+    }
+    if (why === "disconnected") return;
+    this.failed = true;
+    this.open();
+    this.send("error", toErrorBody(err).body);
+  }
+
+  /**
+   * Writes what the run keeps, then releases the lease — before the stream ends, so a client that
+   * sees the end can start the next turn at once. A write still in flight when its bound runs out
+   * may land late; nothing queued after it does.
+   */
+  private async finish(): Promise<void> {
     try {
       // A lost lease may already be someone else's: nothing more of this run is written then.
-      if (why === "lease-lost") saver.close(new Error("the run lost its lease"));
+      if (this.stop.why === "lease-lost") this.saver.close(new Error("the run lost its lease"));
       else {
-        if ((why === "cancelled" || why === "disconnected") && answerSoFar?.text.trim()) {
-          const stopped = keepStoppedAnswer(graph, threadId, answerSoFar, iterator);
-          await within(leaseMs / 2, stopped, "storing the stopped answer").catch((err: unknown) =>
-            logger.warn("stopped answer not stored", { threadId, runId, err: String(err) }),
-          );
-        }
-        await within(leaseMs / 2, saver.drain(), "writing the run's checkpoints");
+        await this.keepStoppedAnswer();
+        await within(this.spec.leaseMs / 2, this.saver.drain(), "writing the run's checkpoints");
       }
     } catch (err) {
-      if (status !== "error") send("error", toErrorBody(storageError(err, true)).body);
-      status = "error";
+      if (!this.failed) this.send("error", toErrorBody(storageError(err, true)).body);
+      this.failed = true;
     }
-    // Whatever is still queued (the drain timed out) must not land after the release.
-    saver.close(new Error("the run released its lease"));
-    if (asking && status === "idle") status = "interrupted";
-    // The log's end marker before the release: a reader that sees the release finds it.
-    if (spec.log) {
-      const end: RunEnd = { status: outcome() };
-      await within(leaseMs / 2, spec.log.close(end), "writing the run's event log").catch((err: unknown) =>
-        logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
-      );
-    }
-    await within(
-      leaseMs / 2,
-      store.releaseLease(threadId, runId, status, usage),
-      "releasing the run lease",
-    ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
-    sse.end();
+    this.saver.close(new Error("the run released its lease"));
+    await this.closeLog();
+    const threadStatus = this.failed ? "error" : this.transcript.asking ? "interrupted" : "idle";
+    await this.lease.release(threadStatus, this.transcript.usage);
+    this.out.end();
   }
+
+  /** What the person saw of an answer they stopped stays in the thread. */
+  private async keepStoppedAnswer(): Promise<void> {
+    const partial = this.transcript.answerSoFar;
+    if (!this.stop.byPerson || !partial?.text.trim()) return;
+    const { threadId, runId, leaseMs } = this.spec;
+    const stopped = keepStoppedAnswer(this.graph, threadId, partial, this.chunks);
+    await within(leaseMs / 2, stopped, "storing the stopped answer").catch((err: unknown) =>
+      logger.warn("stopped answer not stored", { threadId, runId, err: String(err) }),
+    );
+  }
+
+  /** The log's end marker goes before the release: a reader that sees the release finds it. */
+  private async closeLog(): Promise<void> {
+    if (!this.spec.log) return;
+    const { threadId, runId, leaseMs } = this.spec;
+    const status = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
+    await within(leaseMs / 2, this.spec.log.close({ status }), "writing the run's event log").catch(
+      (err: unknown) => logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
+    );
+  }
+}
+
+/**
+ * `graph.stream`'s arguments for a run. A turn whose later writes are held back goes in as a
+ * Command (see `turnInput`), so its first checkpoint holds the question in `messages`; a fork or a
+ * turn after a stopped run goes in as plain input (the message a dict the messages reducer coerces
+ * to a HumanMessage); an answer to the thread's question resumes it.
+ */
+function graphArgs(
+  { resumeInput, turnInput }: Pick<typeof import("../../agent/index.js"), "resumeInput" | "turnInput">,
+  spec: RunSpec,
+  holdBack: boolean,
+  signal: AbortSignal,
+): Parameters<QuarryGraph["stream"]> {
+  const { threadId, runId, uid, input } = spec;
+  const graphInput =
+    "resume" in input ? resumeInput(input.resume) : holdBack ? turnInput(input) : { messages: [input] };
+  return [
+    graphInput as unknown as Parameters<QuarryGraph["stream"]>[0],
+    {
+      configurable: {
+        thread_id: threadId,
+        user_id: uid,
+        run_id: runId,
+        ...(spec.checkpointId ? { checkpoint_id: spec.checkpointId } : {}),
+      },
+      streamMode: RunTranscript.graphModes(spec.modes, GRAPH_MODE),
+      signal,
+      // LangGraph awaits each step's checkpoint before the next: the first one (the user's
+      // message, committed with the lease) before any model call. Later ones the RunCheckpointer
+      // acknowledges at once and writes in the background while they are held back.
+      durability: "sync",
+      runId,
+      metadata: { run_id: runId, thread_id: threadId, user_id: uid },
+    } as Parameters<QuarryGraph["stream"]>[1],
+  ];
 }

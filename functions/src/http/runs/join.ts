@@ -14,7 +14,8 @@ import { callerOf } from "../auth";
 import { threadStore } from "../runtime";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { SseWriter } from "../sse";
-import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
+import { leaseHolder, type ThreadDoc } from "../thread-doc";
+import type { ThreadStore } from "../thread-store";
 import { followRunLog, runLog, type LoggedEvent } from "./event-log";
 
 /** Run stream modes (`messages` is `messages-tuple`), and the thread stream's `run_modes` (all of the run's). */

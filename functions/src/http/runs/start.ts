@@ -10,14 +10,17 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { checkpointSaver, graphFactory, threadStore } from "../runtime";
-import { ASSISTANT_ID, type StreamMode } from "../../contract/protocol";
+import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
 import { RunStreamBody, parse, questionText } from "../schemas";
 import type { RunOutput } from "../sse";
-import { within } from "../within";
-import { leaseHolder, type ThreadDoc, type ThreadStore } from "../thread-store";
-import { RunCheckpointer, hasPendingTasks } from "./checkpointer";
+import { storageError, within } from "../storage";
+import { leaseHolder, type ThreadDoc } from "../thread-doc";
+import type { ThreadStore } from "../thread-store";
+import { RunCheckpointer, holdsBack } from "./checkpointer";
 import { RunLogWriter, runLog } from "./event-log";
-import { executeRun, storageError, type RunOutcome } from "./executor";
+import { executeRun, type RunResult } from "./executor";
+
+type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
 /** A run request, validated: what to run and how. */
 export interface CheckedRun {
@@ -69,6 +72,56 @@ export function checkRun(raw: unknown): CheckedRun {
 }
 
 /**
+ * Reads the thread's checkpoint (the latest, or `checkpointId`) with its metadata document, in
+ * getTuple's two round trips. If the document changed after the checkpoint was read (a run
+ * finishing, say), both are read again; a thread changing all the time is a 409.
+ */
+async function readThread(store: ThreadStore, saver: Checkpointer, threadId: string, checkpointId?: string) {
+  const leaseMs = config().runLeaseSeconds * 1000;
+  const config_ = {
+    configurable: {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+    },
+  };
+  for (let attempt = 0; ; attempt++) {
+    const read = await within(
+      leaseMs,
+      saver.getTupleAlong(config_, [store.ref(threadId)]),
+      "reading the thread",
+    ).catch((err: unknown) => {
+      throw storageError(err);
+    });
+    if (!changedSince(read.along[0], read.readTime)) return read;
+    if (attempt === 2)
+      throw new QuarryError("conflict:run", `Thread ${threadId} is changing right now: send it again.`);
+  }
+}
+
+/**
+ * multitask_strategy: a busy thread's run is stopped first ("interrupt": what it did stays;
+ * "rollback": the new run starts from the checkpoint before it) instead of a 409 ("reject").
+ * Returns the checkpoint to start from when a rollback has one (a thread's very first run has
+ * nothing to go back to: it is an interrupt), or undefined when nothing was stopped.
+ */
+async function stopBusyRun(
+  store: ThreadStore,
+  uid: string,
+  threadId: string,
+  thread: ThreadDoc | undefined,
+  strategy: MultitaskStrategy,
+): Promise<{ from?: string } | undefined> {
+  const busyWith = leaseHolder(thread) ? thread?.run : undefined;
+  if (strategy === "reject" || !busyWith) return undefined;
+  if (!(await store.requestCancel(threadId, uid, busyWith.runId))) {
+    throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
+  }
+  await store.waitForRelease(threadId, busyWith.runId, config().runLeaseSeconds * 1000);
+  return strategy === "rollback" && busyWith.from ? { from: busyWith.from } : {};
+}
+
+/**
  * Starts a run: reads the thread, takes the lease (404 / 409 before anything runs) and executes the
  * run into `out` — an SSE stream, or nothing for a run whose client does not listen (background,
  * waited on): its events still go to the run's log.
@@ -76,58 +129,20 @@ export function checkRun(raw: unknown): CheckedRun {
 export async function startRun(
   uid: string,
   threadId: string,
-  { body, resume, checkpointId: fromCheckpoint, question, modes }: CheckedRun,
+  { body, resume, checkpointId: asked, question, modes }: CheckedRun,
   out: RunOutput,
   runId: string = randomUUID(),
-): Promise<RunOutcome> {
-  const [store, saver, build, { Timestamp }] = await Promise.all([
-    threadStore(),
-    checkpointSaver(),
-    graphFactory(),
-    import("firebase-admin/firestore"),
-  ]);
+): Promise<RunResult> {
+  const [store, saver, build] = await Promise.all([threadStore(), checkpointSaver(), graphFactory()]);
   const leaseMs = config().runLeaseSeconds * 1000;
-  let checkpointId = fromCheckpoint;
   if (body.if_not_exists === "create") await ensureThread(store, threadId, uid);
-  // The thread's latest checkpoint and its metadata document, in getTuple's two round trips. If
-  // the document changed after the checkpoint was read (a run finishing, say), read both again.
-  const read = () =>
-    within(
-      leaseMs,
-      saver.getTupleAlong(
-        {
-          configurable: {
-            thread_id: threadId,
-            checkpoint_ns: "",
-            ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
-          },
-        },
-        [store.ref(threadId)],
-      ),
-      "reading the thread",
-    ).catch((err: unknown) => {
-      throw storageError(err);
-    });
-  let { tuple, along, readTime } = await read();
-  for (let again = 0; changedSince(along[0], readTime); again++) {
-    if (again === 2) {
-      throw new QuarryError("conflict:run", `Thread ${threadId} is changing right now: send it again.`);
-    }
-    ({ tuple, along, readTime } = await read());
-  }
-  // multitask_strategy: a busy thread's run is stopped first ("interrupt": what it did stays;
-  // "rollback": the new run starts from the checkpoint before it), instead of a 409 ("reject").
-  const thread = along[0].data() as ThreadDoc | undefined;
-  const busyWith = leaseHolder(thread) ? thread?.run : undefined;
+  let checkpointId = asked;
+  let { tuple, along } = await readThread(store, saver, threadId, checkpointId);
   const strategy = body.multitask_strategy ?? "reject";
-  if (strategy !== "reject" && busyWith) {
-    if (!(await store.requestCancel(threadId, uid, busyWith.runId))) {
-      throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
-    }
-    await store.waitForRelease(threadId, busyWith.runId, leaseMs);
-    // A rollback of a thread's very first run has nothing to go back to: it is an interrupt.
-    if (strategy === "rollback" && busyWith.from) checkpointId = busyWith.from;
-    ({ tuple, along } = await read());
+  const stopped = await stopBusyRun(store, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
+  if (stopped) {
+    checkpointId = stopped.from ?? checkpointId;
+    ({ tuple, along } = await readThread(store, saver, threadId, checkpointId));
   }
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
   const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}) };
@@ -139,19 +154,13 @@ export async function startRun(
         "answered): send a new question as input instead.",
     );
   }
-
-  // The fast start (a Command turn, later steps held back) needs a thread at rest: not a fork, and
-  // no tasks left by a stopped run (a Command would run them again; plain input discards them).
-  // A resumed run holds back too: its first checkpoint comes after the clarify node, which has
-  // nothing to redo, and holds the user's answer.
-  const fast = resume !== undefined || (!checkpointId && !hasPendingTasks(tuple?.checkpoint));
-  const message = body.input?.messages[0];
   const runSaver = new RunCheckpointer(
     saver,
     { threadId, checkpointId, tuple },
     (put) => store.claimLease(threadId, uid, claim, along[0], put),
-    fast,
+    holdsBack({ resume: resume !== undefined, checkpointId, tuple }),
   );
+  const message = body.input?.messages[0];
   return executeRun(out, store, runSaver, build(runSaver), {
     threadId,
     uid,
@@ -162,19 +171,20 @@ export async function startRun(
       ? { type: "human", content: message.content, id: message.id ?? randomUUID() }
       : { resume: answerText(resume) },
     checkpointId,
-    asCommand: fast,
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    ...(config().runLog
-      ? {
-          log: new RunLogWriter(runLog(store.runRef(threadId, runId)), {
-            ttlMs: config().runLogTtlHours * 3_600_000,
-            timestamp: Timestamp,
-            onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
-          }),
-        }
-      : {}),
+    ...(config().runLog ? { log: await openRunLog(store, threadId, runId) } : {}),
+  });
+}
+
+/** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
+async function openRunLog(store: ThreadStore, threadId: string, runId: string): Promise<RunLogWriter> {
+  const { Timestamp } = await import("firebase-admin/firestore");
+  return new RunLogWriter(runLog(store.runRef(threadId, runId)), {
+    ttlMs: config().runLogTtlHours * 3_600_000,
+    timestamp: Timestamp,
+    onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
   });
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The run lease: one run per thread across all instances. It is taken in the commit of the run's
+ * first checkpoint (RunCheckpointer's first put, see ThreadStore.claimLease), held while the run
+ * goes on (renewed every third of its length, watched for a cancel flag set from any instance),
+ * and released with the run's outcome. Every Firestore wait is bounded: the Firestore client
+ * retries an unreachable call for minutes, and a lease that cannot be renewed in time may be lost.
+ */
+import * as logger from "firebase-functions/logger";
+import type { ThreadStatus } from "../../contract/protocol";
+import type { UsageTotals } from "../thread-doc";
+import type { ThreadStore } from "../thread-store";
+import { within } from "../storage";
+import type { RunCheckpointer } from "./checkpointer";
+
+export interface LeaseIds {
+  threadId: string;
+  runId: string;
+  leaseMs: number;
+}
+
+export class RunLease {
+  private renewal: NodeJS.Timeout | undefined;
+  private unwatch = () => {};
+
+  constructor(
+    private readonly store: ThreadStore,
+    private readonly saver: RunCheckpointer,
+    private readonly ids: LeaseIds,
+  ) {}
+
+  /** Settles once the run's first checkpoint, and with it the lease, is committed (or refused: 404/409). */
+  taken(): Promise<void> {
+    return within(this.ids.leaseMs, this.saver.started, "taking the run lease");
+  }
+
+  /**
+   * Holds the lease: `onCancel` when someone asks the run to stop, `onLost` when it could not be
+   * renewed in time (stopping is safer than two writers on one thread).
+   */
+  hold(onCancel: () => void, onLost: () => void): void {
+    const { threadId, runId, leaseMs } = this.ids;
+    this.unwatch = this.store.watchCancel(threadId, runId, onCancel);
+    this.renewal = setInterval(() => {
+      within(leaseMs / 3, this.store.renewLease(threadId, runId, leaseMs), "renewing the run lease").then(
+        (ours) => ours || onLost(),
+        (err: unknown) => {
+          logger.warn("lease renewal failed", { threadId, runId, err: String(err) });
+          onLost();
+        },
+      );
+    }, leaseMs / 3);
+    this.renewal.unref();
+  }
+
+  /** Stops renewing and watching (the run is ending). */
+  unhold(): void {
+    clearInterval(this.renewal);
+    this.unwatch();
+  }
+
+  /**
+   * After a run failed before its lease was known to be taken: once the graph has stopped
+   * (`stopped`), either it made its first put — whose commit may still land — or it never will.
+   * True when the lease is ours after all (it must then be released like any other).
+   */
+  async landedAfter(stopped: Promise<unknown>): Promise<boolean> {
+    const half = this.ids.leaseMs / 2;
+    await within(half, stopped, "stopping the run").catch(() => {});
+    if (!this.saver.firstPutMade) return false;
+    return within(half, this.saver.started, "taking the run lease").then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Gives up a run that never started: nothing more is written, and a lease commit still in flight is released whenever it lands. */
+  abandon(): void {
+    this.saver.close(new Error("the run did not start"));
+    if (!this.saver.firstPutMade) return;
+    const { threadId, runId } = this.ids;
+    this.saver.started.then(
+      () => this.store.releaseLease(threadId, runId, "idle").catch(() => {}),
+      () => {},
+    );
+  }
+
+  /** Releases the lease (only ours) with the thread's status and the run's usage; bounded, logged if it fails (the lease then runs out). */
+  async release(status: ThreadStatus, usage: Partial<UsageTotals>): Promise<void> {
+    const { threadId, runId, leaseMs } = this.ids;
+    await within(
+      leaseMs / 2,
+      this.store.releaseLease(threadId, runId, status, usage),
+      "releasing the run lease",
+    ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
+  }
+}

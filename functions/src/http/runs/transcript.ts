@@ -1,0 +1,99 @@
+/**
+ * From graph chunks to protocol events, as a pure step: what a run sends for each chunk LangGraph
+ * streams, and what the run has shown so far — its usage, whether it stopped at a question to the
+ * user, the answer's text streamed so far (kept if the run is stopped), and the moment the answer
+ * starts (when the run's held-back checkpoint writes begin). No I/O: the executor consumes it.
+ */
+import type { QuarryEvent, Usage } from "../../contract/events";
+import type { StreamMode } from "../../contract/protocol";
+import { toPlain } from "../serialize";
+
+/** One chunk of `graph.stream` with several stream modes: `[langgraphMode, data]`. */
+export type Chunk = [string, unknown];
+
+/** What the executor does for a chunk, in order. */
+export type Step =
+  /** Send this event to the client and the run's log. */
+  | { send: string; data: unknown }
+  /** A phase boundary: what the run sent so far goes to its log now. */
+  | { boundary: true }
+  /** The client sees the answer start (or a question): held-back checkpoint writes may flow. */
+  | { answerStarted: true };
+
+/** The run name of the generator's model call (model-call.ts: `quarry_<node>`), on its tokens' metadata. */
+export const GENERATOR_CALL = "quarry_generator";
+
+/**
+ * Whether a `messages` item is a streamed AI token (a chunk), not a node's finished message. Duck
+ * typed: in the compiled (CommonJS) function, a provider loaded as ESM makes its chunks with the
+ * other build of @langchain/core, whose classes `AIMessageChunk.isInstance` does not recognise.
+ */
+export function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
+  const x = m as { type?: unknown; _getType?: () => string; concat?: unknown } | null;
+  if (!x || typeof x !== "object" || typeof x.concat !== "function") return false;
+  return x.type === "ai" || x._getType?.() === "ai";
+}
+
+export class RunTranscript {
+  /** The turn's usage (the last `usage` event), plus the run itself. */
+  usage: Partial<Usage & { runs: number }> = { runs: 1 };
+  /** The run stopped at a question to the user: the thread waits for the answer. */
+  asking = false;
+  /** The answer's tokens streamed so far; cleared once the answer is in the state. */
+  answerSoFar: { id?: string; text: string } | undefined;
+
+  /** `modes`: the protocol stream modes the client asked for. */
+  constructor(private readonly modes: readonly StreamMode[]) {}
+
+  /** The graph's stream modes this run needs: the client's, plus `custom` and `updates` (interrupts show there). */
+  static graphModes(modes: readonly StreamMode[], graphMode: Record<StreamMode, string>): string[] {
+    return [...new Set(modes.map((m) => graphMode[m]).concat("custom", "updates"))];
+  }
+
+  /** The steps for one chunk. */
+  *steps([mode, data]: Chunk): Generator<Step> {
+    if (mode === "custom") yield* this.custom(data as QuarryEvent | undefined);
+    else if (mode === "messages") yield* this.message(data as [unknown, { name?: string } | undefined]);
+    else yield* this.state(mode, data);
+  }
+
+  private *custom(ev: QuarryEvent | undefined): Generator<Step> {
+    if (ev?.type === "usage") this.usage = { ...ev.turn, runs: 1 };
+    // A client not streaming tokens sees the answer start with the generator's phase.
+    if (!this.streamsTokens && ev?.type === "phase" && ev.phase === "answering")
+      yield { answerStarted: true };
+    if (this.modes.includes("custom")) yield { send: "custom", data: toPlain(ev) };
+    if (ev?.type === "phase") yield { boundary: true };
+  }
+
+  private *message(data: [unknown, { name?: string } | undefined]): Generator<Step> {
+    // Nodes' finished messages come through this mode too (named after the node); the answer's
+    // tokens carry the generator's model-call name.
+    const [msg, meta] = data;
+    if (isAiChunk(msg) && meta?.name === GENERATOR_CALL) {
+      yield { answerStarted: true };
+      if (typeof msg.content === "string") {
+        this.answerSoFar = {
+          id: msg.id ?? this.answerSoFar?.id,
+          text: (this.answerSoFar?.text ?? "") + msg.content,
+        };
+      }
+    }
+    yield { send: "messages", data: toPlain(data) };
+  }
+
+  private *state(mode: string, data: unknown): Generator<Step> {
+    const update = mode === "updates" && data && typeof data === "object" ? data : undefined;
+    if (update && "__interrupt__" in update) {
+      this.asking = true;
+      yield { answerStarted: true };
+    }
+    // The answer is in the state now: a stop from here on has nothing partial to keep.
+    if (update && "generator" in update) this.answerSoFar = undefined;
+    if (this.modes.includes(mode as StreamMode)) yield { send: mode, data: toPlain(data) };
+  }
+
+  private get streamsTokens(): boolean {
+    return this.modes.includes("messages-tuple");
+  }
+}

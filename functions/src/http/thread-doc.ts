@@ -1,0 +1,91 @@
+/**
+ * The thread metadata document (`threads/{threadId}`) and what is read from it: owner, title,
+ * status, timestamps, usage totals, and the run lease that allows one run per thread across all
+ * instances. Pure: the store (thread-store.ts) reads and writes it.
+ */
+import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
+import { ZERO_USAGE, type Usage } from "../contract/events";
+import { ASSISTANT_ID, type MultitaskStrategy, type ThreadStatus } from "../contract/protocol";
+import { QuarryError } from "../errors";
+
+/** The run that wants the thread's lease. */
+export interface RunClaim {
+  runId: string;
+  leaseMs: number;
+  /** The run's question: the title of a thread that has none yet. */
+  question: string;
+  /** The checkpoint the run starts from, if the thread has one. */
+  from?: string;
+  strategy?: MultitaskStrategy;
+}
+
+/** The agent's usage counters summed over the thread's runs, plus the number of runs. */
+export interface UsageTotals extends Usage {
+  runs: number;
+}
+
+/** The lease of the run that currently owns the thread. */
+export interface LeaseRecord {
+  runId: string;
+  /** Lease end; a crashed instance's lease simply runs out. */
+  expiresAt: Timestamp;
+  /** Set by the cancel endpoint (any instance); the running instance watches it. */
+  cancel: boolean;
+  /** The checkpoint the run started from (where multitask_strategy "rollback" starts again). */
+  from?: string;
+  /** What the run asked a busy thread to do (the run object's `multitask_strategy`). */
+  strategy?: MultitaskStrategy;
+}
+
+export interface ThreadDoc {
+  owner: string;
+  title: string;
+  status: ThreadStatus;
+  metadata: Record<string, unknown>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+  usage: UsageTotals;
+  run: LeaseRecord | null;
+  lastRunId?: string;
+  /** Set when a delete has begun: no new run may start. */
+  deleting?: boolean;
+}
+
+export const ZERO_TOTALS: UsageTotals = Object.freeze({ ...ZERO_USAGE, runs: 0 });
+
+export const notFound = (id: string) => new QuarryError("not_found:thread", `Thread ${id} not found.`);
+
+/**
+ * The thread as read in `snap` if `uid` owns it; else 404 — another person's thread looks exactly
+ * like a missing one. The one owner check of every thread route.
+ */
+export function ownedBy(id: string, snap: DocumentSnapshot, uid: string): ThreadDoc {
+  const doc = snap.data() as ThreadDoc | undefined;
+  if (!doc || doc.owner !== uid) throw notFound(id);
+  return doc;
+}
+
+/** Agent Server thread shape. */
+export function toThread(id: string, doc: ThreadDoc) {
+  return {
+    thread_id: id,
+    created_at: doc.createdAt.toDate().toISOString(),
+    updated_at: doc.updatedAt.toDate().toISOString(),
+    metadata: {
+      ...doc.metadata,
+      owner: doc.owner,
+      title: doc.title,
+      graph_id: ASSISTANT_ID,
+      assistant_id: ASSISTANT_ID,
+    },
+    status: doc.status,
+    values: null as unknown,
+    interrupts: {},
+    usage: doc.usage,
+  };
+}
+
+/** The run holding the thread's lease now, if any (a lease that ran out holds nothing). */
+export function leaseHolder(doc: ThreadDoc | undefined): string | undefined {
+  return doc?.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+}
