@@ -23,7 +23,7 @@ const FeedbackBody = z.strictObject({
   note: z.string().trim().max(1000).optional(),
 });
 
-export interface AnsweredTurn {
+interface AnsweredTurn {
   question: string;
   answer: string;
   /** The last query of the turn that returned a result (what the answer is based on). */
@@ -33,7 +33,7 @@ export interface AnsweredTurn {
 const text = (m: BaseMessage) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
 
 /** The turn that starts with the human message `questionId`: its question, answer and SQL (pure). */
-export function findTurn(messages: BaseMessage[], questionId: string): AnsweredTurn | undefined {
+function findTurn(messages: BaseMessage[], questionId: string): AnsweredTurn | undefined {
   const start = messages.findIndex((m) => m.getType() === "human" && m.id === questionId);
   if (start < 0) return undefined;
   let end = messages.findIndex((m, i) => i > start && m.getType() === "human");

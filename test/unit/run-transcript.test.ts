@@ -1,0 +1,112 @@
+/**
+ * The run lifecycle's pure steps: graph chunks → protocol events (RunTranscript), and how a run
+ * ended from why it stopped (outcomeOf), with the protocol's status mappings.
+ */
+import { AIMessageChunk, HumanMessage } from "@langchain/core/messages";
+import {
+  runObject,
+  runStatusOf,
+  threadStatusAfter,
+  type StreamMode,
+} from "../../functions/src/contract/protocol";
+import { outcomeOf } from "../../functions/src/http/runs/executor";
+import {
+  GENERATOR_CALL,
+  RunTranscript,
+  type Chunk,
+  type Step,
+} from "../../functions/src/http/runs/transcript";
+
+const token = (text: string, name = GENERATOR_CALL): Chunk => [
+  "messages",
+  [new AIMessageChunk({ id: "ai-1", content: text }), { name, langgraph_node: "generator" }],
+];
+const phase = (p: string): Chunk => ["custom", { type: "phase", phase: p }];
+
+function steps(t: RunTranscript, chunks: Chunk[]): Step[] {
+  return chunks.flatMap((c) => [...t.steps(c)]);
+}
+const sent = (s: Step[]) => s.filter((x): x is Extract<Step, { send: string }> => "send" in x);
+const starts = (s: Step[]) => s.filter((x) => "answerStarted" in x).length;
+
+describe("RunTranscript", () => {
+  const all: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
+
+  it("sends only the modes asked for, with messages as plain dicts", () => {
+    const t = new RunTranscript(["messages-tuple"]);
+    const out = steps(t, [
+      phase("planning"),
+      ["values", { messages: [new HumanMessage("q")] }],
+      ["updates", { planner: {} }],
+      token("Hi"),
+    ]);
+    expect(sent(out).map((s) => s.send)).toEqual(["messages"]);
+    const [msg] = sent(out)[0].data as [Record<string, unknown>];
+    expect(msg).toMatchObject({ type: "ai", content: "Hi", id: "ai-1" });
+    expect(msg).not.toHaveProperty("lc_serializable");
+  });
+
+  it("starts the answer at the generator's first token, not at other models' tokens", () => {
+    const t = new RunTranscript(all);
+    expect(starts(steps(t, [token("plan", "quarry_planner")]))).toBe(0);
+    expect(starts(steps(t, [token("Rev"), token("enue")]))).toBe(2); // the executor flows once
+    expect(t.answerSoFar).toEqual({ id: "ai-1", text: "Revenue" });
+    // Once the answer is in the state, a stop has nothing partial to keep.
+    steps(t, [["updates", { generator: { finalAnswer: "Revenue" } }]]);
+    expect(t.answerSoFar).toBeUndefined();
+  });
+
+  it("for a client without tokens, starts the answer at the generator's phase", () => {
+    const withTokens = new RunTranscript(all);
+    expect(starts(steps(withTokens, [phase("answering")]))).toBe(0);
+    const without = new RunTranscript(["values", "custom"]);
+    expect(starts(steps(without, [phase("planning")]))).toBe(0);
+    expect(starts(steps(without, [phase("answering")]))).toBe(1);
+  });
+
+  it("marks a phase boundary after the phase event, and a question to the user as asking", () => {
+    const t = new RunTranscript(all);
+    const out = steps(t, [phase("querying")]);
+    expect(out.map((s) => Object.keys(s)[0])).toEqual(["send", "boundary"]);
+    const asked = steps(t, [["updates", { __interrupt__: [{ id: "i", value: { question: "Which?" } }] }]]);
+    expect(t.asking).toBe(true);
+    expect(starts(asked)).toBe(1);
+    expect(sent(asked).map((s) => s.send)).toEqual(["updates"]);
+  });
+
+  it("keeps the turn's usage from the last usage event", () => {
+    const t = new RunTranscript(["values"]);
+    const usage = {
+      inputTokens: 10,
+      outputTokens: 5,
+      totalTokens: 15,
+      bytesBilled: 0,
+      modelCalls: 2,
+      toolCalls: 1,
+    };
+    const out = steps(t, [["custom", { type: "usage", turn: usage, thread: usage }]]);
+    expect(sent(out)).toEqual([]); // custom not asked for
+    expect(t.usage).toEqual({ ...usage, runs: 1 });
+  });
+});
+
+describe("outcomeOf and the protocol's statuses", () => {
+  it("a stop by the person is cancelled whatever else happened; else error, then asking", () => {
+    expect(outcomeOf("cancelled", true, true)).toBe("cancelled");
+    expect(outcomeOf("disconnected", false, false)).toBe("cancelled");
+    expect(outcomeOf("lease-lost", true, false)).toBe("error");
+    expect(outcomeOf(undefined, false, true)).toBe("interrupted");
+    expect(outcomeOf(undefined, false, false)).toBe("success");
+  });
+
+  it("maps outcomes to run and thread statuses as the Agent Server reports them", () => {
+    expect(runStatusOf("cancelled")).toBe("interrupted");
+    expect(runStatusOf("success")).toBe("success");
+    expect(threadStatusAfter("cancelled")).toBe("idle");
+    expect(threadStatusAfter("interrupted")).toBe("interrupted");
+    expect(threadStatusAfter("error")).toBe("error");
+    const run = runObject("t", "r", "pending", { strategy: "rollback", at: new Date(0) });
+    expect(run).toMatchObject({ multitask_strategy: "rollback", created_at: "1970-01-01T00:00:00.000Z" });
+    expect(runObject("t", "r", "success").multitask_strategy).toBeNull();
+  });
+});
