@@ -6,8 +6,6 @@ import { TurnView } from "./TurnView";
 import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
 
-/** Longest question the composer accepts (the API refuses longer messages). */
-
 interface Props {
   chat: ChatApi;
   settings: Settings;
