@@ -3,13 +3,14 @@
  * functions, auth and hosting emulators, DuckDB sample data, the Gemini Developer API stand-in):
  * sign in, ask, watch SQL/table/chart arrive while the answer streams, sort, switch chart,
  * download the CSV, rename, reload, stop a run midway, delete, and a second user sees nothing of
- * the first. Screenshots go to test-results/e2e/.
+ * the first. Each case stands alone: it signs in in a browser context of its own and asks the
+ * questions it needs in new threads. Screenshots go to test-results/e2e/.
  */
 import { readFileSync } from "node:fs";
 import { Firestore } from "@google-cloud/firestore";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, screenshot } from "../support/browser";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { stackEnv } from "../support/stack-env";
 import { parseCsv } from "../support/csv";
 import { QUOTA } from "../support/e2e-script";
@@ -19,10 +20,10 @@ const QUESTION = "What is the revenue by category, in detail?";
 const STOP_QUESTION = "Write me a long report on categories";
 
 let browser: Browser;
+let web: string;
+/** This case's own session: a fresh browser context, signed out until the case signs in. */
 let context: BrowserContext;
 let page: Page;
-let web: string;
-let threadId: string;
 
 async function ask(p: Page, question: string) {
   const box = p.getByLabel("Your question");
@@ -32,10 +33,35 @@ async function ask(p: Page, question: string) {
 
 const lastTurn = (p: Page) => p.locator("article.turn").last();
 
+/** Signs in with the one-click test user. */
+async function signIn(p: Page) {
+  await p.goto(web);
+  await p.getByRole("button", { name: "Continue as test user" }).click();
+  await p.getByRole("button", { name: "+ New conversation" }).waitFor();
+}
+
+/** Asks `question` in a new thread and waits for the answer; resolves with the thread's id. */
+async function askInNewThread(p: Page, question: string): Promise<string> {
+  await p.getByRole("button", { name: "+ New conversation" }).click();
+  await p.getByRole("heading", { name: "Ask your data a question" }).waitFor();
+  await ask(p, question);
+  await p.waitForURL(/\/t\/[0-9a-f-]{36}$/);
+  await p.locator('article.turn[data-status="done"]').waitFor({ timeout: 60_000 });
+  return p.url().split("/t/")[1];
+}
+
+/** Signs in and gets QUESTION answered (its SQL, table and chart) in a new thread; resolves with its id. */
+async function answeredThread(p: Page): Promise<string> {
+  await signIn(p);
+  return askInNewThread(p, QUESTION);
+}
+
 beforeAll(async () => {
-  const { urls } = stackEnv();
-  web = urls.web!;
+  web = stackEnv().urls.web!;
   browser = await launchBrowser();
+});
+
+beforeEach(async () => {
   context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on("dialog", (d) => void d.accept());
@@ -48,17 +74,8 @@ beforeAll(async () => {
 
 afterEach(async (ctx) => {
   // On failure: what the page showed, as a screenshot and as text.
-  if (ctx.task.result?.state === "fail" && page) {
-    await screenshot(page, `failed-${ctx.task.name.replace(/\W+/g, "-")}`).catch(() => undefined);
-    console.log(
-      `[page text at failure] ${(
-        await page
-          .locator("body")
-          .innerText()
-          .catch(() => "")
-      ).slice(0, 2000)}`,
-    );
-  }
+  await reportFailure(page, ctx.task);
+  await context?.close();
 });
 
 afterAll(async () => {
@@ -67,9 +84,7 @@ afterAll(async () => {
 
 describe("Quarry in the browser", () => {
   it("signs in with the one-click test user", async () => {
-    await page.goto(web);
-    await page.getByRole("button", { name: "Continue as test user" }).click();
-    await page.getByRole("button", { name: "+ New conversation" }).waitFor();
+    await signIn(page);
     await page.getByText("test-user@quarry.local").waitFor();
     // The header names the model answering: the Gemini Developer API, chosen by GEMINI_API_KEY alone.
     await page.getByText("Gemini Developer API · gemini-2.5-flash").waitFor();
@@ -77,6 +92,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("streams an answer with the SQL, the table and the chart arriving while it streams", async () => {
+    await signIn(page);
     // Record, on every DOM change, what was visible while the turn was still streaming.
     await page.evaluate(() => {
       const seen = { sql: false, table: false, chart: false, phases: [] as string[], answerGrew: 0 };
@@ -103,7 +119,6 @@ describe("Quarry in the browser", () => {
     const pause = holds.newKey("stream");
     await ask(page, `${QUESTION} [pause:${pause}]`);
     await page.waitForURL(/\/t\/[0-9a-f-]{36}$/);
-    threadId = page.url().split("/t/")[1];
     const streaming = page.locator('article.turn[data-status="streaming"]');
     await streaming.locator("table tbody tr").first().waitFor();
     await streaming.locator(".chart-host svg").waitFor();
@@ -134,6 +149,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("takes a thumbs-up on the answer, with a note; it becomes a proposed verified query", async () => {
+    const threadId = await answeredThread(page);
     const turn = lastTurn(page);
     await turn.getByRole("button", { name: "Good answer" }).click();
     await turn.getByText("Thanks, noted.").waitFor();
@@ -165,6 +181,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("sorts the table and switches the chart type", async () => {
+    await answeredThread(page);
     const turn = lastTurn(page);
     const revenues = async () =>
       (await turn.locator("table tbody tr td:nth-child(2)").allTextContents()).map(Number);
@@ -187,7 +204,14 @@ describe("Quarry in the browser", () => {
   });
 
   it("downloads the full result as CSV, matching the table", async () => {
+    await answeredThread(page);
     const turn = lastTurn(page);
+    // The table sorted by revenue, descending (two clicks on its header).
+    const header = turn.getByRole("button", { name: /^revenue/ });
+    await header.click();
+    await expect(turn.locator("th").nth(1).getAttribute("aria-sort")).resolves.toBe("ascending");
+    await header.click();
+    await expect(turn.locator("th").nth(1).getAttribute("aria-sort")).resolves.toBe("descending");
     const [download] = await Promise.all([
       page.waitForEvent("download"),
       turn.getByRole("button", { name: /Download .* as CSV/ }).click(),
@@ -209,6 +233,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("lists the thread, renames it, and brings the conversation back after a reload", async () => {
+    const threadId = await answeredThread(page);
     const item = page.locator(`li[data-thread-id="${threadId}"]`);
     await item.waitFor();
     await expect(item.locator(".thread-title").textContent()).resolves.toContain("revenue by category");
@@ -233,6 +258,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("stops a run midway; the thread takes the next question", async () => {
+    await signIn(page);
     await page.getByRole("button", { name: "+ New conversation" }).click();
     await ask(page, STOP_QUESTION);
     const turn = lastTurn(page);
@@ -269,15 +295,18 @@ describe("Quarry in the browser", () => {
   });
 
   it("deletes a thread from the list", async () => {
-    const stoppedId = page.url().split("/t/")[1];
-    const item = page.locator(`li[data-thread-id="${stoppedId}"]`);
+    await signIn(page);
+    const kept = await askInNewThread(page, "How many orders are there?");
+    const deleted = await askInNewThread(page, "How many customers are there?");
+    const item = page.locator(`li[data-thread-id="${deleted}"]`);
     await item.waitFor();
     await item.getByRole("button", { name: /^Delete/ }).click();
     await item.waitFor({ state: "detached" });
-    await expect(page.locator(`li[data-thread-id="${threadId}"]`).count()).resolves.toBe(1);
+    await expect(page.locator(`li[data-thread-id="${kept}"]`).count()).resolves.toBe(1);
   });
 
   it("is readable on a phone", async () => {
+    const threadId = await answeredThread(page);
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },
       isMobile: true,
@@ -300,6 +329,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("a second user sees none of the first user's threads", async () => {
+    const threadId = await answeredThread(page);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Create an account instead" }).click();
     await page.getByLabel("Email", { exact: true }).fill(`second-${Date.now()}@example.com`);
@@ -321,6 +351,7 @@ describe("Quarry in the browser", () => {
   });
 
   it("shows a model-service failure as the server words it, keeping the question", async () => {
+    await signIn(page);
     await page.getByRole("button", { name: "+ New conversation" }).click();
     const question = `${QUOTA} How many orders are there?`;
     await ask(page, question);

@@ -123,20 +123,48 @@ describe("chatReducer: a live run", () => {
     expect(s.turns[0].answer).toBe("Revenue grew 4%.");
   });
 
-  it("keeps planner tokens and tool-call chunks out of the answer", () => {
-    const s = run(
-      [
-        chunk("p1", "thinking about tools", { tags: ["nostream"] }),
+  it("keeps the planner's tool-call messages and tool-call chunks out of the answer, before and after it", () => {
+    // Internal calls' tokens never reach the stream (the server tags them langsmith:nostream), but
+    // nodes' finished messages do: the planner's, with text beside its tool calls.
+    const planner: ChatAction = {
+      type: "stream",
+      event: "messages",
+      data: [
         {
-          type: "stream",
-          event: "messages",
-          data: [{ type: "AIMessageChunk", id: "p2", content: "", tool_call_chunks: [{}] }, {}],
+          type: "ai",
+          id: "p1",
+          content: "Let me look at the orders table.",
+          tool_calls: [{ id: "call-2", name: "bq_query", args: { sql: SQL } }],
         },
-        chunk("a2", "Answer."),
+        { langgraph_node: "planner" },
       ],
-      live,
-    );
-    expect(s.turns[0].answer).toBe("Answer.");
+    };
+    const toolCallChunk: ChatAction = {
+      type: "stream",
+      event: "messages",
+      data: [
+        {
+          type: "AIMessageChunk",
+          id: "p2",
+          content: "calling bq_query",
+          tool_call_chunks: [{ name: "bq_query" }],
+        },
+        { langgraph_node: "planner" },
+      ],
+    };
+    // The answer after each event: a filtered chunk arriving after the answer's text must not replace it.
+    const steps: [ChatAction, string][] = [
+      [planner, ""],
+      [toolCallChunk, ""],
+      [chunk("a2", "Answer."), "Answer."],
+      [planner, "Answer."],
+      [toolCallChunk, "Answer."],
+    ];
+    let s = live;
+    for (const [action, answer] of steps) {
+      s = chatReducer(s, action);
+      expect(s.turns[0].answer).toBe(answer);
+    }
   });
 
   it("records tool errors and retries with their reasons", () => {

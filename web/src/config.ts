@@ -29,7 +29,7 @@ export interface ClientConfig {
 }
 
 /** Thrown when the page cannot learn its configuration; the message says what to check. */
-export class ConfigError extends Error {
+class ConfigError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ConfigError";
@@ -56,7 +56,7 @@ async function getJson<T>(url: string): Promise<T | null> {
 }
 
 /** The function URL Firebase gives an HTTPS function named `api`. */
-export function functionUrl(projectId: string, region: string): string {
+function functionUrl(projectId: string, region: string): string {
   return `https://${region}-${projectId}.cloudfunctions.net/api`;
 }
 

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from "react";
 
 const PATTERN = /^\/t\/([0-9A-Za-z-]{1,128})\/?$/;
 
-export function threadFromPath(path: string): string | null {
+function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
 }
 

@@ -6,7 +6,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { Auth } from "firebase/auth";
 
-export class SignedOutError extends Error {
+class SignedOutError extends Error {
   constructor() {
     super("You are signed out. Sign in again to continue.");
     this.name = "SignedOutError";

@@ -1,12 +1,10 @@
 /** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
 import { MAX_QUESTION_CHARS } from "@quarry/functions/contract";
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type RefObject } from "react";
 import type { ChatApi } from "./useChat";
 import { TurnView } from "./TurnView";
 import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
-
-/** Longest question the composer accepts (the API refuses longer messages). */
 
 interface Props {
   chat: ChatApi;
@@ -42,10 +40,6 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
     void chat.submit(q);
   };
 
-  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
-    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) send(e);
-  };
-
   return (
     <section className="chat" aria-label="Conversation">
       <div className="turns">
@@ -59,28 +53,12 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
           <p className="muted small">Earlier questions were summarized to keep the conversation short.</p>
         )}
         {!chat.loading && state.turns.length === 0 && !chat.loadError && (
-          <div className="empty">
-            <h2>Ask your data a question</h2>
-            <p className="muted">
-              Quarry writes the SQL, runs it read-only and shows you the rows and a chart.
-            </p>
-            <ul className="examples">
-              {EXAMPLES.map((x) => (
-                <li key={x}>
-                  <button
-                    type="button"
-                    className="chip"
-                    onClick={() => {
-                      setDraft(x);
-                      input.current?.focus();
-                    }}
-                  >
-                    {x}
-                  </button>
-                </li>
-              ))}
-            </ul>
-          </div>
+          <Examples
+            onPick={(x) => {
+              setDraft(x);
+              input.current?.focus();
+            }}
+          />
         )}
         {state.turns.map((t) => (
           <TurnView
@@ -100,30 +78,75 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
         )}
         <div ref={end} />
       </div>
-      <form className="composer" onSubmit={send}>
-        <label htmlFor="question" className="sr-only">
-          Your question
-        </label>
-        <textarea
-          id="question"
-          ref={input}
-          rows={2}
-          maxLength={MAX_QUESTION_CHARS}
-          placeholder="Ask about your data…  (Enter to send, Shift+Enter for a new line)"
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
-          onKeyDown={onKey}
-        />
-        {streaming ? (
-          <button type="button" className="danger" onClick={chat.stop}>
-            Stop
-          </button>
-        ) : (
-          <button type="submit" className="primary" disabled={!draft.trim()}>
-            Send
-          </button>
-        )}
-      </form>
+      <Composer
+        input={input}
+        draft={draft}
+        onDraft={setDraft}
+        streaming={streaming}
+        onSend={send}
+        onStop={chat.stop}
+      />
     </section>
+  );
+}
+
+/** The empty conversation: what Quarry does, and example questions to start from. */
+function Examples({ onPick }: { onPick(question: string): void }) {
+  return (
+    <div className="empty">
+      <h2>Ask your data a question</h2>
+      <p className="muted">Quarry writes the SQL, runs it read-only and shows you the rows and a chart.</p>
+      <ul className="examples">
+        {EXAMPLES.map((x) => (
+          <li key={x}>
+            <button type="button" className="chip" onClick={() => onPick(x)}>
+              {x}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+interface ComposerProps {
+  input: RefObject<HTMLTextAreaElement | null>;
+  draft: string;
+  onDraft(draft: string): void;
+  streaming: boolean;
+  onSend(e?: FormEvent): void;
+  onStop(): void;
+}
+
+/** The question box: Enter sends, Shift+Enter breaks the line; Stop while an answer streams. */
+function Composer({ input, draft, onDraft, streaming, onSend, onStop }: ComposerProps) {
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) onSend(e);
+  };
+  return (
+    <form className="composer" onSubmit={onSend}>
+      <label htmlFor="question" className="sr-only">
+        Your question
+      </label>
+      <textarea
+        id="question"
+        ref={input}
+        rows={2}
+        maxLength={MAX_QUESTION_CHARS}
+        placeholder="Ask about your data…  (Enter to send, Shift+Enter for a new line)"
+        value={draft}
+        onChange={(e) => onDraft(e.target.value)}
+        onKeyDown={onKey}
+      />
+      {streaming ? (
+        <button type="button" className="danger" onClick={onStop}>
+          Stop
+        </button>
+      ) : (
+        <button type="submit" className="primary" disabled={!draft.trim()}>
+          Send
+        </button>
+      )}
+    </form>
   );
 }

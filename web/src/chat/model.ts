@@ -5,7 +5,7 @@
 import type { Phase, Usage } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "@quarry/functions/contract";
 
-export type { Phase, Usage };
+export type { Phase };
 
 /** A query's rows and costs, enough for the table, chart and CSV (the server's QueryResult, trimmed). */
 export type ResultView = Pick<
@@ -26,14 +26,14 @@ export interface QueryView {
   status: "running" | "done" | "failed";
 }
 
-export interface RetryView {
+interface RetryView {
   attempt: number;
   maxRetries: number;
   reason: string;
 }
 
 /** "asking": the agent asked a clarifying question and waits for the answer. */
-export type TurnStatus = "streaming" | "asking" | "done" | "stopped" | "error";
+type TurnStatus = "streaming" | "asking" | "done" | "stopped" | "error";
 
 /** The agent's clarifying question in a turn (its `ask_user` call), and the person's answer once given. */
 export interface ClarificationView {
@@ -112,7 +112,7 @@ const ASK_USER = "ask_user";
 const isType = (m: MessageDict, ...types: string[]) => types.includes(m.type);
 export const isHuman = (m: MessageDict) => isType(m, "human", "HumanMessage", "HumanMessageChunk", "user");
 export const isAi = (m: MessageDict) => isType(m, "ai", "AIMessage", "AIMessageChunk", "assistant");
-export const isTool = (m: MessageDict) => isType(m, "tool", "ToolMessage", "ToolMessageChunk");
+const isTool = (m: MessageDict) => isType(m, "tool", "ToolMessage", "ToolMessageChunk");
 
 /** A QueryResult (artifact or `result` event) as the view needs it. */
 export function toResultView(

@@ -57,7 +57,7 @@ function upsertQuery(queries: QueryView[], id: string, patch: Partial<QueryView>
 }
 
 /** A custom event (phases, SQL, results, tool errors, retries, usage) applied to the live turn. */
-export function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
+function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
   switch (ev.type) {
     case "phase":
       return { ...turn, phase: ev.phase };
@@ -99,15 +99,16 @@ export function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
   }
 }
 
-type ChunkMeta = { tags?: string[]; langgraph_node?: string } | undefined;
-
-/** A messages-tuple event: an AI token chunk appended to its message's text. */
+/**
+ * A messages-tuple event: an AI token chunk appended to its message's text. Internal model calls
+ * (planner, verifier, summarizer) never stream tokens: the server tags them `langsmith:nostream`,
+ * which LangGraph's messages mode skips. Nodes' finished messages do come through, so a message
+ * with tool calls (the planner's) is kept out of the answer here.
+ */
 function applyMessageChunk(turn: Turn, data: unknown): Turn {
   if (!Array.isArray(data)) return turn;
-  const [msg, meta] = data as [MessageDict, ChunkMeta];
+  const [msg] = data as [MessageDict?];
   if (!msg || !isAi(msg)) return turn;
-  // Internal model calls (planner, verifier) are tagged to stay out of the user's token stream.
-  if (meta?.tags?.some((t) => t === "nostream" || t === "internal")) return turn;
   if ((msg.tool_calls?.length ?? 0) > 0 || (msg.tool_call_chunks?.length ?? 0) > 0) return turn;
   const text = messageText(msg.content);
   if (!text) return turn;
@@ -278,10 +279,7 @@ function settle(queries: QueryView[], why: string): QueryView[] {
   );
 }
 
-/** The question text of the human message we send (kept for optimistic display). */
 /** The run input for a question; `id` becomes the stored message's id (feedback refers to it). */
 export function humanInput(content: string, id?: string): { messages: MessageDict[] } {
   return { messages: [{ type: "human", content, ...(id ? { id } : {}) }] };
 }
-
-export { messageText };

@@ -10,10 +10,9 @@ import type { TopLevelSpec } from "vega-lite";
 import { columnKind, toNumber, type ColumnInfo, type ColumnKind, type Row } from "./columns";
 
 export type ChartType = "bar" | "line" | "scatter";
-export const CHART_TYPES: readonly ChartType[] = ["bar", "line", "scatter"];
 
 /** Most points drawn; the table and CSV still hold every row. */
-export const MAX_CHART_ROWS = 5000;
+const MAX_CHART_ROWS = 5000;
 /** A colour series needs few distinct values to be readable. */
 const MAX_SERIES = 12;
 
@@ -77,7 +76,7 @@ export function fieldRef(name: string): string {
 }
 
 /** Rows for the chart: numbers that arrived as strings (INT64, NUMERIC) become numbers. */
-export function chartData(plan: ChartPlan, rows: Row[]): Row[] {
+function chartData(plan: ChartPlan, rows: Row[]): Row[] {
   const numeric = [plan.y, ...(plan.xKind === "quantitative" ? [plan.x] : [])].map((c) => c.name);
   return rows.slice(0, MAX_CHART_ROWS).map((r) => {
     const out: Row = { ...r };

@@ -21,7 +21,7 @@ export function formatCount(n: number): string {
 }
 
 /** An error as the API sends it: `{ error, message }` (HTTP body or in-band `error` event). */
-export interface ApiErrorBody {
+interface ApiErrorBody {
   error?: string;
   message?: string;
 }
@@ -71,7 +71,7 @@ export function errorInWords(err: unknown): string {
   }
   if (status === 413 || prefix === "payload_too_large")
     return "Your message is too long. Shorten it and send it again.";
-  if (status === 429 || prefix === "quota" || prefix === "rate_limited") {
+  if (status === 429) {
     return "Too many requests right now. Wait a minute and try again.";
   }
   if (/Failed to fetch|NetworkError|Load failed|ECONNREFUSED|network/i.test(message)) {

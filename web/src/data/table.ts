@@ -1,7 +1,7 @@
 /** Sorting and paging of a result table (pure: the component only renders what these return). */
 import { cellText, columnKind, toNumber, type ColumnInfo, type Row } from "./columns";
 
-export type SortDirection = "ascending" | "descending";
+type SortDirection = "ascending" | "descending";
 export interface SortState {
   column: string;
   direction: SortDirection;

@@ -11,7 +11,7 @@ export interface Settings {
   pageSize: 10 | 25 | 50 | 100;
 }
 
-export const DEFAULT_SETTINGS: Settings = { theme: "system", chartType: "auto", pageSize: 10 };
+const DEFAULT_SETTINGS: Settings = { theme: "system", chartType: "auto", pageSize: 10 };
 export const PAGE_SIZES: Settings["pageSize"][] = [10, 25, 50, 100];
 
 function clean(data: Record<string, unknown> | undefined): Settings {
