@@ -43,7 +43,7 @@ export interface Verdict {
   reason?: string;
 }
 
-export const ZERO_USAGE: Usage = Object.freeze({
+const ZERO_USAGE: Usage = Object.freeze({
   inputTokens: 0,
   outputTokens: 0,
   totalTokens: 0,

@@ -22,7 +22,7 @@ import { withBridges } from "./joins";
 import { mentions, words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
 
-export interface ValueMatch {
+interface ValueMatch {
   /** The words of the question that named it. */
   text: string;
   table: string;

@@ -29,7 +29,7 @@ export interface SemanticOptions {
 }
 
 /** What stands for a table in the embedding space: its name, description and columns with notes. */
-export function tableText(t: CatalogTable): string {
+function tableText(t: CatalogTable): string {
   const cols = t.columns.map((c) => (c.description ? `${c.name} (${c.description})` : c.name)).join(", ");
   return `${t.id.replace(/[._]+/g, " ")}. ${t.description ?? ""} Columns: ${cols}`.slice(0, 2_000);
 }

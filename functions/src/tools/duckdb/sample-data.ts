@@ -10,10 +10,10 @@ export const SAMPLE_SEED = 20240101;
 /** Bump when the generator's output changes, so cached database files are rebuilt. */
 export const SAMPLE_VERSION = 1;
 
-export const FIRST_DAY = Date.UTC(2024, 0, 1) / 86_400_000;
-export const DAYS = 731; // 2024 is a leap year: 366 + 365
+const FIRST_DAY = Date.UTC(2024, 0, 1) / 86_400_000;
+const DAYS = 731; // 2024 is a leap year: 366 + 365
 
-export interface Customer {
+interface Customer {
   customer_id: number;
   name: string;
   email: string;
@@ -22,7 +22,7 @@ export interface Customer {
   signup_date: number; // days since epoch
   marketing_opt_in: boolean;
 }
-export interface Product {
+interface Product {
   product_id: number;
   name: string;
   category: string;
@@ -31,7 +31,7 @@ export interface Product {
   unit_cost: number; // cents
   launched_on: number; // days since epoch
 }
-export interface Order {
+interface Order {
   order_id: number;
   customer_id: number;
   order_ts: number; // microseconds since epoch
@@ -41,7 +41,7 @@ export interface Order {
   discount_code: string | null;
   shipping_cost: number; // cents
 }
-export interface OrderItem {
+interface OrderItem {
   order_id: number;
   line_number: number;
   product_id: number;
@@ -50,7 +50,7 @@ export interface OrderItem {
   discount: number; // cents, for the whole line
   line_total: number; // cents = quantity * unit_price - discount
 }
-export interface WebEvent {
+interface WebEvent {
   event_id: number;
   session_id: string;
   customer_id: number | null;
