@@ -25,7 +25,7 @@ export const CORS_ORIGINS = defineString("QUARRY_CORS_ORIGINS", {
  * The Gemini Developer API key as a Cloud Secret Manager secret (`firebase functions:secrets:set
  * GEMINI_API_KEY`): Cloud Functions puts it in the environment, where `readConfig` finds it.
  */
-export const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
+const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
 
 /**
  * Secrets the `api` function mounts. The Gemini key is declared only for a deploy that chose it
@@ -46,7 +46,7 @@ export class ConfigError extends Error {
   }
 }
 
-export interface EmulatorHosts {
+interface EmulatorHosts {
   firestore?: string;
   auth?: string;
   vertexAi?: string;
@@ -90,7 +90,7 @@ export interface WarehouseConfig {
 
 /** The model services Quarry can use (one module each in `agent/model/`). */
 export type ModelProvider = "vertex" | "gemini" | "openai";
-export const MODEL_PROVIDERS: readonly ModelProvider[] = ["vertex", "gemini", "openai"];
+const MODEL_PROVIDERS: readonly ModelProvider[] = ["vertex", "gemini", "openai"];
 
 export interface ModelConfig {
   /** QUARRY_MODEL_PROVIDER; unset = chosen from what is configured (see `agent/model/choose.ts`). */

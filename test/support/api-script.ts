@@ -14,9 +14,9 @@
 import { HOLD_ANSWER_WORD, HOLD_WORD, type HoldServer } from "./hold-control";
 import { questionOf, smartScript, type Script, type ScriptReply } from "./scripted-model-script";
 
-export const MODEL_ERROR = "[model-error]";
+const MODEL_ERROR = "[model-error]";
 export const MIDWAY = "[midway]";
-export const PAUSE_ANSWER_WORD = /\[pause-answer:([\w-]+)\]/;
+const PAUSE_ANSWER_WORD = /\[pause-answer:([\w-]+)\]/;
 const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
 
 export function apiScript(opts: { holds?: HoldServer } = {}): Script {

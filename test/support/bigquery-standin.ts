@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 
 /** A REST cell value (`v`): strings for scalars, arrays of {v}, {f:[…]} for records. */
-export type RestValue = string | null | { v: RestValue }[] | { f: { v: RestValue }[] };
+type RestValue = string | null | { v: RestValue }[] | { f: { v: RestValue }[] };
 export interface RestField {
   name: string;
   type: string;
@@ -17,7 +17,7 @@ export interface RestField {
   description?: string;
   fields?: RestField[];
 }
-export interface TableRef {
+interface TableRef {
   projectId: string;
   datasetId: string;
   tableId: string;
@@ -30,7 +30,7 @@ export interface StandinTable extends TableRef {
   timePartitioning?: { type: string; field?: string };
   clustering?: { fields: string[] };
 }
-export interface ScriptedError {
+interface ScriptedError {
   code: number;
   reason: string;
   message: string;
@@ -73,7 +73,7 @@ interface JobRecord {
 }
 
 /** Encodes plain JS values as REST cells, following the field types. */
-export function encodeRow(fields: RestField[], values: unknown[]): { f: { v: RestValue }[] } {
+function encodeRow(fields: RestField[], values: unknown[]): { f: { v: RestValue }[] } {
   return { f: fields.map((field, i) => ({ v: encodeValue(field, values[i]) })) };
 }
 function encodeValue(field: RestField, value: unknown): RestValue {

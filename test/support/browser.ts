@@ -24,13 +24,13 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type Browser, type Page } from "playwright-core";
 
-export const SCREENSHOTS = path.resolve(__dirname, "../../test-results/e2e");
+const SCREENSHOTS = path.resolve(__dirname, "../../test-results/e2e");
 export const DEBIAN_CHROMIUM = "/usr/bin/chromium";
 const BUNDLE_PACKAGE = "@sparticuz/chromium";
 const CACHE_ROOT = path.resolve(__dirname, "../../node_modules/.cache/quarry-chromium");
 
 /** The same flags for every Chromium: headless, offline (no background or update traffic), no GPU. */
-export const LAUNCH_ARGS = [
+const LAUNCH_ARGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",

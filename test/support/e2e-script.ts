@@ -10,12 +10,12 @@ import type { HoldServer } from "./hold-control";
 import { questionOf, smartScript, type Script } from "./scripted-model-script";
 
 /** `[pause:<key>]` in a question: the answer streams a few chunks, then waits until the test releases <key>. */
-export const PAUSE_WORD = /\[pause:([\w-]+)\]/;
+const PAUSE_WORD = /\[pause:([\w-]+)\]/;
 
-export const LONG_REPORT = "long report";
+const LONG_REPORT = "long report";
 /** A question with this word gets the Gemini API's 429 (quota) answer to its first model call. */
 export const QUOTA = "[quota]";
-export const IN_DETAIL = "in detail";
+const IN_DETAIL = "in detail";
 
 export function e2eScript(opts: { holds?: HoldServer } = {}): Script {
   const base = smartScript();

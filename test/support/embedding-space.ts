@@ -24,7 +24,7 @@ const CONCEPTS: Record<string, string[]> = {
 };
 const CONCEPT_OF = new Map(Object.entries(CONCEPTS).flatMap(([c, ws]) => ws.map((w) => [w, c] as const)));
 
-export const EMBEDDING_DIMS = 64;
+const EMBEDDING_DIMS = 64;
 
 function bucket(word: string): number {
   let h = 2166136261;

@@ -20,10 +20,10 @@ import type { AddressInfo } from "node:net";
 export const HOLD_URL_ENV = "QUARRY_TEST_HOLD_URL";
 
 /** A held call that is never released lets go after this long (and fails). */
-export const HOLD_TIMEOUT_MS = 60_000;
+const HOLD_TIMEOUT_MS = 60_000;
 
 /** How a held call ended. */
-export type HoldOutcome = "released" | "timeout" | "closed";
+type HoldOutcome = "released" | "timeout" | "closed";
 
 export interface HoldServer {
   /** Control URL: GET /held?key=K&count=N&timeoutMs=T (long poll), POST /release?key=K, GET /status. */

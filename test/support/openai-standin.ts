@@ -39,7 +39,7 @@ interface ChatMessage {
   tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
-export interface ChatRequest {
+interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
@@ -47,7 +47,7 @@ export interface ChatRequest {
   tools?: { type: "function"; function: { name: string } }[];
 }
 
-export interface RecordedOpenAIRequest {
+interface RecordedOpenAIRequest {
   body: ChatRequest;
   authorization?: string;
   request: ScriptRequest;
@@ -99,7 +99,7 @@ const text = (c: ChatMessage["content"]) =>
   typeof c === "string" ? c : (c ?? []).map((p) => p.text ?? "").join("");
 
 /** Chat messages → the script's request. */
-export function normaliseChat(body: ChatRequest, call: number): ScriptRequest {
+function normaliseChat(body: ChatRequest, call: number): ScriptRequest {
   const names = new Map<string, string>();
   let system = "";
   const turns: ScriptTurn[] = [];

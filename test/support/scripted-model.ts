@@ -29,7 +29,7 @@ export interface RecordedCall {
 }
 
 /** Thrown for a scripted `error` reply. */
-export class ScriptedModelError extends Error {
+class ScriptedModelError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -137,11 +137,7 @@ function textOf(m: BaseMessage): string {
 }
 
 /** LangChain messages → the script's normalised request. */
-export function toRequest(
-  messages: BaseMessage[],
-  tools: StructuredToolInterface[],
-  call: number,
-): ScriptRequest {
+function toRequest(messages: BaseMessage[], tools: StructuredToolInterface[], call: number): ScriptRequest {
   let system = "";
   const turns: ScriptTurn[] = [];
   for (const m of messages) {

@@ -34,7 +34,7 @@ export interface StandinOptions {
   apiKey?: string;
 }
 
-export interface RecordedStandinRequest {
+interface RecordedStandinRequest {
   /** Which of Google's APIs was called. */
   api: "vertex" | "gemini";
   model: string;
@@ -72,7 +72,7 @@ interface GeminiContent {
   role?: string;
   parts?: GeminiPart[];
 }
-export interface GeminiRequest {
+interface GeminiRequest {
   contents?: GeminiContent[];
   systemInstruction?: GeminiContent;
   tools?: { functionDeclarations?: { name: string }[] }[];
@@ -234,7 +234,7 @@ function response(reply: ScriptReply, text: string, last: boolean, withCalls = l
 }
 
 /** Longest a held reply waits for its client to go away. */
-export const HOLD_LIMIT_MS = 30_000;
+const HOLD_LIMIT_MS = 30_000;
 
 /**
  * Before chunk `i`: a held reply (`holdAfterChunks`) waits until the client goes away (bounded by
@@ -287,7 +287,7 @@ function textOf(c: GeminiContent | undefined): string {
 }
 
 /** Gemini request → the script's request (system instruction, turns, tool names). */
-export function normalise(body: GeminiRequest, call: number): ScriptRequest {
+function normalise(body: GeminiRequest, call: number): ScriptRequest {
   let system = textOf(body.systemInstruction);
   const contents = [...(body.contents ?? [])];
   // Without systemInstruction the library sends the system text as a user turn answered "Ok".

@@ -19,20 +19,9 @@ export { resumeInput, turnInput } from "./graph";
 import { QuarryError } from "../errors";
 import { ModelConfigError, createModel, type CredentialFacts, type ModelInfo } from "./model";
 
-export type { QuarryEvent, Phase, Usage } from "./events";
+export type { QuarryEvent, Usage } from "./events";
 export type { QuarryGraph } from "./graph";
-export type { QuarryStateType, UserContext } from "./state";
-export {
-  createChatModel,
-  createModel,
-  describeModel,
-  preflightVertex,
-  resolveModel,
-  ModelConfigError,
-  type ModelInfo,
-  type ModelStatus,
-} from "./model";
-export { NOSTREAM_TAG } from "./model-call";
+export { describeModel, resolveModel } from "./model";
 
 export interface CreateAgentGraphOptions {
   checkpointer: BaseCheckpointSaver;

@@ -10,15 +10,7 @@ import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
 import { askUserTool } from "./nodes/clarify";
 
-export const NOSTREAM_TAG = "langsmith:nostream";
-
-/** Raised when a turn would exceed AgentConfig.maxModelCalls. */
-export class ModelBudgetError extends Error {
-  constructor(limit: number) {
-    super(`This turn reached its limit of ${limit} model calls (QUARRY_MAX_MODEL_CALLS).`);
-    this.name = "ModelBudgetError";
-  }
-}
+const NOSTREAM_TAG = "langsmith:nostream";
 
 /**
  * Calls the model for a node. A failure of the model service becomes a `model:*` QuarryError that

@@ -74,10 +74,6 @@ export class CheckpointerCache {
     this.docs.set(path, doc);
   }
 
-  forgetDoc(path: string) {
-    this.docs.delete(path);
-  }
-
   /** Drops everything known about a thread (it was found empty or deleted). */
   forgetThread(threadPath: string) {
     this.blobs.delete(threadPath);

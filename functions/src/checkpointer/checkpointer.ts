@@ -21,7 +21,7 @@ import {
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { CheckpointerCache } from "./cache";
 import { FirestoreCheckpointerError, withContext } from "./errors";
-import { BLOBS, CHECKPOINTS, checkpointDocId, keyOf, type CheckpointDoc } from "./layout";
+import { BLOBS, CHECKPOINTS, checkpointDocId, keyOf } from "./layout";
 import {
   blobIdsOf,
   decodeWrites,
@@ -382,5 +382,3 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     );
   }
 }
-
-export type { CheckpointDoc };

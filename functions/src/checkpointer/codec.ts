@@ -18,14 +18,14 @@ export const CHUNK_BYTES = 1_000_000;
 /** A serialized value up to this size stays inline in its checkpoint document. */
 export const INLINE_BYTES = 1024;
 /** An array element up to this size stays inline in the array's reference. */
-export const INLINE_ELEMENT_BYTES = 64;
+const INLINE_ELEMENT_BYTES = 64;
 /** Element-split references larger than this fall back to one chunked blob (keeps the doc small). */
 const MAX_ARRAY_REF_BYTES = 256 * 1024;
 
 /** A JSON value larger than this has its long strings stored as blobs of their own. */
-export const SPLIT_BYTES = 2048;
+const SPLIT_BYTES = 2048;
 /** Strings at least this long are moved out of a JSON value into their own blob. */
-export const LONG_STRING = 1024;
+const LONG_STRING = 1024;
 
 // Reference format: a header byte (kind << 4 | type code), then the kind's body. Kept compact
 // because every checkpoint document carries one reference per element of every array channel.

@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 /** A channel version as LangGraph gives it. */
-export type ChannelVersion = number | string;
+type ChannelVersion = number | string;
 
 /** Subcollection of checkpoint documents under each thread. */
 export const CHECKPOINTS = "checkpoints";

@@ -129,10 +129,14 @@ export interface PutArgs {
 }
 
 /**
- * Stores a checkpoint. Channels in `newVersions` are encoded from the checkpoint; the others keep
- * the parent's entry when its version matches (the value did not change, so neither do its blobs).
+ * The checkpoint's channel entries: those in `newVersions` encoded (their new blobs in `blobs`), the
+ * others carried from the parent when its version matches (their blobs, already stored, in
+ * `referenced`).
  */
-export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<void> {
+async function checkpointChannels(
+  ctx: WriteContext,
+  a: PutArgs,
+): Promise<{ ch: Record<string, ChannelEntry>; blobs: Map<string, Buffer>; referenced: string[] }> {
   const values = (a.checkpoint.channel_values ?? {}) as Record<string, unknown>;
   const versions = a.checkpoint.channel_versions ?? {};
   const names = new Set([...Object.keys(versions), ...Object.keys(a.newVersions ?? {})]);
@@ -164,6 +168,15 @@ export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<vo
       }
     }
   }
+  return { ch, blobs, referenced };
+}
+
+/**
+ * Stores a checkpoint. Channels in `newVersions` are encoded from the checkpoint; the others keep
+ * the parent's entry when its version matches (the value did not change, so neither do its blobs).
+ */
+export async function writeCheckpoint(ctx: WriteContext, a: PutArgs): Promise<void> {
+  const { ch, blobs, referenced } = await checkpointChannels(ctx, a);
   const { channel_values: _values, ...rest } = a.checkpoint;
   const [[ct, c], [mt, m]] = await Promise.all([
     ctx.serde.dumpsTyped(rest),

@@ -38,7 +38,7 @@ const VerifiedQuery = z
   })
   .strict();
 
-export const ContextFileSchema = z
+const ContextFileSchema = z
   .object({
     /** The dataset (DuckDB schema or BigQuery dataset) the file is about, e.g. `shop`. */
     dataset: Text.max(200),

@@ -12,9 +12,9 @@
 import type { ColumnInfo, TableInfo, Warehouse } from "../tools/types";
 
 /** Text columns with at most this many distinct values keep them in the catalog. */
-export const MAX_VALUES = 30;
+const MAX_VALUES = 30;
 
-export interface CatalogColumn {
+interface CatalogColumn {
   name: string;
   type: string;
   description?: string;

@@ -8,26 +8,12 @@ import type { Warehouse } from "../tools/types";
 import { ContextFileError, loadContextFile, parseContextFile, type ContextFile } from "./authored";
 import { KnowledgeBase } from "./knowledge";
 
-export { ContextFileError, parseContextFile, validateAgainstWarehouse, loadContextFile } from "./authored";
-export type { ContextFile, ContextProblem } from "./authored";
-export {
-  KnowledgeBase,
-  renderKnowledge,
-  MAX_EXAMPLES,
-  KNOWLEDGE_HEADINGS,
-  type Knowledge,
-} from "./knowledge";
-export {
-  buildCatalog,
-  CatalogCache,
-  MAX_VALUES,
-  type Catalog,
-  type CatalogCacheOptions,
-  type CatalogTable,
-} from "./catalog";
-export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey, type CatalogStore } from "./catalog-store";
-export { linkSchema, renderLinkedTables, type LinkedSchema, type ValueMatch } from "./linking";
-export { SemanticTables, tableText, type SemanticMatch, type SemanticOptions } from "./semantic";
+export { ContextFileError, parseContextFile, validateAgainstWarehouse } from "./authored";
+export { KnowledgeBase, renderKnowledge, KNOWLEDGE_HEADINGS } from "./knowledge";
+export { buildCatalog, CatalogCache, type Catalog, type CatalogTable } from "./catalog";
+export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey } from "./catalog-store";
+export { linkSchema, renderLinkedTables } from "./linking";
+export { SemanticTables } from "./semantic";
 
 export interface LoadReport {
   loaded: string[];

@@ -4,10 +4,10 @@
  */
 import type { Catalog, CatalogTable } from "./catalog";
 
-export const keysOf = (t: CatalogTable) =>
+const keysOf = (t: CatalogTable) =>
   new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
 
-export function connects(a: CatalogTable, b: CatalogTable): boolean {
+function connects(a: CatalogTable, b: CatalogTable): boolean {
   const ka = keysOf(a);
   for (const k of keysOf(b)) if (k !== "id" && ka.has(k)) return true;
   return false;

@@ -9,7 +9,7 @@ import MiniSearch from "minisearch";
 import type { ContextFile, GlossaryItem, VerifiedQueryItem } from "./authored";
 
 /** Verified queries shown as examples per question. */
-export const MAX_EXAMPLES = 3;
+const MAX_EXAMPLES = 3;
 
 export interface Knowledge {
   rules: string[];

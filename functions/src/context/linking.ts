@@ -22,7 +22,7 @@ import { withBridges } from "./joins";
 import { mentions, words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
 
-export interface ValueMatch {
+interface ValueMatch {
   /** The words of the question that named it. */
   text: string;
   table: string;
@@ -98,6 +98,22 @@ function indexOf(catalog: Catalog): Indexed {
   return idx;
 }
 
+/** The columns (`table.column`) and stored values the question's words name. */
+function mentioned(catalog: Catalog, asked: string[]): { values: ValueMatch[]; columns: Set<string> } {
+  const values: ValueMatch[] = [];
+  const columns = new Set<string>();
+  for (const t of catalog.tables) {
+    for (const c of t.columns) {
+      if (mentions(asked, split(c.name))) columns.add(`${t.id}.${c.name}`);
+      for (const v of c.values ?? []) {
+        const hit = spellings(v).find((s) => s.length > 1 && mentions(asked, s));
+        if (hit) values.push({ text: hit, table: t.id, column: c.name, value: v });
+      }
+    }
+  }
+  return { values, columns };
+}
+
 /** Links a question to the catalog (see the file's header). */
 export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions = {}): LinkedSchema {
   const maxTables = opts.maxTables ?? 6;
@@ -122,17 +138,7 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
     for (const m of semantic) add(m.id, lexTop * 0.8 * (m.similarity / closest) ** 4);
   }
 
-  const values: ValueMatch[] = [];
-  const columns = new Set<string>();
-  for (const t of catalog.tables) {
-    for (const c of t.columns) {
-      if (mentions(asked, split(c.name))) columns.add(`${t.id}.${c.name}`);
-      for (const v of c.values ?? []) {
-        const hit = spellings(v).find((s) => s.length > 1 && mentions(asked, s));
-        if (hit) values.push({ text: hit, table: t.id, column: c.name, value: v });
-      }
-    }
-  }
+  const { values, columns } = mentioned(catalog, asked);
   const top = Math.max(1, ...scores.values());
   for (const v of values) add(v.table, top);
   for (const c of columns) add(c.slice(0, c.lastIndexOf(".")), top / 2);

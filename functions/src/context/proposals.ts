@@ -22,7 +22,7 @@ export interface Proposal {
 }
 
 /** The context file's text with one more verified query (comments and layout kept). */
-export function appendVerifiedQuery(text: string, entry: { question: string; sql: string }): string {
+function appendVerifiedQuery(text: string, entry: { question: string; sql: string }): string {
   const doc = parseDocument(text);
   const list = doc.get("verified_queries");
   if (isSeq(list)) list.add(doc.createNode(entry));

@@ -10,6 +10,7 @@
  */
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import type { Catalog, CatalogTable } from "./catalog";
+import { withTimeout } from "../timeout";
 
 export interface SemanticMatch {
   id: string;
@@ -29,7 +30,7 @@ export interface SemanticOptions {
 }
 
 /** What stands for a table in the embedding space: its name, description and columns with notes. */
-export function tableText(t: CatalogTable): string {
+function tableText(t: CatalogTable): string {
   const cols = t.columns.map((c) => (c.description ? `${c.name} (${c.description})` : c.name)).join(", ");
   return `${t.id.replace(/[._]+/g, " ")}. ${t.description ?? ""} Columns: ${cols}`.slice(0, 2_000);
 }
@@ -80,13 +81,12 @@ export class SemanticTables {
     this.requests++;
     const question = this.embeddings.embedQuery(text);
     question.catch((err: unknown) => this.opts.onError?.(err));
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMED_OUT), this.opts.waitMs ?? 2_000);
-      timer.unref?.();
-    });
     try {
-      const both = await Promise.race([Promise.all([tables, question]), deadline]);
+      const both = await withTimeout(
+        Promise.all([tables, question]),
+        this.opts.waitMs ?? 2_000,
+        (): typeof TIMED_OUT => TIMED_OUT,
+      );
       if (both === TIMED_OUT) return [];
       const [vectors, q] = both;
       const qv = normalise(q);
@@ -96,8 +96,6 @@ export class SemanticTables {
         .slice(0, this.opts.k ?? 8);
     } catch {
       return [];
-    } finally {
-      clearTimeout(timer);
     }
   }
 

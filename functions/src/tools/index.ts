@@ -6,7 +6,7 @@
 import { config, type WarehouseConfig } from "../config";
 import type { Warehouse } from "./types";
 
-export { createWarehouseTools, type QuarryToolContext, type ToolCaps } from "./model-tools";
+export { createWarehouseTools } from "./model-tools";
 export { MAX_SQL_CHARS } from "./policy";
 export * from "./types";
 

@@ -17,7 +17,7 @@ import { renderError, renderQuery, renderSchema, renderTables } from "./render";
 import { WarehouseError, type QueryContext, type ToolArtifact, type ToolName, type Warehouse } from "./types";
 
 /** What the agent puts in `config.configurable.quarry` for each run. */
-export type QuarryToolContext = Omit<QueryContext, "signal">;
+type QuarryToolContext = Omit<QueryContext, "signal">;
 
 type Output = [string, ToolArtifact];
 

@@ -26,7 +26,7 @@ export type {
 } from "../contract/events";
 
 /** SQL dialect the prompt tells the model to write. */
-export type SqlDialect = "bigquery" | "duckdb";
+type SqlDialect = "bigquery" | "duckdb";
 
 /** Who is asking, for job labels and per-conversation budgets. */
 export interface QueryContext {

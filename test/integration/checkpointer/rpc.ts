@@ -25,7 +25,7 @@ type ProtoValue = {
 };
 
 /** Firestore's storage size of a document name: each segment's UTF-8 bytes + 1, plus 16. */
-export function nameSize(path: string): number {
+function nameSize(path: string): number {
   return path.split("/").reduce((n, s) => n + Buffer.byteLength(s, "utf8") + 1, 0) + 16;
 }
 

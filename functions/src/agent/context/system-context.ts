@@ -32,7 +32,7 @@ function describeTableLine(t: TableInfo): string {
 }
 
 /** What the user told us about themselves, as prompt text ("" when nothing). */
-export function renderUserContext(user: UserContext): string {
+function renderUserContext(user: UserContext): string {
   const lines: string[] = [];
   if (user.displayName) lines.push(`The user's name is ${user.displayName}.`);
   if (user.timezone) lines.push(`The user's time zone is ${user.timezone}.`);

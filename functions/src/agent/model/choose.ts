@@ -13,7 +13,7 @@ import path from "node:path";
 import type { ModelConfig, ModelProvider } from "../../config";
 
 /** Gemini model used when QUARRY_MODEL is not set (Vertex AI and the Gemini Developer API). */
-export const DEFAULT_GEMINI_MODEL = "gemini-2.5-flash";
+const DEFAULT_GEMINI_MODEL = "gemini-2.5-flash";
 
 /** Raised before any network call when the model cannot work; the message says what to set. */
 export class ModelConfigError extends Error {
@@ -57,7 +57,7 @@ export interface SetupOption {
   link?: string;
 }
 
-export const SETUP_OPTIONS: readonly SetupOption[] = Object.freeze([
+const SETUP_OPTIONS: readonly SetupOption[] = Object.freeze([
   {
     provider: "gemini",
     title: "Gemini API key (free tier from Google AI Studio)",
@@ -149,7 +149,7 @@ function problemWith(provider: ModelProvider, cfg: ModelConfig, facts: Credentia
  * Why Vertex AI cannot be reached with credentials, or null. Checked without a network call: the
  * library otherwise fails only at the first model call, after a multi-second metadata probe.
  */
-export function vertexProblem(model: ModelConfig, facts: CredentialFacts): string | null {
+function vertexProblem(model: ModelConfig, facts: CredentialFacts): string | null {
   if (model.emulatorHost) {
     return /^[\w.-]+:\d+$/.test(model.emulatorHost)
       ? null

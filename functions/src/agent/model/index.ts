@@ -15,19 +15,15 @@ import {
 import type { ModelInfo } from "./errors";
 
 export {
-  DEFAULT_GEMINI_MODEL,
   ModelConfigError,
-  PROVIDER_NAMES,
-  SETUP_OPTIONS,
   describeModel,
   gatherCredentialFacts,
   preflightVertex,
   resolveModel,
   type CredentialFacts,
   type ModelStatus,
-  type SetupOption,
 } from "./choose";
-export { classifyModelError, emptyReplyError, type ModelInfo } from "./errors";
+export { type ModelInfo } from "./errors";
 
 const BUILDERS: Record<ModelProvider, (cfg: ModelConfig, model: string) => Promise<BaseChatModel>> = {
   vertex: async (cfg, model) => (await import("./vertex.js")).createVertexModel(cfg, model),

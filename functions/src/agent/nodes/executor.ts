@@ -10,6 +10,9 @@ import { emit, emitPhase, emitUsage } from "../emit";
 import { pendingToolCalls } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 import type { DryRunResult, QueryContext, ToolArtifact, WarehouseErrorCategory } from "../../tools/types";
+import { withTimeout } from "../../timeout";
+
+const TIMED_OUT = Symbol("timed out");
 
 export function makeExecutor(deps: AgentDeps) {
   return async function executor(
@@ -96,22 +99,19 @@ async function runOne(
         attempt: state.retryCount + 1,
       }),
   };
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => {
-      timeout.abort(new Error(`${call.name} timed out`));
-      resolve("timeout");
-    }, deps.toolTimeoutMs);
-  });
   try {
-    const out = await Promise.race([
+    const out = await withTimeout(
       tool.invoke(
         { ...call, id, type: "tool_call" },
         { ...config, signal, configurable: { ...config.configurable, quarry } },
       ) as Promise<unknown>,
-      timedOut,
-    ]);
-    if (out === "timeout") {
+      deps.toolTimeoutMs,
+      () => {
+        timeout.abort(new Error(`${call.name} timed out`));
+        return TIMED_OUT;
+      },
+    );
+    if (out === TIMED_OUT) {
       const seconds = Math.round(deps.toolTimeoutMs / 100) / 10;
       return failure(
         call,
@@ -120,7 +120,7 @@ async function runOne(
         `${call.name} did not finish within ${seconds} s and was cancelled.`,
       );
     }
-    if (out instanceof ToolMessage) {
+    if (isToolMessage(out)) {
       const artifact = (out.artifact as ToolArtifact | undefined) ?? artifactFromContent(out);
       return { call, message: out, artifact };
     }
@@ -131,8 +131,6 @@ async function runOne(
     config.signal?.throwIfAborted();
     const msg = err instanceof Error ? err.message : String(err);
     return failure(call, id, "internal", `${call.name} failed: ${msg}`);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -151,6 +149,20 @@ function failure(call: ToolCall, id: string, category: WarehouseErrorCategory, m
     }),
     artifact,
   };
+}
+
+/**
+ * Whether a tool returned a ToolMessage, by the message's own type rather than `instanceof`:
+ * @langchain/core ships an ESM and a CommonJS build, this file is compiled to CommonJS, and a tool
+ * (or LangChain's tool wrapper, loaded through ESM) can build its ToolMessage from the other build:
+ * another class, so `instanceof ToolMessage` could be false for a real ToolMessage and its artifact
+ * would be lost (1.x guards `instanceof` with a Symbol.hasInstance check; older copies do not).
+ */
+function isToolMessage(out: unknown): out is ToolMessage {
+  if (typeof out !== "object" || out === null) return false;
+  const m = out as { type?: unknown; _getType?: unknown; tool_call_id?: unknown };
+  const type = typeof m._getType === "function" ? (m._getType as () => unknown).call(m) : m.type;
+  return type === "tool" && typeof m.tool_call_id === "string";
 }
 
 function artifactFromContent(m: ToolMessage): ToolArtifact {

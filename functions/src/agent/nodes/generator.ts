@@ -18,7 +18,7 @@ import { CLARIFICATION_BLOCK, FAILURE_BLOCK, GENERATOR_PROMPT, RESULTS_BLOCK, fi
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The generator's prompt: results as a digest, earlier turns as text, the question last. */
-export function generatorMessages(state: QuarryStateType, digestChars: number) {
+function generatorMessages(state: QuarryStateType, digestChars: number) {
   if (!state.systemContext) throw new Error("generator ran before ingress built the system context.");
   const results = state.turnResults.length
     ? fill(RESULTS_BLOCK, { digest: digestResults(state.turnResults, digestChars) })

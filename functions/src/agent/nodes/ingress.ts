@@ -16,8 +16,7 @@ import { messageText, turnStartIndex } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
 import type { SemanticTables } from "../../context/semantic";
-
-export const MAX_QUESTION_CHARS = 8_000;
+import { MAX_QUESTION_CHARS } from "../../contract/limits";
 
 // Quarry is read-only; a request phrased as a write statement is refused before any model sees it.
 const WRITE_STATEMENT =

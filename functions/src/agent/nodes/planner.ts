@@ -15,7 +15,7 @@ import { ASKING_BLOCK, PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The planner's prompt: preamble, refinement, earlier turns as text, the current turn verbatim. */
-export function plannerMessages(state: QuarryStateType, maxRetries: number, asking = false) {
+function plannerMessages(state: QuarryStateType, maxRetries: number, asking = false) {
   if (!state.systemContext) throw new Error("planner ran before ingress built the system context.");
   const refinement =
     state.verdict?.action === "replan" && state.verdict.reason

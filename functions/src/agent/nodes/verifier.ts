@@ -16,7 +16,7 @@ import { ADEQUACY_PROMPT, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 
 /** The results of the executor's latest batch (the tool calls of the last AI message). */
-export function latestBatch(state: QuarryStateType): TurnResult[] {
+function latestBatch(state: QuarryStateType): TurnResult[] {
   const ids = new Set<string>();
   for (let i = state.messages.length - 1; i >= 0; i--) {
     const m = state.messages[i];

@@ -44,7 +44,7 @@ function json(value: unknown): JsonValue {
 }
 
 /** Normalizes one value of the given field. */
-export function normalizeValue(field: BqField, value: unknown): JsonValue {
+function normalizeValue(field: BqField, value: unknown): JsonValue {
   if (value === null || value === undefined) return null;
   if (field.mode === "REPEATED") {
     return (value as unknown[]).map((v) => normalizeValue({ ...field, mode: "NULLABLE" }, v));

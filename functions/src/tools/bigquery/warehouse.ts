@@ -7,6 +7,7 @@
  */
 import type { BigQuery, Job } from "@google-cloud/bigquery";
 import type { WarehouseConfig } from "../../config";
+import { withTimeout } from "../../timeout";
 import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
 import { RowCollector, renderPreview } from "../result";
 import {
@@ -270,30 +271,20 @@ export class BigQueryWarehouse implements Warehouse {
   }
 
   /** Resolves with `work`, or cancels the job server-side and throws when the deadline or an abort comes first. */
-  private async race<T>(job: Job, work: Promise<T>, deadline: number, ctx: QueryContext): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stop = new Promise<"timeout" | "cancel">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), Math.max(deadline - Date.now(), 0));
-      onAbort = () => resolve("cancel");
-      if (ctx.signal?.aborted) resolve("cancel");
-      ctx.signal?.addEventListener("abort", onAbort, { once: true });
-    });
-    work.catch(() => undefined); // may settle after we gave up on it
-    try {
-      const first = await Promise.race([work.then((v) => ({ v })), stop]);
-      if (typeof first === "object") return first.v;
+  private race<T>(job: Job, work: Promise<T>, deadline: number, ctx: QueryContext): Promise<T> {
+    const stop = (why: "timeout" | "cancel") => async (): Promise<never> => {
       await job.cancel().catch(() => undefined);
       throw new WarehouseError(
         "timeout",
-        first === "cancel"
+        why === "cancel"
           ? "The query was cancelled because the run was cancelled; the BigQuery job was cancelled too."
           : `The query ran longer than ${this.cfg.bigquery.timeoutMs} ms and its job was cancelled. Filter or aggregate more.`,
       );
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) ctx.signal?.removeEventListener("abort", onAbort);
-    }
+    };
+    return withTimeout(work, Math.max(deadline - Date.now(), 0), stop("timeout"), {
+      signal: ctx.signal,
+      onAbort: stop("cancel"),
+    });
   }
 
   /** Bounded exponential backoff for errors where nothing ran (quota, rate, backend). */

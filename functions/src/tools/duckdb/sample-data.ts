@@ -10,10 +10,10 @@ export const SAMPLE_SEED = 20240101;
 /** Bump when the generator's output changes, so cached database files are rebuilt. */
 export const SAMPLE_VERSION = 1;
 
-export const FIRST_DAY = Date.UTC(2024, 0, 1) / 86_400_000;
-export const DAYS = 731; // 2024 is a leap year: 366 + 365
+const FIRST_DAY = Date.UTC(2024, 0, 1) / 86_400_000;
+const DAYS = 731; // 2024 is a leap year: 366 + 365
 
-export interface Customer {
+interface Customer {
   customer_id: number;
   name: string;
   email: string;
@@ -22,7 +22,7 @@ export interface Customer {
   signup_date: number; // days since epoch
   marketing_opt_in: boolean;
 }
-export interface Product {
+interface Product {
   product_id: number;
   name: string;
   category: string;
@@ -31,7 +31,7 @@ export interface Product {
   unit_cost: number; // cents
   launched_on: number; // days since epoch
 }
-export interface Order {
+interface Order {
   order_id: number;
   customer_id: number;
   order_ts: number; // microseconds since epoch
@@ -41,7 +41,7 @@ export interface Order {
   discount_code: string | null;
   shipping_cost: number; // cents
 }
-export interface OrderItem {
+interface OrderItem {
   order_id: number;
   line_number: number;
   product_id: number;
@@ -50,7 +50,7 @@ export interface OrderItem {
   discount: number; // cents, for the whole line
   line_total: number; // cents = quantity * unit_price - discount
 }
-export interface WebEvent {
+interface WebEvent {
   event_id: number;
   session_id: string;
   customer_id: number | null;
@@ -94,7 +94,7 @@ function picker(rand: () => number) {
     }
     return items[items.length - 1][0];
   };
-  return { int, one, weighted };
+  return { rand, int, one, weighted };
 }
 
 const COUNTRIES: Weighted<string> = [
@@ -142,11 +142,30 @@ const CODES: Weighted<readonly [string, number]> = [
   [["LOYAL20", 20], 2],
 ];
 
-/** Generates the whole dataset in memory (about 40k orders, 100k order lines, 130k web events). */
-export function generateSampleData(seed: number = SAMPLE_SEED): SampleData {
-  const rand = prng(seed);
-  const { int, one, weighted } = picker(rand);
+type Pick = ReturnType<typeof picker>;
 
+/**
+ * Generates the whole dataset in memory (about 40k orders, 100k order lines, 130k web events). The
+ * parts draw from one random sequence in a fixed order (products, customers, then each day's orders
+ * and sessions), so a seed always gives the same data.
+ */
+export function generateSampleData(seed: number = SAMPLE_SEED): SampleData {
+  const pick = picker(prng(seed));
+  const products = sampleProducts(pick);
+  const customers = sampleCustomers(pick);
+  const data: SampleData = { customers, products, orders: [], order_items: [], web_events: [] };
+  const next = { eventId: 1, sessionNo: 1 };
+  let existing = 0;
+  for (let d = 0; d < DAYS; d++) {
+    const day = FIRST_DAY + d;
+    while (existing < customers.length && customers[existing].signup_date <= day) existing++;
+    const count = sampleDayOrders(pick, data, d, existing);
+    sampleDaySessions(pick, data, { day, orders: count, customers: existing }, next);
+  }
+  return data;
+}
+
+function sampleProducts({ rand, int, one }: Pick): Product[] {
   const products: Product[] = [];
   for (let id = 1; id <= 210; id++) {
     const [category, lo, hi, nouns] = CATEGORIES[(id - 1) % CATEGORIES.length];
@@ -161,12 +180,15 @@ export function generateSampleData(seed: number = SAMPLE_SEED): SampleData {
       launched_on: FIRST_DAY - 400 + int(0, 900),
     });
   }
+  return products;
+}
 
-  // Sorted by signup date so "customers who existed on day d" is a prefix of the array.
+/** Sorted by signup date so "customers who existed on day d" is a prefix of the array. */
+function sampleCustomers({ rand, int, one, weighted }: Pick): Customer[] {
   const signups: number[] = [];
   for (let i = 0; i < 6000; i++) signups.push(FIRST_DAY - 540 + int(0, 540 + DAYS - 30));
   signups.sort((a, b) => a - b);
-  const customers: Customer[] = signups.map((signup_date, i) => {
+  return signups.map((signup_date, i) => {
     const first = one(FIRST);
     const last = one(LAST);
     return {
@@ -179,123 +201,129 @@ export function generateSampleData(seed: number = SAMPLE_SEED): SampleData {
       marketing_opt_in: rand() < 0.55,
     };
   });
+}
 
-  const orders: Order[] = [];
-  const order_items: OrderItem[] = [];
-  const web_events: WebEvent[] = [];
-  const seasonal = [0.85, 0.8, 0.95, 0.95, 1.0, 0.95, 0.9, 0.95, 1.0, 1.1, 1.45, 1.6];
-  let existing = 0;
-  let eventId = 1;
-  let sessionNo = 1;
-  for (let d = 0; d < DAYS; d++) {
-    const day = FIRST_DAY + d;
-    while (existing < customers.length && customers[existing].signup_date <= day) existing++;
-    const date = new Date(day * 86_400_000);
-    const weekend = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1.15 : 1;
-    const expected = 46 * (1 + (0.35 * d) / DAYS) * seasonal[date.getUTCMonth()] * weekend;
-    const count = Math.round(expected * (0.85 + 0.3 * rand()));
-    for (let k = 0; k < count; k++) {
-      const order_id = orders.length + 1;
-      const customer_id = int(1, Math.max(existing, 1));
-      const coded = rand() < 0.14 ? weighted(CODES) : null;
-      const lines = weighted([
-        [1, 30],
-        [2, 30],
-        [3, 20],
-        [4, 12],
-        [5, 8],
+const SEASONAL = [0.85, 0.8, 0.95, 0.95, 1.0, 0.95, 0.9, 0.95, 1.0, 1.1, 1.45, 1.6];
+
+/** Day `d`'s orders and their lines, from the first `existing` customers; returns how many orders. */
+function sampleDayOrders(pick: Pick, data: SampleData, d: number, existing: number): number {
+  const { rand, int, weighted } = pick;
+  const { orders, order_items, products } = data;
+  const day = FIRST_DAY + d;
+  const date = new Date(day * 86_400_000);
+  const weekend = date.getUTCDay() === 0 || date.getUTCDay() === 6 ? 1.15 : 1;
+  const expected = 46 * (1 + (0.35 * d) / DAYS) * SEASONAL[date.getUTCMonth()] * weekend;
+  const count = Math.round(expected * (0.85 + 0.3 * rand()));
+  for (let k = 0; k < count; k++) {
+    const order_id = orders.length + 1;
+    const customer_id = int(1, Math.max(existing, 1));
+    const coded = rand() < 0.14 ? weighted(CODES) : null;
+    const lines = weighted([
+      [1, 30],
+      [2, 30],
+      [3, 20],
+      [4, 12],
+      [5, 8],
+    ] as const);
+    let subtotal = 0;
+    for (let n = 1; n <= lines; n++) {
+      const product = products[Math.floor(rand() ** 1.6 * products.length)];
+      const quantity = weighted([
+        [1, 70],
+        [2, 20],
+        [3, 7],
+        [4, 3],
       ] as const);
-      let subtotal = 0;
-      for (let n = 1; n <= lines; n++) {
-        const product = products[Math.floor(rand() ** 1.6 * products.length)];
-        const quantity = weighted([
-          [1, 70],
-          [2, 20],
-          [3, 7],
-          [4, 3],
-        ] as const);
-        const gross = quantity * product.unit_price;
-        const discount = coded ? Math.round((gross * coded[1]) / 100) : 0;
-        subtotal += gross - discount;
-        order_items.push({
-          order_id,
-          line_number: n,
-          product_id: product.product_id,
-          quantity,
-          unit_price: product.unit_price,
-          discount,
-          line_total: gross - discount,
-        });
-      }
-      const recent = d >= DAYS - 7;
-      const r = rand();
-      const status =
-        r < 0.05
-          ? "cancelled"
-          : r < 0.11
-            ? "returned"
-            : recent
-              ? d >= DAYS - 2
-                ? "processing"
-                : "shipped"
-              : "delivered";
-      const seconds = int(0, 86_399);
-      orders.push({
+      const gross = quantity * product.unit_price;
+      const discount = coded ? Math.round((gross * coded[1]) / 100) : 0;
+      subtotal += gross - discount;
+      order_items.push({
         order_id,
-        customer_id,
-        order_ts: (day * 86_400 + seconds) * 1_000_000,
-        order_date: day,
-        status,
-        channel: weighted([
-          ["web", 55],
-          ["mobile_app", 35],
-          ["marketplace", 10],
-        ] as const),
-        discount_code: coded ? coded[0] : null,
-        shipping_cost: subtotal >= 5000 ? 0 : 499,
+        line_number: n,
+        product_id: product.product_id,
+        quantity,
+        unit_price: product.unit_price,
+        discount,
+        line_total: gross - discount,
       });
     }
-    // Browsing sessions: a funnel that mostly stops early.
-    const sessions = Math.round(count * 1.5 * (0.9 + 0.2 * rand()));
-    for (let s = 0; s < sessions; s++) {
-      const session_id = `s${(sessionNo++).toString(36).padStart(6, "0")}`;
-      const customer_id = rand() < 0.4 ? int(1, Math.max(existing, 1)) : null;
-      const device = weighted([
-        ["desktop", 45],
-        ["mobile", 48],
-        ["tablet", 7],
-      ] as const);
-      const traffic_source = weighted([
-        ["direct", 30],
-        ["organic", 30],
-        ["paid_search", 18],
-        ["email", 12],
-        ["social", 10],
-      ] as const);
-      let t = (day * 86_400 + int(0, 86_000)) * 1_000_000;
-      const emit = (event_type: WebEvent["event_type"], product_id: number | null) => {
-        web_events.push({
-          event_id: eventId++,
-          session_id,
-          customer_id,
-          event_ts: t,
-          event_type,
-          product_id,
-          device,
-          traffic_source,
-        });
-        t += int(5, 240) * 1_000_000;
-      };
-      emit("page_view", null);
-      const product = products[Math.floor(rand() ** 1.6 * products.length)].product_id;
-      if (rand() < 0.7) emit("product_view", product);
-      else continue;
-      if (rand() < 0.3) emit("add_to_cart", product);
-      else continue;
-      if (rand() < 0.55) emit("checkout", product);
-      else continue;
-      if (rand() < 0.7) emit("purchase", product);
-    }
+    const recent = d >= DAYS - 7;
+    const r = rand();
+    const status =
+      r < 0.05
+        ? "cancelled"
+        : r < 0.11
+          ? "returned"
+          : recent
+            ? d >= DAYS - 2
+              ? "processing"
+              : "shipped"
+            : "delivered";
+    const seconds = int(0, 86_399);
+    orders.push({
+      order_id,
+      customer_id,
+      order_ts: (day * 86_400 + seconds) * 1_000_000,
+      order_date: day,
+      status,
+      channel: weighted([
+        ["web", 55],
+        ["mobile_app", 35],
+        ["marketplace", 10],
+      ] as const),
+      discount_code: coded ? coded[0] : null,
+      shipping_cost: subtotal >= 5000 ? 0 : 499,
+    });
   }
-  return { customers, products, orders, order_items, web_events };
+  return count;
+}
+
+/** A day's browsing sessions (about 1.5 per order): a funnel that mostly stops early. */
+function sampleDaySessions(
+  { rand, int, weighted }: Pick,
+  data: SampleData,
+  on: { day: number; orders: number; customers: number },
+  next: { eventId: number; sessionNo: number },
+): void {
+  const { products, web_events } = data;
+  const sessions = Math.round(on.orders * 1.5 * (0.9 + 0.2 * rand()));
+  for (let s = 0; s < sessions; s++) {
+    const session_id = `s${(next.sessionNo++).toString(36).padStart(6, "0")}`;
+    const customer_id = rand() < 0.4 ? int(1, Math.max(on.customers, 1)) : null;
+    const device = weighted([
+      ["desktop", 45],
+      ["mobile", 48],
+      ["tablet", 7],
+    ] as const);
+    const traffic_source = weighted([
+      ["direct", 30],
+      ["organic", 30],
+      ["paid_search", 18],
+      ["email", 12],
+      ["social", 10],
+    ] as const);
+    let t = (on.day * 86_400 + int(0, 86_000)) * 1_000_000;
+    const emit = (event_type: WebEvent["event_type"], product_id: number | null) => {
+      web_events.push({
+        event_id: next.eventId++,
+        session_id,
+        customer_id,
+        event_ts: t,
+        event_type,
+        product_id,
+        device,
+        traffic_source,
+      });
+      t += int(5, 240) * 1_000_000;
+    };
+    emit("page_view", null);
+    const product = products[Math.floor(rand() ** 1.6 * products.length)].product_id;
+    if (rand() < 0.7) emit("product_view", product);
+    else continue;
+    if (rand() < 0.3) emit("add_to_cart", product);
+    else continue;
+    if (rand() < 0.55) emit("checkout", product);
+    else continue;
+    if (rand() < 0.7) emit("purchase", product);
+  }
 }

@@ -14,7 +14,7 @@ import { SAMPLE_TABLES, type SampleColumn } from "./sample-schema";
 type Duck = typeof import("@duckdb/node-api");
 
 /** Where the sample database is cached; /tmp is the only writable place on Cloud Functions. */
-export function sampleDbPath(dir: string = os.tmpdir()): string {
+function sampleDbPath(dir: string = os.tmpdir()): string {
   return path.join(dir, `quarry-sample-v${SAMPLE_VERSION}-${SAMPLE_SEED}.duckdb`);
 }
 
