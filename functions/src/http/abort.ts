@@ -4,7 +4,7 @@
  * crash the instance and every other run on it), so the reason has its own class that the process
  * guard recognises and drops.
  */
-export class RunAbortedError extends Error {
+class RunAbortedError extends Error {
   constructor(readonly why: "cancelled" | "disconnected" | "lease-lost" | "storage-lost" | "not-started") {
     super(`run ${why}`);
     this.name = "RunAbortedError";

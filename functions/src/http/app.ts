@@ -8,7 +8,7 @@ import { requireUser } from "./auth";
 import { clientModelStatus } from "./model-status";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
-export const BODY_LIMIT = "256kb";
+const BODY_LIMIT = "256kb";
 const BODY_LIMIT_BYTES = 256 * 1024;
 
 /** The platform pre-parses bodies up to its own (much larger) limit, so ours is enforced here. */

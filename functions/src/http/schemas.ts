@@ -91,7 +91,7 @@ const answer = z
  * `command` as the Agent Server takes it, for what Quarry's graph can be given: `resume` answers the
  * question the thread is waiting on (a string, or `{ answer }`).
  */
-export const RunCommand = z.strictObject({
+const RunCommand = z.strictObject({
   resume: z.union([answer, z.strictObject({ answer })], {
     message: 'command.resume must be the answer as a string (or { "answer": "…" })',
   }),

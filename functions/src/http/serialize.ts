@@ -19,7 +19,7 @@ function isMessage(v: unknown): v is BaseMessage & Dictable {
 }
 
 /** A message as `{ type, content, id, ... }` (the SDK's `toMessageDict` shape). */
-export function messageToDict(m: BaseMessage): Record<string, unknown> {
+function messageToDict(m: BaseMessage): Record<string, unknown> {
   const { type, data } = (m as unknown as Dictable).toDict();
   return { ...data, type };
 }

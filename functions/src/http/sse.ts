@@ -1,7 +1,7 @@
 import type { Response } from "express";
 
 /** Comment heartbeats keep proxies and the client from timing out an idle stream. */
-export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_MS = 10_000;
 
 /** Where a run's events go: an SSE stream, or nowhere (a run nobody streams; its log still has them). */
 export interface RunOutput {

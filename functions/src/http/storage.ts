@@ -6,17 +6,16 @@
 import * as logger from "firebase-functions/logger";
 import { FirestoreCheckpointerError } from "../checkpointer/errors";
 import { QuarryError } from "../errors";
+import { withTimeout } from "../timeout";
 
 /** A Firestore call (or a wait on one) that took longer than its bound. */
 export class StorageTimeout extends Error {}
 
 /** Resolves with the value, or rejects with a StorageTimeout after ms. */
 export function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StorageTimeout(`${what} took longer than ${ms} ms`)), ms);
+  return withTimeout(p, ms, () => {
+    throw new StorageTimeout(`${what} took longer than ${ms} ms`);
   });
-  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** gRPC status codes Firestore fails with that the API handles. */

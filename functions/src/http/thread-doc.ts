@@ -25,7 +25,7 @@ export interface UsageTotals extends Usage {
 }
 
 /** The lease of the run that currently owns the thread. */
-export interface LeaseRecord {
+interface LeaseRecord {
   runId: string;
   /** Lease end; a crashed instance's lease simply runs out. */
   expiresAt: Timestamp;

@@ -7,10 +7,10 @@
 export type Part = { id?: string; event: string; data: unknown };
 
 /** Rejoins of one answer after the SDK's own reconnects gave up (each waits to be back online). */
-export const MAX_REJOINS = 5;
+const MAX_REJOINS = 5;
 
 /** A failure of the connection (not an answer from the server): worth rejoining the run. */
-export function lostConnection(e: unknown): boolean {
+function lostConnection(e: unknown): boolean {
   const err = e as { name?: string; message?: string; status?: number } | undefined;
   if (err?.status !== undefined) return false;
   return (
@@ -21,7 +21,7 @@ export function lostConnection(e: unknown): boolean {
 }
 
 /** Resolves once the browser is online (at once if it is), after a short pause between tries. */
-export function backOnline(signal: AbortSignal): Promise<void> {
+function backOnline(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const go = () => {
       window.removeEventListener("online", go);

@@ -12,7 +12,7 @@ import type { ChatAction } from "./reducer";
 import { cancelRun, joinRun, joinThread, streamNewRun, type RunBody } from "./runs";
 
 /** Where a run's events come from: a new run of the thread, or the thread's running one. */
-export type RunSource = { kind: "new"; body: RunBody } | { kind: "join" };
+type RunSource = { kind: "new"; body: RunBody } | { kind: "join" };
 
 /** The run in progress: its thread once known, its id once the server named it. */
 interface Active {

@@ -27,7 +27,7 @@ import { ensureKnownRun, watchRunHeld } from "./join";
 import { checkRun, ensureThread, startRun } from "./start";
 
 /** The task queue (and its function) that runs background runs. */
-export const BACKGROUND_QUEUE = "backgroundRun";
+const BACKGROUND_QUEUE = "backgroundRun";
 
 /** What a task carries: who asked, which run, and the request's body as sent. */
 export interface BackgroundTask {

@@ -148,7 +148,7 @@ export class RunLogWriter {
 }
 
 /** Parses log documents in order into events, keeping a line that continues in the next document. */
-export class LogDecoder {
+class LogDecoder {
   private carry = Buffer.alloc(0);
   next = 0;
   end: RunEnd | undefined;

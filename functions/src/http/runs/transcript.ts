@@ -28,7 +28,7 @@ export const GENERATOR_CALL = "quarry_generator";
  * typed: in the compiled (CommonJS) function, a provider loaded as ESM makes its chunks with the
  * other build of @langchain/core, whose classes `AIMessageChunk.isInstance` does not recognise.
  */
-export function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
+function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
   const x = m as { type?: unknown; _getType?: () => string; concat?: unknown } | null;
   if (!x || typeof x !== "object" || typeof x.concat !== "function") return false;
   return x.type === "ai" || x._getType?.() === "ai";
