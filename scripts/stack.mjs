@@ -256,6 +256,9 @@ export async function startStack(options = {}) {
       if (firebaseServices.includes("functions")) {
         // The web page learns the API URL from the function (GET /client-config) and calls it cross-origin.
         fnEnv.QUARRY_API_URL ??= `http://127.0.0.1:${ports.functions}/${PROJECT_ID}/${REGION}/api`;
+        // No access policy given: the local open one (every Auth emulator account), said at start-up.
+        if (!fnEnv.QUARRY_ALLOWED_DOMAINS && !fnEnv.QUARRY_ADMINS)
+          fnEnv.QUARRY_ACCESS_POLICY ??= "local-open";
         if (ports.hosting) {
           fnEnv.QUARRY_CORS_ORIGINS ??= `http://127.0.0.1:${ports.hosting},http://localhost:${ports.hosting}`;
         }
@@ -402,8 +405,28 @@ async function main() {
   );
   if (stack.urls.api) {
     for (const line of await modelLines(stack.urls.api)) console.log(`[quarry] ${line}`);
+    for (const line of accessLines(process.env)) console.log(`[quarry] ${line}`);
   }
   console.log("[quarry] Ready. Press Ctrl-C to stop.");
+}
+
+/**
+ * The access-policy line(s) of the start-up banner, from the settings the function was given: the
+ * local open policy unless QUARRY_ALLOWED_DOMAINS or QUARRY_ADMINS is set (then the closed one).
+ */
+export function accessLines(env) {
+  const domains = (env.QUARRY_ALLOWED_DOMAINS ?? "").trim();
+  const admins = (env.QUARRY_ADMINS ?? "").trim();
+  if (!domains && !admins) {
+    return [
+      "Access: local open policy — every account of the Auth emulator (and the page's test user) may use Quarry, as an admin.",
+      "        To try the closed policy: QUARRY_ALLOWED_DOMAINS=example.com QUARRY_ADMINS=you@example.com npm start",
+    ];
+  }
+  return [
+    `Access: closed — verified emails in ${domains || "(no domain)"} are members; admins: ${admins || "(none from settings)"}; ` +
+      "others are refused (403).",
+  ];
 }
 
 /**

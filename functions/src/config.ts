@@ -133,6 +133,27 @@ export interface AgentConfig {
   clarify?: boolean;
 }
 
+interface AccessConfig {
+  /** Domains whose verified addresses are members (QUARRY_ALLOWED_DOMAINS), lower case. */
+  allowedDomains: string[];
+  /** Emails that are admins from the start (QUARRY_ADMINS), lower case. */
+  admins: string[];
+  /** Whom a refused person should ask: an email or a URL (QUARRY_ACCESS_CONTACT). */
+  contact?: string;
+  /** QUARRY_ACCESS_POLICY=local-open inside the emulator: every account of the Auth emulator may use it. */
+  localOpen: boolean;
+  /** Why a setting cannot be used (local-open outside the emulator): refused, with these words. */
+  problem?: string;
+  /** Members and roles are cached this long per instance (QUARRY_ACCESS_CACHE_SECONDS, at most 60). */
+  cacheMs: number;
+  /** Default quotas (QUARRY_QUOTA_*), per person; an admin can override them per member. */
+  quotas: { questionsPerMinute: number; bytesPerDay: number; tokensPerDay: number };
+  /** The questions quota's sliding window (QUARRY_QUOTA_WINDOW_SECONDS, 60: "per minute"; tests lengthen it). */
+  questionWindowMs: number;
+  /** Audit entries are kept this long (QUARRY_AUDIT_TTL_DAYS; a Firestore TTL policy on `expireAt`). */
+  auditTtlDays: number;
+}
+
 export interface RuntimeConfig {
   /** Folder of authored context files (`*.yaml`), deployed with the function. */
   contextDir: string;
@@ -166,6 +187,7 @@ export interface RuntimeConfig {
   warehouse: WarehouseConfig;
   model: ModelConfig;
   agent: AgentConfig;
+  access: AccessConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -257,6 +279,7 @@ export function readConfig(env: Env): RuntimeConfig {
       openaiBaseUrl: env.QUARRY_OPENAI_BASE_URL?.trim() || undefined,
       openaiApiKey: env.QUARRY_OPENAI_API_KEY?.trim() || undefined,
     },
+    access: accessConfig(env),
     agent: {
       maxRetries: int(env, "QUARRY_MAX_RETRIES", 2),
       maxModelCalls: int(env, "QUARRY_MAX_MODEL_CALLS", 8),
@@ -265,6 +288,43 @@ export function readConfig(env: Env): RuntimeConfig {
       clarify: env.QUARRY_CLARIFY !== "false",
     },
   });
+}
+
+function accessConfig(env: Env): AccessConfig {
+  const inEmulator = env.FUNCTIONS_EMULATOR === "true";
+  const policy = env.QUARRY_ACCESS_POLICY?.trim() || undefined;
+  if (policy && policy !== "local-open") {
+    throw new ConfigError(
+      `QUARRY_ACCESS_POLICY can only be "local-open" (the emulator stack's), got "${policy}".`,
+    );
+  }
+  const cacheSeconds = int(env, "QUARRY_ACCESS_CACHE_SECONDS", 30);
+  if (cacheSeconds > 60) {
+    throw new ConfigError(
+      `QUARRY_ACCESS_CACHE_SECONDS must be at most 60 (a removed member must lose access within a minute), got ${cacheSeconds}.`,
+    );
+  }
+  return {
+    allowedDomains: list(env.QUARRY_ALLOWED_DOMAINS).map((d) => d.toLowerCase().replace(/^@/, "")),
+    admins: list(env.QUARRY_ADMINS).map((e) => e.toLowerCase()),
+    contact: env.QUARRY_ACCESS_CONTACT?.trim() || undefined,
+    localOpen: policy === "local-open" && inEmulator,
+    ...(policy === "local-open" && !inEmulator
+      ? {
+          problem:
+            "QUARRY_ACCESS_POLICY=local-open only works in the local emulator stack; a deployed Quarry needs " +
+            "QUARRY_ALLOWED_DOMAINS and/or QUARRY_ADMINS instead.",
+        }
+      : {}),
+    cacheMs: cacheSeconds * 1000,
+    quotas: {
+      questionsPerMinute: int(env, "QUARRY_QUOTA_QUESTIONS_PER_MINUTE", 10),
+      bytesPerDay: int(env, "QUARRY_QUOTA_BYTES_PER_DAY", 100_000_000_000),
+      tokensPerDay: int(env, "QUARRY_QUOTA_TOKENS_PER_DAY", 2_000_000),
+    },
+    questionWindowMs: int(env, "QUARRY_QUOTA_WINDOW_SECONDS", 60) * 1000,
+    auditTtlDays: int(env, "QUARRY_AUDIT_TTL_DAYS", 400),
+  };
 }
 
 function num(env: Env, name: string, fallback: number): number {

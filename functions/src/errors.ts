@@ -8,10 +8,17 @@ export type { ErrorBody, ErrorCode } from "./contract/errors";
 
 export class QuarryError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** Response headers that go with it (a 429's Retry-After). */
+  readonly headers: Record<string, string>;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; headers?: Record<string, string> },
+  ) {
     super(message, options);
     this.name = "QuarryError";
     this.code = code;
+    this.headers = options?.headers ?? {};
   }
 
   /** HTTP status for this error's code. */
@@ -21,9 +28,15 @@ export class QuarryError extends Error {
 }
 
 /** Maps any thrown value to a status and a body safe to show to the user. */
-export function toErrorBody(err: unknown): { status: number; body: ErrorBody; expected: boolean } {
+export function toErrorBody(err: unknown): {
+  status: number;
+  body: ErrorBody;
+  expected: boolean;
+  headers?: Record<string, string>;
+} {
   if (err instanceof QuarryError) {
-    return { status: err.status, body: { error: err.code, message: err.message }, expected: true };
+    const body = { error: err.code, message: err.message };
+    return { status: err.status, body, expected: true, headers: err.headers };
   }
   return {
     status: 500,

@@ -11,14 +11,70 @@ export interface TestUser {
 
 let counter = 0;
 
-export async function signUp(authUrl: string, email?: string): Promise<TestUser> {
-  const addr = email ?? `user${Date.now()}-${counter++}@example.com`;
-  const res = await fetch(`${authUrl}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=fake-api-key`, {
+/** The domain of the test users `signUp` makes; the integration stack admits its verified addresses. */
+export const MEMBER_DOMAIN = "example.com";
+
+/** Admin from the start in the integration stack (QUARRY_ADMINS); outside the member domain. */
+export const TEST_ADMIN_EMAIL = "admin@quarry-admins.test";
+
+/**
+ * The integration stack's access policy (the emulated function and the in-process app get the
+ * same): verified addresses of MEMBER_DOMAIN are members, TEST_ADMIN_EMAIL is an admin. The
+ * questions quota is high by default (tests ask many questions) with a long window, so a test
+ * that lowers one person's limit counts exactly, however slowly its requests arrive.
+ */
+export const INTEGRATION_ACCESS_ENV = {
+  QUARRY_ALLOWED_DOMAINS: MEMBER_DOMAIN,
+  QUARRY_ADMINS: TEST_ADMIN_EMAIL,
+  QUARRY_ACCESS_CONTACT: "data-team@example.com",
+  // Short, so a test sees a removed member refused soon; production allows up to 60 s.
+  QUARRY_ACCESS_CACHE_SECONDS: "2",
+  QUARRY_QUOTA_QUESTIONS_PER_MINUTE: "1000",
+  QUARRY_QUOTA_WINDOW_SECONDS: "600",
+};
+
+const PASSWORD = "password123";
+
+async function identityToolkit<T>(authUrl: string, method: string, body: unknown, owner = false): Promise<T> {
+  const res = await fetch(`${authUrl}/identitytoolkit.googleapis.com/v1/${method}?key=fake-api-key`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: addr, password: "password123", returnSecureToken: true }),
+    headers: { "content-type": "application/json", ...(owner ? { authorization: "Bearer owner" } : {}) },
+    body: JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(`Auth emulator signUp failed: ${res.status} ${await res.text()}`);
-  const body = (await res.json()) as { localId: string; idToken: string; refreshToken: string };
+  if (!res.ok) throw new Error(`Auth emulator ${method} failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/**
+ * Signs a user up (email/password). `verified` (default true) marks the email verified, as a
+ * confirmed address is, and signs in again so the ID token says so (`email_verified: true`); an
+ * unverified address proves nothing to Quarry's access policy.
+ */
+export async function signUp(
+  authUrl: string,
+  email?: string,
+  opts: { verified?: boolean } = {},
+): Promise<TestUser> {
+  const addr = email ?? `user${Date.now()}-${counter++}@${MEMBER_DOMAIN}`;
+  type Tokens = { localId: string; idToken: string; refreshToken: string };
+  const created = await identityToolkit<Tokens>(authUrl, "accounts:signUp", {
+    email: addr,
+    password: PASSWORD,
+    returnSecureToken: true,
+  });
+  if (opts.verified === false) {
+    return {
+      uid: created.localId,
+      email: addr,
+      idToken: created.idToken,
+      refreshToken: created.refreshToken,
+    };
+  }
+  await identityToolkit(authUrl, "accounts:update", { localId: created.localId, emailVerified: true }, true);
+  const body = await identityToolkit<Tokens>(authUrl, "accounts:signInWithPassword", {
+    email: addr,
+    password: PASSWORD,
+    returnSecureToken: true,
+  });
   return { uid: body.localId, email: addr, idToken: body.idToken, refreshToken: body.refreshToken };
 }

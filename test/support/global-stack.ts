@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { freePort } from "../../scripts/stack.mjs";
 import { apiScript } from "./api-script";
+import { INTEGRATION_ACCESS_ENV } from "./auth-emulator";
 import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
@@ -37,6 +38,8 @@ export default async function setup(project: TestProject) {
       env: {
         QUARRY_WAREHOUSE: "duckdb",
         QUARRY_RUN_LEASE_SECONDS: "10",
+        // The closed access policy: verified addresses of the test users' domain are members.
+        ...INTEGRATION_ACCESS_ENV,
         VERTEX_AI_EMULATOR_HOST: standin.host,
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { INTEGRATION_ACCESS_ENV } from "./auth-emulator";
 import { stackEnv } from "./stack-env";
 import { trustCertificate } from "./vertex-standin-cert";
 
@@ -23,6 +24,7 @@ export async function startInProcessApp(): Promise<InProcessApp> {
     QUARRY_WAREHOUSE: "duckdb",
     QUARRY_RUN_LEASE_SECONDS: "10",
     VERTEX_AI_EMULATOR_HOST: stack.env.QUARRY_TEST_VERTEX_HOST,
+    ...INTEGRATION_ACCESS_ENV,
   });
   trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
   const { createApp } = await import("../../functions/src/http/app");

@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentConfig } from "../config";
 import type { QuarryError } from "../errors";
 import type { ModelInfo } from "./model/errors";
+import type { VerifiedQueryItem } from "../context/authored";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
 import type { SemanticTables } from "../context/semantic";
@@ -29,6 +30,8 @@ export interface AgentDeps {
   semantic?: SemanticTables;
   /** The team's authored context (glossary, rules, notes, verified queries); absent when none. */
   knowledge?: KnowledgeBase;
+  /** Verified queries approved in the admin page (Firestore), merged with the files' own per question. */
+  approvedQueries?: () => Promise<readonly VerifiedQueryItem[]>;
   /** Clock, injectable so prompts are reproducible in tests. */
   now: () => Date;
 }

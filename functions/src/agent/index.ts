@@ -8,7 +8,9 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
+import type { VerifiedQueryItem } from "../context/authored";
 import type { KnowledgeBase } from "../context/knowledge";
+import type { QueryRecord } from "../tools/types";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
 import type { SemanticTables } from "../context/semantic";
@@ -40,6 +42,10 @@ export interface CreateAgentGraphOptions {
   now?: () => Date;
   /** The team's authored context; defaults to the files in `config.contextDir` that fit the warehouse. */
   knowledge?: KnowledgeBase;
+  /** Verified queries approved in the admin page, merged with the context files' own per question. */
+  approvedQueries?: () => Promise<readonly VerifiedQueryItem[]>;
+  /** Called after every query the warehouse tools run or refuse (the server's audit log). */
+  onQuery?: (record: QueryRecord) => void;
   /** Shares the schema catalog across instances (the server passes a Firestore store). */
   catalogStore?: CatalogStore;
   /** The schema catalog to link questions against; defaults to one built from the warehouse's metadata. */
@@ -76,8 +82,9 @@ export async function createGraphFactory(
   if (opts.tools) {
     tools = opts.tools;
   } else {
-    const { getWarehouse, createWarehouseTools } = await import("../tools/index.js");
-    const warehouse = await getWarehouse(cfg.warehouse);
+    const { auditedWarehouse, getWarehouse, createWarehouseTools } = await import("../tools/index.js");
+    const plain = await getWarehouse(cfg.warehouse);
+    const warehouse = opts.onQuery ? auditedWarehouse(plain, opts.onQuery) : plain;
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
     const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
@@ -108,6 +115,7 @@ export async function createGraphFactory(
     dialect,
     now: opts.now ?? (() => new Date()),
     ...(knowledge && !knowledge.empty ? { knowledge } : {}),
+    ...(opts.approvedQueries ? { approvedQueries: opts.approvedQueries } : {}),
     ...(catalog ? { catalog } : {}),
     ...(catalog ? await semanticDeps(opts, cfg) : {}),
   };

@@ -31,7 +31,7 @@ const TableNotes = z
   })
   .strict();
 
-const VerifiedQuery = z
+export const VerifiedQuery = z
   .object({
     question: Text.max(1_000),
     sql: Text.max(10_000),

@@ -83,10 +83,13 @@ export class KnowledgeBase {
   private readonly examples: VerifiedQueryItem[];
   private readonly exampleIndex: MiniSearch<Doc>;
 
-  constructor(files: ContextFile[]) {
+  private merged: { extra: readonly VerifiedQueryItem[]; kb: KnowledgeBase } | undefined;
+
+  /** `extra`: verified queries approved outside the files (the admin page), used like the files' own. */
+  constructor(files: ContextFile[], extra: readonly VerifiedQueryItem[] = []) {
     this.files = files;
     this.glossary = files.flatMap((f) => f.glossary);
-    this.examples = files.flatMap((f) => f.verified_queries);
+    this.examples = [...files.flatMap((f) => f.verified_queries), ...extra];
     this.exampleIndex = new MiniSearch<Doc>({
       fields: ["text"],
       storeFields: [],
@@ -110,7 +113,14 @@ export class KnowledgeBase {
   }
 
   get empty(): boolean {
-    return this.files.length === 0;
+    return this.files.length === 0 && this.examples.length === 0;
+  }
+
+  /** This knowledge with more verified queries (indexed once per set). */
+  withExamples(extra: readonly VerifiedQueryItem[]): KnowledgeBase {
+    if (!extra.length) return this;
+    if (this.merged?.extra !== extra) this.merged = { extra, kb: new KnowledgeBase(this.files, extra) };
+    return this.merged.kb;
   }
 
   forQuestion(question: string): Knowledge {

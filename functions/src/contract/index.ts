@@ -3,6 +3,7 @@
  * the run protocol's facts, and the events and results a run streams. Nothing here imports
  * anything, so the page bundles only these few constants.
  */
+export * from "./access";
 export * from "./errors";
 export * from "./events";
 export * from "./limits";

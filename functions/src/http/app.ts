@@ -4,6 +4,7 @@ import * as logger from "firebase-functions/logger";
 import { CORS_ORIGINS, config } from "../config";
 import { serverInfo } from "../contract/protocol";
 import { QuarryError, toErrorBody } from "../errors";
+import { accessProblem, requireAccess } from "../access/gate";
 import { requireUser } from "./auth";
 import { clientModelStatus } from "./model-status";
 
@@ -26,6 +27,7 @@ function limitBodySize(req: Request, _res: Response, next: NextFunction): void {
  * prefix), so both `https://<fn-url>/ok` and `https://<site>/api/ok` work.
  */
 export function createApp(): express.Express {
+  reportAccessPolicy();
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", true);
@@ -67,6 +69,8 @@ export function createApp(): express.Express {
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
   api.use(express.json({ limit: BODY_LIMIT, strict: false }));
   api.use(requireUser);
+  // Every route below is behind the access gate by construction (members, roles, fail closed).
+  api.use(requireAccess);
   api.use(lazyRoutes());
 
   app.use("/api", api);
@@ -93,14 +97,17 @@ function allowedOrigins(): string[] {
 
 function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
   const mapped = mapBodyParserError(err) ?? err;
-  const { status, body, expected } = toErrorBody(mapped);
+  const { status, body, expected, headers } = toErrorBody(mapped);
   if (!expected)
     logger.error("Unhandled error", { path: req.path, err: String((err as Error)?.stack ?? err) });
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(status).json(body);
+  res
+    .status(status)
+    .set(headers ?? {})
+    .json(body);
 }
 
 /** express.json() throws http-errors; turn them into errors that say what to fix. */
@@ -117,4 +124,14 @@ function mapBodyParserError(err: unknown): QuarryError | undefined {
     return new QuarryError("bad_request:body", e.message ?? "Bad request body.");
   }
   return undefined;
+}
+
+/** Says at start-up when no access policy is configured: the function then serves no run. */
+function reportAccessPolicy(): void {
+  try {
+    const problem = accessProblem();
+    if (problem) logger.error(`Access: ${problem}`);
+  } catch (err) {
+    logger.error(`Access: the configuration cannot be read: ${String(err)}`);
+  }
 }

@@ -6,6 +6,10 @@ import { adminAuth } from "../services";
 export interface Caller {
   uid: string;
   email?: string;
+  /** Whether the token says the email is verified (an unverified address proves nothing). */
+  emailVerified: boolean;
+  /** Set by the access gate: the person's role and quota limits. */
+  access?: import("../access/gate").Access;
 }
 
 declare module "express-serve-static-core" {
@@ -38,7 +42,7 @@ export async function requireUser(req: Request, _res: Response, next: NextFuncti
   const auth = await adminAuth();
   try {
     const decoded = await auth.verifyIdToken(match[1], true);
-    req.caller = { uid: decoded.uid, email: decoded.email };
+    req.caller = { uid: decoded.uid, email: decoded.email, emailVerified: decoded.email_verified === true };
   } catch (err) {
     const code = (err as { code?: string }).code ?? "";
     const why = code.includes("expired")
@@ -55,4 +59,15 @@ export async function requireUser(req: Request, _res: Response, next: NextFuncti
 export function callerOf(req: Request): Caller {
   if (!req.caller) throw new QuarryError("unauthorized:token", "Sign in first.");
   return req.caller;
+}
+
+/** The caller as a run needs it: who, and what the access gate found; throws if the gate did not run. */
+export function runCallerOf(req: Request): {
+  uid: string;
+  email: string | null;
+  access: NonNullable<Caller["access"]>;
+} {
+  const caller = callerOf(req);
+  if (!caller.access) throw new QuarryError("unauthorized:token", "Sign in first.");
+  return { uid: caller.uid, email: caller.email ?? null, access: caller.access };
 }

@@ -4,6 +4,7 @@
  */
 import { Router } from "express";
 import { QuarryError } from "../errors";
+import { adminRoutes } from "./admin";
 import { assistantRoutes } from "./assistants";
 import { feedbackRoutes } from "./feedback";
 import { backgroundRoutes } from "./runs/background";
@@ -19,6 +20,7 @@ export function apiRoutes(): Router {
   r.use(joinRoutes());
   r.use(backgroundRoutes());
   r.use(feedbackRoutes());
+  r.use(adminRoutes());
   r.use((req) => {
     throw new QuarryError(
       "not_found:route",

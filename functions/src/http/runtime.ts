@@ -5,6 +5,8 @@
 import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { firestore } from "../services";
+import { accessStores } from "../access/gate";
+import type { QueryRecord } from "../tools/types";
 import { ThreadStore } from "./thread-store";
 
 type Graph = import("../agent/index.js").QuarryGraph;
@@ -41,13 +43,27 @@ export function graphFactory(): Promise<
   factory ??= import("../agent/index.js")
     .then((agent) => {
       logger.info(`Model: ${agent.describeModel(agent.resolveModel(config().model))}`);
-      return Promise.all([firestore(), import("../context/catalog-store.js")]).then(
-        ([db, { FirestoreCatalogStore }]) =>
-          agent.createGraphFactory({
-            config: config(),
-            catalogStore: new FirestoreCatalogStore(db, config().catalogsCollection),
-          }),
-      );
+      return Promise.all([
+        firestore(),
+        import("../context/catalog-store.js"),
+        import("../context/approved.js"),
+        accessStores(),
+      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }]) => {
+        const approved = new ApprovedQueries(db);
+        return agent.createGraphFactory({
+          config: config(),
+          catalogStore: new FirestoreCatalogStore(db, config().catalogsCollection),
+          approvedQueries: () => approved.current(),
+          // Every query, ran or refused, on the audit log (written beside the run, never holding it up).
+          onQuery: (q) => {
+            audit
+              .record({ kind: "query", uid: q.userId, email: q.userEmail, ...queryFields(q) })
+              .catch((err: unknown) =>
+                logger.error("audit entry not written", { err: String(err), sql: q.sql }),
+              );
+          },
+        });
+      });
     })
     .catch((err: unknown) => {
       factory = undefined; // a failed start (e.g. missing credentials) is retried on the next request
@@ -65,4 +81,10 @@ export function agentGraph(): Promise<Graph> {
       throw err;
     });
   return graph;
+}
+
+/** A query record's fields as the audit log keeps them. */
+function queryFields(q: QueryRecord) {
+  const { userId: _u, userEmail: _e, ...rest } = q;
+  return rest;
 }

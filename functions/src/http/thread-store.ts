@@ -7,7 +7,7 @@ import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from 
 import { MAX_TITLE_CHARS, autoTitle } from "../contract/limits";
 import type { ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { StorageTimeout, isAlreadyExists, isStale, within } from "./storage";
+import { StorageTimeout, isAlreadyExists, isStale, within } from "../storage";
 import {
   ZERO_TOTALS,
   leaseHolder,

@@ -8,6 +8,7 @@ import type { Warehouse } from "./types";
 
 export { createWarehouseTools } from "./model-tools";
 export { MAX_SQL_CHARS } from "./policy";
+export { auditedWarehouse } from "./audited";
 export * from "./types";
 
 const cache = new Map<string, Promise<Warehouse>>();

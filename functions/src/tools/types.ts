@@ -25,6 +25,21 @@ export type {
   WarehouseErrorDetails,
 } from "../contract/events";
 
+/** One query the tools ran, or that failed or was refused, for the audit log. */
+export interface QueryRecord {
+  userId: string;
+  userEmail: string | null;
+  threadId: string;
+  runId: string;
+  sql: string;
+  outcome: "ok" | "error" | "refused";
+  error?: { category: string; message: string };
+  bytesBilled: number;
+  estimatedBytes?: number;
+  jobId?: string;
+  durationMs: number;
+}
+
 /** SQL dialect the prompt tells the model to write. */
 type SqlDialect = "bigquery" | "duckdb";
 
@@ -37,6 +52,10 @@ export interface QueryContext {
   bytesBilledSoFar: number;
   /** Aborts the query (and cancels the job server-side) when the run is cancelled. */
   signal?: AbortSignal;
+  /** The person's email, for the audit log. */
+  userEmail?: string | null;
+  /** Bytes the person may still bill today (their daily quota); unset = no person budget. */
+  personBytesLeft?: number;
   /** Called after the dry run, before execution: the SQL about to run and its estimate. */
   onEstimate?: (estimate: DryRunResult) => void;
 }

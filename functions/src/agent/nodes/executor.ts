@@ -89,6 +89,7 @@ async function runOne(
     threadId: state.threadId,
     runId,
     bytesBilledSoFar: state.bytesBilled,
+    ...personBudget(config, state),
     signal,
     onEstimate: (e: DryRunResult) =>
       emit(config, {
@@ -171,4 +172,25 @@ function artifactFromContent(m: ToolMessage): ToolArtifact {
   if (match)
     return { kind: "error", category: match[1] as WarehouseErrorCategory, message: match[2], details: {} };
   return { kind: "tables", tables: [] };
+}
+
+/**
+ * Who asks and what they may still bill today, as the server put it in `configurable.quarry_person`
+ * (`{ email, bytesLeft }` at the run's start): the bytes this turn billed since come off it.
+ */
+function personBudget(
+  config: LangGraphRunnableConfig,
+  state: QuarryStateType,
+): Pick<QueryContext, "userEmail" | "personBytesLeft"> {
+  const person = (
+    config.configurable as { quarry_person?: { email?: string | null; bytesLeft?: number } } | undefined
+  )?.quarry_person;
+  if (!person) return {};
+  const spentThisTurn = state.usage.bytesBilled - state.usageAtTurnStart.bytesBilled;
+  return {
+    userEmail: person.email ?? null,
+    ...(typeof person.bytesLeft === "number"
+      ? { personBytesLeft: Math.max(person.bytesLeft - spentThisTurn, 0) }
+      : {}),
+  };
 }

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
 import { buildSystemContext } from "../context/system-context";
-import { renderKnowledge, type Knowledge } from "../../context/knowledge";
+import { KnowledgeBase, renderKnowledge, type Knowledge } from "../../context/knowledge";
 import { linkSchema, renderLinkedTables } from "../../context/linking";
 import type { CatalogCache } from "../../context/catalog";
 import { messageText, turnStartIndex } from "../context/history";
@@ -72,7 +72,12 @@ export function makeIngress(deps: AgentDeps) {
       return { ...reset, refusal, finalAnswer: refusal, messages: [new AIMessage(refusal)] };
     }
     const question = messageText(state.messages[state.messages.length - 1]);
-    const chosen = deps.knowledge?.forQuestion(question);
+    // The files' knowledge with the verified queries approved in the admin page since.
+    const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
+    const knowledge = approved.length
+      ? (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved)
+      : deps.knowledge;
+    const chosen = knowledge?.forQuestion(question);
     const linked = deps.catalog
       ? await linkedTables(deps.catalog, state.messages, question, chosen, deps.semantic)
       : undefined;

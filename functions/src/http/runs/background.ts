@@ -14,7 +14,8 @@ import { Router, type Request, type Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError, toErrorBody } from "../../errors";
-import { callerOf } from "../auth";
+import { resolveAccess } from "../../access/gate";
+import { callerOf, runCallerOf } from "../auth";
 import { agentGraph, threadStore } from "../runtime";
 import { STREAM_MODES, runObject, type RunOutcome } from "../../contract/protocol";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
@@ -35,6 +36,8 @@ export interface BackgroundTask {
   uid: string;
   runId: string;
   body: unknown;
+  /** Who queued it, as their token said (access is checked again when it starts). */
+  identity?: { email: string | null; emailVerified: boolean };
 }
 
 /** A background run's document status: queued, started, or how it ended. */
@@ -69,7 +72,14 @@ async function createRun(req: Request, res: Response): Promise<void> {
     uid,
     createdAt: FieldValue.serverTimestamp(),
   });
-  const task: BackgroundTask = { threadId, uid, runId, body: req.body };
+  const caller = callerOf(req);
+  const task: BackgroundTask = {
+    threadId,
+    uid,
+    runId,
+    body: req.body,
+    identity: { email: caller.email ?? null, emailVerified: caller.emailVerified },
+  };
   const { getFunctions } = await import("firebase-admin/functions");
   // The emulator knows queues by the function's bare name only (firebase-tools#7793).
   const queue = config().inEmulator
@@ -81,7 +91,7 @@ async function createRun(req: Request, res: Response): Promise<void> {
 
 /** The task-queue function's body: runs a queued run to its end, its events into its log. */
 export async function runInBackground(task: BackgroundTask): Promise<void> {
-  const { threadId, uid, runId } = task;
+  const { threadId, uid, runId, identity } = task;
   const ref = (await threadStore()).runRef(threadId, runId);
   const setStatus = (status: QueuedRunStatus, extra: Record<string, unknown> = {}) =>
     ref
@@ -89,8 +99,20 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
       .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
   try {
     const checked = checkRun(task.body);
+    // Checked again now, past the members cache: someone removed since the run was queued must not run.
+    const access = await resolveAccess(
+      { uid, email: identity?.email ?? undefined, emailVerified: identity?.emailVerified === true },
+      { fresh: true },
+    );
     await setStatus("running");
-    const outcome = await startRun(uid, threadId, { ...checked, modes: [...STREAM_MODES] }, NO_OUTPUT, runId);
+    const caller = { uid, email: identity?.email ?? null, access };
+    const outcome = await startRun(
+      caller,
+      threadId,
+      { ...checked, modes: [...STREAM_MODES] },
+      NO_OUTPUT,
+      runId,
+    );
     await setStatus(outcome.status, outcome.error ? { error: outcome.error } : {});
   } catch (err) {
     // Refused before it ran (the thread got busy meanwhile, was deleted…): say so in its log too,
@@ -139,10 +161,14 @@ async function joinRun(req: Request, res: Response): Promise<void> {
 
 /** `runs.wait`: runs in this request (it stays open, so it keeps its CPU) and answers with the values. */
 async function waitRun(req: Request, res: Response): Promise<void> {
-  const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const checked = checkRun(req.body);
-  const outcome = await startRun(uid, threadId, { ...checked, modes: [...STREAM_MODES] }, NO_OUTPUT);
+  const outcome = await startRun(
+    runCallerOf(req),
+    threadId,
+    { ...checked, modes: [...STREAM_MODES] },
+    NO_OUTPUT,
+  );
   const { values, interrupts } = await finalValues(threadId);
   res.json({
     ...(values as object),

@@ -20,7 +20,8 @@ import { toErrorBody } from "../../errors";
 import type { QuarryGraph } from "../../agent/index.js";
 import { RunStop, type StopReason } from "../abort";
 import type { RunOutput } from "../sse";
-import { storageError, within } from "../storage";
+import { storageError, within } from "../../storage";
+import type { UsageTotals } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import type { RunCheckpointer } from "./checkpointer";
 import type { RunLogWriter } from "./event-log";
@@ -40,12 +41,16 @@ export interface RunSpec {
   cancelOnDisconnect: boolean;
   /** The run's event log, for clients that rejoin the stream (ids on every event). */
   log?: RunLogWriter;
+  /** Who asks and what they may still bill today (the warehouse refuses a query over it). */
+  person?: { email: string | null; bytesLeft: number };
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
 export interface RunResult {
   status: RunOutcome;
   error?: ErrorBody;
+  /** What the run spent (the turn's usage). */
+  usage: Partial<UsageTotals>;
 }
 
 /** How a run ended, from why it stopped early (if it did), whether it failed, and whether it asked. */
@@ -118,7 +123,7 @@ class Execution {
       if (this.leased) await this.finish();
     }
     const status = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
-    return { status, ...(this.shownError ? { error: this.shownError } : {}) };
+    return { status, usage: this.transcript.usage, ...(this.shownError ? { error: this.shownError } : {}) };
   }
 
   /** Starts the graph and waits for the lease, keeping the chunks streamed meanwhile. */
@@ -277,6 +282,7 @@ function graphArgs(
         thread_id: threadId,
         user_id: uid,
         run_id: runId,
+        ...(spec.person ? { quarry_person: spec.person } : {}),
         ...(spec.checkpointId ? { checkpoint_id: spec.checkpointId } : {}),
       },
       streamMode: RunTranscript.graphModes(spec.modes, GRAPH_MODE),

@@ -9,7 +9,7 @@ import * as logger from "firebase-functions/logger";
 import type { ThreadStatus } from "../../contract/protocol";
 import type { UsageTotals } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
-import { within } from "../storage";
+import { within } from "../../storage";
 import type { RunCheckpointer } from "./checkpointer";
 
 export interface LeaseIds {

@@ -2,8 +2,8 @@ import { Router, type Request, type Response } from "express";
 import { runObject, runStatusOf, type RunObject, type RunOutcome } from "../../contract/protocol";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
-import { storageError } from "../storage";
-import { callerOf } from "../auth";
+import { storageError } from "../../storage";
+import { callerOf, runCallerOf } from "../auth";
 import { leaseHolder, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import { runLog } from "./event-log";
@@ -24,9 +24,8 @@ export function runRoutes(): Router {
 
 /** Everything is validated and the lease taken before the stream opens: bad input is a 4xx, never an event. */
 async function streamRun(req: Request, res: Response): Promise<void> {
-  const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  await startRun(uid, threadId, checkRun(req.body), new SseWriter(res));
+  await startRun(runCallerOf(req), threadId, checkRun(req.body), new SseWriter(res));
 }
 
 async function cancelRun(req: Request, res: Response): Promise<void> {

@@ -9,11 +9,12 @@ import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
+import { accessStores, type Access } from "../../access/gate";
 import { checkpointSaver, graphFactory, threadStore } from "../runtime";
 import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
 import { RunStreamBody, parse, questionText } from "../schemas";
 import type { RunOutput } from "../sse";
-import { storageError, within } from "../storage";
+import { storageError, within } from "../../storage";
 import { leaseHolder, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import { RunCheckpointer, holdsBack } from "./checkpointer";
@@ -21,6 +22,13 @@ import { RunLogWriter, runLog } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
+
+/** Who starts a run: the person, and what the access gate found (role, quota limits). */
+export interface RunCaller {
+  uid: string;
+  email: string | null;
+  access: Access;
+}
 
 /** A run request, validated: what to run and how. */
 export interface CheckedRun {
@@ -127,17 +135,32 @@ async function stopBusyRun(
  * waited on): its events still go to the run's log.
  */
 export async function startRun(
-  uid: string,
+  caller: RunCaller,
   threadId: string,
   { body, resume, checkpointId: asked, question, modes }: CheckedRun,
   out: RunOutput,
   runId: string = randomUUID(),
 ): Promise<RunResult> {
-  const [store, saver, build] = await Promise.all([threadStore(), checkpointSaver(), graphFactory()]);
+  const { uid } = caller;
+  const [store, saver, build, { quotas }] = await Promise.all([
+    threadStore(),
+    checkpointSaver(),
+    graphFactory(),
+    accessStores(),
+  ]);
   const leaseMs = config().runLeaseSeconds * 1000;
   if (body.if_not_exists === "create") await ensureThread(store, threadId, uid);
   let checkpointId = asked;
-  let { tuple, along } = await readThread(store, saver, threadId, checkpointId);
+  // The person's quota is checked (and the question counted) beside the thread's read: one more
+  // round trip at most, none when the read takes longer. 429 before anything runs.
+  const who = { uid, email: caller.email };
+  const [admission, read] = await Promise.all([
+    within(leaseMs, quotas.admit(who, caller.access.limits), "checking the quota").catch((err: unknown) => {
+      throw storageError(err);
+    }),
+    readThread(store, saver, threadId, checkpointId),
+  ]);
+  let { tuple, along } = read;
   const strategy = body.multitask_strategy ?? "reject";
   const stopped = await stopBusyRun(store, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
   if (stopped) {
@@ -161,7 +184,7 @@ export async function startRun(
     holdsBack({ resume: resume !== undefined, checkpointId, tuple }),
   );
   const message = body.input?.messages[0];
-  return executeRun(out, store, runSaver, build(runSaver), {
+  const result = await executeRun(out, store, runSaver, build(runSaver), {
     threadId,
     uid,
     runId,
@@ -174,8 +197,15 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
+    person: { email: caller.email, bytesLeft: admission.bytesLeft },
     ...(config().runLog ? { log: await openRunLog(store, threadId, runId) } : {}),
   });
+  // Bytes and tokens are charged as spent: once the run has let go of its thread.
+  const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
+  await within(leaseMs / 2, quotas.charge(who, spent), "charging the quota").catch((err: unknown) =>
+    logger.error("usage not charged", { uid, threadId, runId, spent, err: String(err) }),
+  );
+  return result;
 }
 
 /** A new event log for the run (`threads/{id}/runs/{runId}/log`). */

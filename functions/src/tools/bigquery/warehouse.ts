@@ -184,9 +184,19 @@ export class BigQueryWarehouse implements Warehouse {
         { estimatedBytes: dry.estimatedBytes, budgetBytes: remaining },
       );
     }
+    const personLeft = ctx.personBytesLeft ?? Number.POSITIVE_INFINITY;
+    if (dry.estimatedBytes > personLeft) {
+      throw new WarehouseError(
+        "budget",
+        `The query would process an estimated ${formatBytes(dry.estimatedBytes)}, but you have ` +
+          `${formatBytes(personLeft)} left of today's query quota. Ask a narrower question (fewer columns, a ` +
+          "shorter date range), or ask again after midnight UTC.",
+        { estimatedBytes: dry.estimatedBytes, budgetBytes: personLeft },
+      );
+    }
     ctx.onEstimate?.(dry);
     const headroom = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
-    const cap = Math.min(maxBytesPerQuery, remaining);
+    const cap = Math.min(maxBytesPerQuery, remaining, personLeft);
     const maximumBytesBilled = Math.max(Math.min(cap, dry.estimatedBytes + headroom), headroom);
 
     let job: Job;

@@ -4,9 +4,9 @@
  * storage failure is worded for the person who asked.
  */
 import * as logger from "firebase-functions/logger";
-import { FirestoreCheckpointerError } from "../checkpointer/errors";
-import { QuarryError } from "../errors";
-import { withTimeout } from "../timeout";
+import { FirestoreCheckpointerError } from "./checkpointer/errors";
+import { QuarryError } from "./errors";
+import { withTimeout } from "./timeout";
 
 /** A Firestore call (or a wait on one) that took longer than its bound. */
 export class StorageTimeout extends Error {}

@@ -1,0 +1,97 @@
+/**
+ * The audit log (`audit/{id}`, server-only, `expireAt` for a TTL policy of QUARRY_AUDIT_TTL_DAYS):
+ * every query that ran or was refused (person, thread, run, SQL, bytes billed, job id, duration,
+ * outcome) and every admin action (members, roles, quotas, proposals; by whom). Admins read it
+ * through `GET /admin/audit` (person and date filters, a cursor for the next page) and export it
+ * (`npm run audit -- export`).
+ */
+import type { Firestore } from "firebase-admin/firestore";
+
+/** A query that ran, failed or was refused. */
+export interface QueryAudit {
+  kind: "query";
+  uid: string;
+  email: string | null;
+  threadId: string;
+  runId: string;
+  sql: string;
+  outcome: "ok" | "error" | "refused";
+  /** For an error or a refusal: its category and words. */
+  error?: { category: string; message: string };
+  bytesBilled: number;
+  estimatedBytes?: number;
+  jobId?: string;
+  durationMs: number;
+}
+
+/** Something an admin did. */
+export interface AdminAudit {
+  kind: "admin";
+  uid: string;
+  email: string | null;
+  action:
+    | "member.add"
+    | "member.update"
+    | "member.remove"
+    | "proposal.approve"
+    | "proposal.reject"
+    | "proposal.edit";
+  /** What it was done to: an email, a proposal id. */
+  target: string;
+  detail?: Record<string, unknown>;
+}
+
+type AuditEntry = (QueryAudit | AdminAudit) & { at: string };
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** Pass as `cursor` for the next page; absent on the last one. */
+  next?: string;
+}
+
+export class AuditLog {
+  constructor(
+    private readonly db: Firestore,
+    private readonly timestamp: typeof import("firebase-admin/firestore").Timestamp,
+    private readonly ttlDays: number,
+    private readonly collection = "audit",
+  ) {}
+
+  /** Records one entry (at server time now). */
+  async record(entry: QueryAudit | AdminAudit): Promise<void> {
+    const now = Date.now();
+    await this.db.collection(this.collection).add({
+      ...entry,
+      at: this.timestamp.fromMillis(now),
+      expireAt: this.timestamp.fromMillis(now + this.ttlDays * 86_400_000),
+    });
+  }
+
+  /** Entries newest first, filtered by person (uid or email) and time range, a page at a time. */
+  async read(q: {
+    person?: string;
+    since?: Date;
+    until?: Date;
+    limit: number;
+    cursor?: string;
+  }): Promise<AuditPage> {
+    let query = this.db.collection(this.collection).orderBy("at", "desc");
+    if (q.person) {
+      const byEmail = q.person.includes("@");
+      query = query.where(byEmail ? "email" : "uid", "==", byEmail ? q.person.toLowerCase() : q.person);
+    }
+    if (q.since) query = query.where("at", ">=", this.timestamp.fromDate(q.since));
+    if (q.until) query = query.where("at", "<", this.timestamp.fromDate(q.until));
+    if (q.cursor) {
+      const after = await this.db.collection(this.collection).doc(q.cursor).get();
+      if (after.exists) query = query.startAfter(after);
+    }
+    const snap = await query.limit(q.limit + 1).get();
+    const docs = snap.docs.slice(0, q.limit);
+    const entries = docs.map((d) => {
+      const { at, expireAt: _e, ...rest } = d.data() as { at: { toDate(): Date }; expireAt: unknown };
+      return { ...(rest as QueryAudit | AdminAudit), at: at.toDate().toISOString() };
+    });
+    return { entries, ...(snap.docs.length > q.limit ? { next: docs[docs.length - 1].id } : {}) };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The members list in Firestore (`members/{email}`, server-only): who an admin added, with which
+ * role and which quota overrides. Read through a short per-instance cache: a removed member or a
+ * changed role takes effect on every instance within the cache's lifetime (at most 60 s, the
+ * setting is refused above that) — on the instance that made the change, at once.
+ */
+import type { Firestore } from "firebase-admin/firestore";
+import type { QuotaLimits, Role } from "../contract/access";
+import type { MemberRecord } from "./policy";
+
+/** A members-list entry as stored. */
+export interface MemberDoc extends MemberRecord {
+  /** Per-person quota overrides; a missing one is the deployment's default. */
+  quotas?: Partial<QuotaLimits>;
+  addedBy: string;
+  addedAt: string;
+  updatedAt: string;
+}
+
+/** The document id of an email: lower case (addresses compare case-insensitively). */
+function memberId(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export class MemberStore {
+  private readonly cache = new Map<string, { doc: MemberDoc | undefined; until: number }>();
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly collection: string,
+    private readonly cacheMs: number,
+  ) {}
+
+  /** The member's entry, from the cache when it is fresh. */
+  async get(email: string): Promise<MemberDoc | undefined> {
+    const hit = this.cache.get(memberId(email));
+    if (hit && hit.until > Date.now()) return hit.doc;
+    return this.fresh(email);
+  }
+
+  /** The member's entry as stored now (and cached). */
+  async fresh(email: string): Promise<MemberDoc | undefined> {
+    const id = memberId(email);
+    const snap = await this.db.collection(this.collection).doc(id).get();
+    const doc = snap.exists ? (snap.data() as MemberDoc) : undefined;
+    this.cache.set(id, { doc, until: Date.now() + this.cacheMs });
+    return doc;
+  }
+
+  async list(): Promise<MemberDoc[]> {
+    const snap = await this.db.collection(this.collection).orderBy("email").limit(1000).get();
+    return snap.docs.map((d) => d.data() as MemberDoc);
+  }
+
+  /** Adds or changes a member; returns the entry as stored. */
+  async put(
+    email: string,
+    change: { role?: Role; quotas?: Partial<QuotaLimits> | null },
+    by: string,
+  ): Promise<MemberDoc> {
+    const id = memberId(email);
+    const ref = this.db.collection(this.collection).doc(id);
+    const now = new Date().toISOString();
+    const doc = await this.db.runTransaction(async (tx) => {
+      const before = (await tx.get(ref)).data() as MemberDoc | undefined;
+      const next: MemberDoc = {
+        email: id,
+        role: change.role ?? before?.role ?? "member",
+        addedBy: before?.addedBy ?? by,
+        addedAt: before?.addedAt ?? now,
+        updatedAt: now,
+      };
+      const quotas = change.quotas === null ? undefined : (change.quotas ?? before?.quotas);
+      if (quotas && Object.keys(quotas).length) next.quotas = quotas;
+      tx.set(ref, next);
+      return next;
+    });
+    this.cache.delete(id);
+    return doc;
+  }
+
+  /** Removes a member; false when there was none. */
+  async remove(email: string): Promise<boolean> {
+    const id = memberId(email);
+    const ref = this.db.collection(this.collection).doc(id);
+    const existed = (await ref.get()).exists;
+    if (existed) await ref.delete();
+    this.cache.delete(id);
+    return existed;
+  }
+}

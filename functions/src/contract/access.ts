@@ -1,0 +1,36 @@
+/**
+ * Access as the page sees it: roles, what `GET /me` answers, and the quota figures it shows.
+ */
+
+/** `member` asks questions and owns their threads; `admin` also manages members, reviews proposals, reads usage and the audit log. */
+export const ROLES = ["member", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** One quota: what was used in its window, its limit, and when the window resets (ISO time). */
+export interface QuotaFigure {
+  used: number;
+  limit: number;
+  resetsAt: string;
+}
+
+/** A person's quotas, as `GET /me` reports them. */
+export interface Quotas {
+  questionsPerMinute: QuotaFigure;
+  bytesPerDay: QuotaFigure;
+  tokensPerDay: QuotaFigure;
+}
+
+/** `GET /me`. */
+export interface Me {
+  uid: string;
+  email: string | null;
+  role: Role;
+  quotas: Quotas;
+}
+
+/** Per-person limits an admin may set; a missing one is the deployment's default. */
+export interface QuotaLimits {
+  questionsPerMinute: number;
+  bytesPerDay: number;
+  tokensPerDay: number;
+}

@@ -1,0 +1,83 @@
+/**
+ * A warehouse whose every query is reported, ran or not: the audit log's source. The report says
+ * who asked (from the query context), the SQL, how it ended (ok, error, or refused by a check —
+ * scope, budget, quota, a write), bytes billed, the job and its duration.
+ */
+import {
+  WarehouseError,
+  type QueryContext,
+  type QueryRecord,
+  type Warehouse,
+  type WarehouseErrorCategory,
+} from "./types";
+
+/** Categories that mean a check refused the query before it ran. */
+const REFUSALS: ReadonlySet<WarehouseErrorCategory> = new Set([
+  "refused",
+  "budget",
+  "bytes_limit",
+  "access_denied",
+  "bad_input",
+]);
+
+export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord) => void): Warehouse {
+  const report = (ctx: QueryContext, sql: string, started: number, rest: Partial<QueryRecord>) => {
+    try {
+      onQuery({
+        userId: ctx.userId,
+        userEmail: ctx.userEmail ?? null,
+        threadId: ctx.threadId,
+        runId: ctx.runId,
+        sql,
+        outcome: "ok",
+        bytesBilled: 0,
+        durationMs: Date.now() - started,
+        ...rest,
+      });
+    } catch {
+      /* the audit sink reports its own failures; a query's answer never depends on it */
+    }
+  };
+  return {
+    dialect: inner.dialect,
+    dialectNote: inner.dialectNote,
+    listTables: () => inner.listTables(),
+    describeTable: (table) => inner.describeTable(table),
+    ...(inner.columnValues
+      ? {
+          columnValues: (table: string, column: string, limit: number) =>
+            inner.columnValues!(table, column, limit),
+        }
+      : {}),
+    dryRun: (sql, ctx) => inner.dryRun(sql, ctx),
+    close: () => inner.close(),
+    async query(sql: string, ctx: QueryContext) {
+      const started = Date.now();
+      let estimatedBytes: number | undefined;
+      const withEstimate: QueryContext = {
+        ...ctx,
+        onEstimate: (e) => {
+          estimatedBytes = e.estimatedBytes;
+          ctx.onEstimate?.(e);
+        },
+      };
+      try {
+        const result = await inner.query(sql, withEstimate);
+        report(ctx, result.sql, started, {
+          bytesBilled: result.bytesBilled,
+          ...(estimatedBytes !== undefined ? { estimatedBytes } : {}),
+          ...(result.jobId ? { jobId: result.jobId } : {}),
+        });
+        return result;
+      } catch (err) {
+        const category = err instanceof WarehouseError ? err.category : "internal";
+        report(ctx, sql, started, {
+          outcome: REFUSALS.has(category) ? "refused" : "error",
+          error: { category, message: (err as Error).message },
+          ...(estimatedBytes !== undefined ? { estimatedBytes } : {}),
+        });
+        throw err;
+      }
+    },
+  };
+}
