@@ -420,7 +420,7 @@ export function accessLines(env) {
   if (!domains && !admins) {
     return [
       "Access: local open policy — every account of the Auth emulator (and the page's test user) may use Quarry, as an admin.",
-      "        To try the closed policy: QUARRY_ALLOWED_DOMAINS=example.com QUARRY_ADMINS=you@example.com npm start",
+      "Access: to try the closed policy: QUARRY_ALLOWED_DOMAINS=example.com QUARRY_ADMINS=you@example.com npm start",
     ];
   }
   return [

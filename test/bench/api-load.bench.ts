@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { startStack } from "../../scripts/stack.mjs";
+import { BENCH_ACCESS_ENV } from "./app-server";
 import { signUp } from "../support/auth-emulator";
 import { apiScript } from "../support/api-script";
 import { startVertexStandin } from "../support/vertex-standin";
@@ -98,12 +99,33 @@ function row(name: string, runs: RunStats[], wallMs: number) {
   };
 }
 
+interface Rpc {
+  at: number;
+  end: number;
+  method: string;
+  toLog: boolean;
+  heldBack: boolean;
+}
+
+/**
+ * Sequential round trips: the longest chain of calls each started after the one before it ended
+ * (calls made side by side — the quota check beside the thread's read — count once).
+ */
+function sequentialRoundTrips(rpcs: Rpc[]): number {
+  const sorted = [...rpcs].sort((a, b) => a.at - b.at);
+  const depth: number[] = [];
+  sorted.forEach((r, i) => {
+    depth[i] = 1 + Math.max(0, ...sorted.slice(0, i).map((p, j) => (p.end <= r.at ? depth[j] : 0)));
+  });
+  return Math.max(0, ...depth);
+}
+
 /** Counts Firestore RPCs (unary and streaming) issued by this process's Firestore clients. */
 function countFirestoreRpcs() {
   const { Firestore } = require(
     require.resolve("@google-cloud/firestore", { paths: [path.join(root, "functions")] }),
   );
-  const log: { at: number; method: string; toLog: boolean; heldBack: boolean }[] = [];
+  const log: Rpc[] = [];
   for (const name of ["request", "requestStream"] as const) {
     const original = Firestore.prototype[name];
     Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
@@ -113,15 +135,30 @@ function countFirestoreRpcs() {
       // The held-back checkpoint writes, which start flowing at the answer's first token (in the
       // same instant the client gets it): checkpoints only, no thread document (the lease's commit).
       const heldBack = !toLog && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
-      log.push({ at: performance.now(), method, toLog, heldBack });
-      return original.call(this, method, ...rest);
+      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack };
+      log.push(rpc);
+      const done = () => (rpc.end = Math.min(rpc.end, performance.now()));
+      const out = original.call(this, method, ...rest) as Promise<unknown>;
+      // A unary call ends when it settles; a stream (runQuery, batchGetDocuments) when it ends.
+      void Promise.resolve(out).then(
+        (v) => {
+          const s = v as { once?: (e: string, f: () => void) => void } | undefined;
+          if (name === "requestStream" && typeof s?.once === "function") {
+            s.once("end", done);
+            s.once("close", done);
+            s.once("error", done);
+          } else done();
+        },
+        () => done(),
+      );
+      return out;
     };
   }
   return log;
 }
 
 async function inProcessRoundTrips(env: Record<string, string>, standinHost: string, authUrl: string) {
-  Object.assign(process.env, env, {
+  Object.assign(process.env, env, BENCH_ACCESS_ENV, {
     VERTEX_AI_EMULATOR_HOST: standinHost,
     QUARRY_WAREHOUSE: "duckdb",
     METADATA_SERVER_DETECTION: "none",
@@ -165,7 +202,8 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     if (!name.startsWith("warm")) {
       results.push({
         scenario: name,
-        "round trips before first token": awaited.length,
+        "round trips before first token": sequentialRoundTrips(awaited),
+        "calls awaited": awaited.length,
         "their calls, in order": awaited.map((r) => r.method).join(" → "),
         "+ background listen": before.filter((r) => r.method === "listen").length,
         "+ background log writes": before.filter((r) => r.toLog).length,
@@ -201,6 +239,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     results.push({
       scenario: `baseline (graph on the checkpointer alone, durability sync): ${name}`,
       "round trips before first token": before.length,
+      "calls awaited": before.length,
       "their calls, in order": before.map((r) => r.method).join(" → "),
       "+ background listen": 0,
       "+ background log writes": 0,
@@ -222,6 +261,7 @@ async function main() {
     services: ["firestore", "functions", "auth"],
     ports: "auto",
     env: {
+      ...BENCH_ACCESS_ENV,
       QUARRY_WAREHOUSE: "duckdb",
       VERTEX_AI_EMULATOR_HOST: standin.host,
       NODE_EXTRA_CA_CERTS: standin.certFile,

@@ -9,6 +9,16 @@ import { createInterface } from "node:readline";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
+/**
+ * The access policy benchmarks run with, as a deployment would: verified addresses of the test
+ * users' domain are members (so every run passes the gate and the quota check), and a questions
+ * quota no benchmark reaches.
+ */
+export const BENCH_ACCESS_ENV = {
+  QUARRY_ALLOWED_DOMAINS: "example.com",
+  QUARRY_QUOTA_QUESTIONS_PER_MINUTE: "1000000",
+};
+
 /** Starts an instance with `env`; stop it with `child.kill()`. */
 export function startAppServer(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["--import", "tsx", import.meta.filename], {

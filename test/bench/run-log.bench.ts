@@ -11,7 +11,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { Client } from "@langchain/langgraph-sdk";
 import { startStack } from "../../scripts/stack.mjs";
 import { signUp } from "../support/auth-emulator";
-import { startAppServer } from "./app-server";
+import { startAppServer, BENCH_ACCESS_ENV } from "./app-server";
 import { apiScript } from "../support/api-script";
 import { startVertexStandin } from "../support/vertex-standin";
 
@@ -39,6 +39,7 @@ async function main() {
   try {
     const env: Record<string, string> = {
       ...(stack.env as Record<string, string>),
+      ...BENCH_ACCESS_ENV,
       QUARRY_WAREHOUSE: "duckdb",
       VERTEX_AI_EMULATOR_HOST: standin.host,
       NODE_EXTRA_CA_CERTS: standin.certFile,

@@ -13,8 +13,21 @@ import { ROOT } from "../../scripts/stack.mjs";
 const MODEL_ENV =
   /^(GEMINI_API_KEY|GOOGLE_API_KEY|GOOGLE_APPLICATION_CREDENTIALS|VERTEX_AI_EMULATOR_HOST|QUARRY_.*|FIRESTORE_EMULATOR_HOST|FIREBASE_AUTH_EMULATOR_HOST|GCLOUD_PROJECT|NODE_EXTRA_CA_CERTS)$/;
 
-/** Starts the launcher, waits for its "Ready." line, stops it, and returns its [quarry] lines. */
+/** Starts the launcher, waits for its "Ready." line, stops it, and returns its model lines. */
 async function launch(env: Record<string, string>): Promise<string[]> {
+  return pick(await launchOutput(env), (l) => l.startsWith("[quarry] Model:") || l.startsWith("[quarry]   "));
+}
+
+/** The [quarry] lines of the launcher's output that `keep` keeps, without the prefix. */
+function pick(out: string, keep: (line: string) => boolean): string[] {
+  return out
+    .split("\n")
+    .filter(keep)
+    .map((l) => l.replace(/^\[quarry\] /, ""));
+}
+
+/** Starts the launcher, waits for its "Ready." line, stops it, and returns its output. */
+async function launchOutput(env: Record<string, string>): Promise<string> {
   const home = mkdtempSync(path.join(tmpdir(), "quarry-home-"));
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_ENV.test(k)));
   const child = spawn(
@@ -41,10 +54,7 @@ async function launch(env: Record<string, string>): Promise<string[]> {
     await exited;
     rmSync(home, { recursive: true, force: true });
   }
-  return out
-    .split("\n")
-    .filter((l) => l.startsWith("[quarry] Model:") || l.startsWith("[quarry]   "))
-    .map((l) => l.replace(/^\[quarry\] /, ""));
+  return out;
 }
 
 describe("npm start's model line", { timeout: 240_000 }, () => {
@@ -66,6 +76,25 @@ describe("npm start's model line", { timeout: 240_000 }, () => {
   it("names Vertex AI when a Vertex AI stand-in is set", async () => {
     const lines = await launch({ VERTEX_AI_EMULATOR_HOST: "127.0.0.1:8085", QUARRY_MODEL: "gemini-2.5-pro" });
     expect(lines).toEqual(["Model: Vertex AI · gemini-2.5-pro at https://127.0.0.1:8085"]);
+  });
+
+  it("prints the access policy: the local open one unless a closed one is set", async () => {
+    const open = pick(await launchOutput({ GEMINI_API_KEY: "AIza-test" }), (l) =>
+      l.startsWith("[quarry] Access:"),
+    );
+    expect(open[0]).toMatch(/^Access: local open policy — every account of the Auth emulator/);
+    expect(open[1]).toMatch(/QUARRY_ALLOWED_DOMAINS=example\.com QUARRY_ADMINS=you@example\.com npm start$/);
+    const closed = pick(
+      await launchOutput({
+        GEMINI_API_KEY: "AIza-test",
+        QUARRY_ALLOWED_DOMAINS: "acme.test",
+        QUARRY_ADMINS: "boss@acme.test",
+      }),
+      (l) => l.startsWith("[quarry] Access:"),
+    );
+    expect(closed).toEqual([
+      "Access: closed — verified emails in acme.test are members; admins: boss@acme.test; others are refused (403).",
+    ]);
   });
 
   it("without any model says so and prints the three ways, one line each", async () => {

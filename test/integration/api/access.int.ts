@@ -283,3 +283,123 @@ describe("audit", () => {
     expect((await db.collection("audit").where("uid", "==", person.uid).get()).size).toBe(ran.length);
   });
 });
+
+describe("proposals in the admin API", () => {
+  /** An answered question in the person's new thread, up-voted: a proposal. */
+  async function proposed(person: TestUser, question = QUESTION): Promise<string> {
+    const client = sdkClient(api, person);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "quarry", { input: input(question) });
+    const state = await client.threads.getState(thread.thread_id);
+    const human = (state.values as { messages: { type: string; id: string }[] }).messages.find(
+      (m) => m.type === "human",
+    )!;
+    const vote = await call(api, `/threads/${thread.thread_id}/feedback`, {
+      method: "POST",
+      token: person.idToken,
+      body: { question_id: human.id, score: 1 },
+    });
+    expect(vote.json).toMatchObject({ status: "proposed" });
+    return String(vote.json.feedback_id);
+  }
+
+  it("edits, refuses an approval whose SQL fails the dry run, approves into Firestore, rejects; each on the audit log", async () => {
+    const person = await signUp(authUrl);
+    const id = await proposed(person);
+    const listed = await call(api, "/admin/proposals", { token: admin.idToken });
+    expect((listed.json as { proposals: { id: string }[] }).proposals.map((p) => p.id)).toContain(id);
+    const bad = await call(api, `/admin/proposals/${id}`, {
+      method: "PATCH",
+      token: admin.idToken,
+      body: { sql: "SELECT nope FROM shop.nowhere" },
+    });
+    expect(bad.status).toBe(200);
+    const refused = await call(api, `/admin/proposals/${id}/approve`, {
+      method: "POST",
+      token: admin.idToken,
+    });
+    expect(refused.status).toBe(400);
+    expect(String(refused.json.message)).toMatch(/does not pass the dry run/);
+    expect((await db.collection("approved_queries").doc(id).get()).exists).toBe(false);
+    const good = "SELECT COUNT(*) AS orders FROM shop.orders";
+    await call(api, `/admin/proposals/${id}`, {
+      method: "PATCH",
+      token: admin.idToken,
+      body: { question: "How many orders in all?", sql: good },
+    });
+    const approved = await call(api, `/admin/proposals/${id}/approve`, {
+      method: "POST",
+      token: admin.idToken,
+    });
+    expect(approved.status).toBe(200);
+    expect((await db.collection("approved_queries").doc(id).get()).data()).toMatchObject({
+      question: "How many orders in all?",
+      sql: good,
+      approvedBy: TEST_ADMIN_EMAIL,
+    });
+    // Reviewed once: it leaves the list, and a second decision is a conflict.
+    const again = await call(api, `/admin/proposals/${id}/reject`, { method: "POST", token: admin.idToken });
+    expect([again.status, again.json.error]).toEqual([409, "conflict:proposal"]);
+    const other = await proposed(person, "What is the total revenue?");
+    expect(
+      (await call(api, `/admin/proposals/${other}/reject`, { method: "POST", token: admin.idToken })).status,
+    ).toBe(204);
+    expect((await db.collection("approved_queries").doc(other).get()).exists).toBe(false);
+    const after = await call(api, "/admin/proposals", { token: admin.idToken });
+    expect((after.json as { proposals: { id: string }[] }).proposals.map((p) => p.id)).not.toContain(id);
+    const audit = await call(api, `/admin/audit?person=${encodeURIComponent(TEST_ADMIN_EMAIL)}&limit=100`, {
+      token: admin.idToken,
+    });
+    const mine = (audit.json as { entries: { action?: string; target?: string }[] }).entries.filter(
+      (e) => e.target === id || e.target === other,
+    );
+    expect(mine.map((e) => `${e.action}:${e.target === id ? "a" : "b"}`)).toEqual([
+      "proposal.reject:b",
+      "proposal.approve:a",
+      "proposal.edit:a",
+      "proposal.edit:a",
+    ]);
+  });
+});
+
+describe("background runs", () => {
+  it("a run queued by someone removed since does not run: its log says why", async () => {
+    const app = await startInProcessApp(); // sets this process's configuration like the function's
+    try {
+      // A member queues a run, then is removed before its task starts.
+      const outsider = await signUp(authUrl, outsiderEmail());
+      await call(api, "/admin/members", {
+        method: "POST",
+        token: admin.idToken,
+        body: { email: outsider.email },
+      });
+      await expect
+        .poll(async () => (await call(api, "/me", { token: outsider.idToken })).status, { timeout: 10_000 })
+        .toBe(200);
+      const thread = await sdkClient(api, outsider).threads.create();
+      await call(api, `/admin/members/${outsider.email}`, { method: "DELETE", token: admin.idToken });
+      const { runInBackground } = await import("../../../functions/src/http/runs/background");
+      const runId = "00000000-0000-4000-8000-0000000000aa";
+      // The task's body, as the task queue hands it over (the members cache is not consulted).
+      await runInBackground({
+        threadId: thread.thread_id,
+        uid: outsider.uid,
+        runId,
+        body: { assistant_id: "quarry", input: input() },
+        identity: { email: outsider.email, emailVerified: true },
+      });
+      const threadDoc = db.collection("threads").doc(thread.thread_id);
+      const run = await threadDoc.collection("runs").doc(runId).get();
+      expect(run.get("status")).toBe("error");
+      expect(run.get("error")).toMatchObject({ error: "forbidden:not_member" });
+      // It never took the thread: no lease, no run recorded, no question stored.
+      expect((await threadDoc.get()).get("lastRunId")).toBeUndefined();
+      expect(
+        (await db.collection("checkpoints").doc(thread.thread_id).collection("checkpoints").limit(1).get())
+          .size,
+      ).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+});
