@@ -134,6 +134,38 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     expect(realInserts()).toHaveLength(0);
   });
 
+  it("refuses a query over what is left of the person's daily quota, and caps the job at it", async () => {
+    standin.onQuery({
+      match: /FROM quota_scan/,
+      totalBytesProcessed: 300_000_000,
+      referencedTables: [orders],
+    });
+    const e = await failure(
+      (await open()).query("SELECT * FROM quota_scan", { ...ctx, personBytesLeft: 250_000_000 }),
+    );
+    expect(e.category).toBe("budget");
+    expect(e.message).toMatch(/you have 250,000,000 bytes \(250.00 MB\) left of today's query quota/);
+    expect(e.details).toMatchObject({ estimatedBytes: 300_000_000, budgetBytes: 250_000_000 });
+    expect(realInserts()).toHaveLength(0);
+    // Within it, the job's maximumBytesBilled never exceeds what is left.
+    standin.onQuery({
+      match: /FROM quota_fits/,
+      totalBytesProcessed: 15_000_000,
+      totalBytesBilled: 15_728_640,
+      referencedTables: [orders],
+      fields: ID,
+      rows: [[1]],
+    });
+    await (await open()).query("SELECT id FROM quota_fits", { ...ctx, personBytesLeft: 20_000_000 });
+    expect(realInserts().at(-1)!.configuration.query.maximumBytesBilled).toBe("20000000");
+    // Less left than BigQuery's minimum bill for a table: refused, whatever the estimate.
+    standin.onQuery({ match: /FROM quota_tiny/, totalBytesProcessed: 1_000, referencedTables: [orders] });
+    const tiny = await failure(
+      (await open()).query("SELECT * FROM quota_tiny", { ...ctx, personBytesLeft: 5_000_000 }),
+    );
+    expect(tiny.category).toBe("budget");
+  });
+
   it("sends maximumBytesBilled with headroom, labels, location and a job timeout", async () => {
     standin.onQuery({
       match: /FROM shop_orders_labelled/,

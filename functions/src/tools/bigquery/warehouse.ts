@@ -185,7 +185,9 @@ export class BigQueryWarehouse implements Warehouse {
       );
     }
     const personLeft = ctx.personBytesLeft ?? Number.POSITIVE_INFINITY;
-    if (dry.estimatedBytes > personLeft) {
+    // BigQuery bills at least MIN_BILLED_PER_TABLE per table read: that much must be left too.
+    const minBilled = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
+    if (Math.max(dry.estimatedBytes, minBilled) > personLeft) {
       throw new WarehouseError(
         "budget",
         `The query would process an estimated ${formatBytes(dry.estimatedBytes)}, but you have ` +
