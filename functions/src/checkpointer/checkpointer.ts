@@ -16,12 +16,11 @@ import {
   type CheckpointTuple,
   type DeltaChannelHistory,
   type PendingWrite,
-  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { CheckpointerCache } from "./cache";
 import { FirestoreCheckpointerError, withContext } from "./errors";
-import { BLOBS, CHECKPOINTS, checkpointDocId, keyOf } from "./layout";
+import { CHECKPOINTS, checkpointDocId, keyOf } from "./layout";
 import {
   blobIdsOf,
   decodeWrites,
@@ -33,31 +32,12 @@ import {
   toTuple,
   type LoadedDoc,
 } from "./read";
-import { deltaHistory } from "./history";
+import { deleteThreadDocs, deltaHistory } from "./history";
 import { listTuples } from "./list";
+import { checkedOptions, type FirestoreCheckpointerOptions } from "./options";
 import { writeCheckpoint, writePendingWrites, type WriteContext } from "./write";
 
-/** Options of {@link FirestoreCheckpointer}. */
-export interface FirestoreCheckpointerOptions {
-  /** A `Firestore` from `@google-cloud/firestore` or `firebase-admin/firestore`. */
-  firestore: Firestore;
-  /** Collection path under which every document of the checkpointer lives. Default `"checkpoints"`. */
-  rootCollection?: string;
-  /**
-   * Sets a timestamp field on every document, `days` after it is written, for a Firestore TTL
-   * policy on that field (collection groups `checkpoints` and `blobs`). Blobs still referenced
-   * by newer checkpoints get their expiry pushed forward.
-   */
-  ttl?: { days: number; field?: string };
-  /**
-   * Largest commit request in bytes. A put or putWrites whose new blobs exceed it commits the
-   * blobs first, in several batches, and the checkpoint last. Default 3,500,000: Firestore accepts
-   * 10 MiB per request, but the Java emulator stalls above 4 MiB.
-   */
-  maxCommitBytes?: number;
-  /** Serializer; defaults to LangGraph's JsonPlusSerializer. */
-  serde?: SerializerProtocol;
-}
+export type { FirestoreCheckpointerOptions } from "./options";
 
 /**
  * LangGraph checkpointer on Cloud Firestore.
@@ -91,33 +71,12 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   private readonly maxCommitBytes: number;
 
   constructor(options: FirestoreCheckpointerOptions) {
-    super(options.serde);
-    if (!options?.firestore) {
-      throw new FirestoreCheckpointerError(
-        "checkpointer:bad_config",
-        { operation: "constructor" },
-        "the `firestore` option is required (a Firestore from firebase-admin or @google-cloud/firestore)",
-      );
-    }
-    const root = options.rootCollection ?? "checkpoints";
-    if (!root || root.split("/").some((s) => !s) || root.split("/").length % 2 !== 1) {
-      throw new FirestoreCheckpointerError(
-        "checkpointer:bad_config",
-        { operation: "constructor" },
-        `rootCollection "${root}" is not a collection path (use "name" or "docs/id/name")`,
-      );
-    }
-    if (options.ttl && !(options.ttl.days > 0)) {
-      throw new FirestoreCheckpointerError(
-        "checkpointer:bad_config",
-        { operation: "constructor" },
-        "ttl.days must be a positive number of days",
-      );
-    }
+    super(options?.serde);
+    const { root, ttl, maxCommitBytes } = checkedOptions(options);
     this.firestore = options.firestore;
     this.rootCollection = root;
-    this.maxCommitBytes = options.maxCommitBytes ?? 3_500_000;
-    if (options.ttl) this.ttl = { days: options.ttl.days, field: options.ttl.field ?? "expireAt" };
+    this.maxCommitBytes = maxCommitBytes;
+    if (ttl) this.ttl = ttl;
   }
 
   private threadPath(threadId: string): string {
@@ -341,19 +300,9 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
   /** Deletes every checkpoint, pending write and blob of the thread, 300 documents per commit. */
   async deleteThread(threadId: string): Promise<void> {
     const threadPath = this.threadPath(String(threadId));
-    await withContext({ operation: "deleteThread", threadId: String(threadId) }, async () => {
-      for (const sub of [CHECKPOINTS, BLOBS]) {
-        const col = this.firestore.collection(`${threadPath}/${sub}`);
-        for (;;) {
-          const page = await col.select().limit(300).get();
-          if (page.empty) break;
-          const batch = this.firestore.batch();
-          for (const d of page.docs) batch.delete(d.ref);
-          await batch.commit();
-          if (page.size < 300) break;
-        }
-      }
-    });
+    await withContext({ operation: "deleteThread", threadId: String(threadId) }, () =>
+      deleteThreadDocs(this.firestore, threadPath),
+    );
     this.cache.forgetThread(threadPath);
   }
 

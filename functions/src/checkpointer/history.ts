@@ -12,6 +12,8 @@ import type {
 import type { CheckpointerCache } from "./cache";
 import { decodeValue, refBlobIds } from "./codec";
 import {
+  BLOBS,
+  CHECKPOINTS,
   channelField,
   channelsFromStore,
   type ChannelEntry,
@@ -95,4 +97,19 @@ export async function deltaHistory(
     result[ch] = entry;
   }
   return result;
+}
+
+/** Deletes every checkpoint, pending write and blob document of a thread, 300 per commit. */
+export async function deleteThreadDocs(firestore: Firestore, threadPath: string): Promise<void> {
+  for (const sub of [CHECKPOINTS, BLOBS]) {
+    const col = firestore.collection(`${threadPath}/${sub}`);
+    for (;;) {
+      const page = await col.select().limit(300).get();
+      if (page.empty) break;
+      const batch = firestore.batch();
+      for (const d of page.docs) batch.delete(d.ref);
+      await batch.commit();
+      if (page.size < 300) break;
+    }
+  }
 }
