@@ -145,6 +145,25 @@ describe("who may use Quarry", () => {
       .filter((e) => e.target === outsider.email)
       .map((e) => e.action);
     expect(actions).toEqual(["member.remove", "member.add"]);
+    // Paged, newest first, and filtered by date.
+    const first = await call(api, `/admin/audit?person=${encodeURIComponent(TEST_ADMIN_EMAIL)}&limit=1`, {
+      token: admin.idToken,
+    });
+    const page1 = first.json as { entries: { at: string; target?: string }[]; next?: string };
+    expect(page1.entries).toHaveLength(1);
+    expect(page1.next).toBeTruthy();
+    const second = await call(
+      api,
+      `/admin/audit?person=${encodeURIComponent(TEST_ADMIN_EMAIL)}&limit=1&cursor=${page1.next}`,
+      {
+        token: admin.idToken,
+      },
+    );
+    const page2 = second.json as { entries: { at: string }[] };
+    expect(Date.parse(page2.entries[0].at)).toBeLessThanOrEqual(Date.parse(page1.entries[0].at));
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    const none = await call(api, `/admin/audit?since=${tomorrow}`, { token: admin.idToken });
+    expect((none.json as { entries: unknown[] }).entries).toEqual([]);
   });
 });
 
@@ -157,51 +176,88 @@ describe("quotas", () => {
     await app?.close();
   });
 
-  it("20 concurrent run starts against a limit of 5 admit exactly 5, across two instances; 429 with Retry-After", async () => {
+  it(
+    "20 concurrent run starts against a limit of 5 admit exactly 5, across two instances; 429 with Retry-After",
+    { timeout: 180_000 },
+    async () => {
+      const person = await signUp(authUrl);
+      const set = await call(api, "/admin/members", {
+        method: "POST",
+        token: admin.idToken,
+        body: { email: person.email, quotas: { questionsPerMinute: 5 } },
+      });
+      expect(set.status).toBe(201);
+      // The emulated function and this process's instance both see the override (their caches expire).
+      for (const base of [api, app.url]) {
+        await expect
+          .poll(
+            async () =>
+              (
+                (await call(base, "/me", { token: person.idToken })).json as {
+                  quotas?: { questionsPerMinute: { limit: number } };
+                }
+              )?.quotas?.questionsPerMinute.limit,
+            { timeout: 10_000 },
+          )
+          .toBe(5);
+      }
+      const threads = await Promise.all(
+        Array.from({ length: 20 }, () => sdkClient(api, person).threads.create()),
+      );
+      const results = await Promise.all(
+        threads.map((t, i) =>
+          // A quarter through the emulated function (each concurrent request starts a worker there),
+          // the rest through this process's instance: two instances admitting from the same quota.
+          call(i % 4 === 0 ? api : app.url, `/threads/${t.thread_id}/runs/wait`, {
+            method: "POST",
+            token: person.idToken,
+            body: { assistant_id: "quarry", input: input() },
+          }),
+        ),
+      );
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+      const refused = results.find((r) => r.status === 429)!;
+      expect(refused.json?.error).toBe("quota:questions");
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      // Both instances admitted and refused (the limit held across them).
+      const by = (base: string) => statuses.filter((_, i) => (i % 4 === 0 ? api : app.url) === base);
+      expect(by(api).length + by(app.url).length).toBe(20);
+      expect(String(refused.json?.message)).toMatch(/5 questions in the last minute; the limit is 5/);
+      const me = await call(api, "/me", { token: person.idToken });
+      expect(
+        (me.json as { quotas: { questionsPerMinute: { used: number } } }).quotas.questionsPerMinute.used,
+      ).toBe(5);
+    },
+  );
+
+  it("a day's bytes used up refuses a question with quota:bytes, saying when it resets", async () => {
     const person = await signUp(authUrl);
-    const set = await call(api, "/admin/members", {
+    await call(api, "/admin/members", {
       method: "POST",
       token: admin.idToken,
-      body: { email: person.email, quotas: { questionsPerMinute: 5 } },
+      body: { email: person.email, quotas: { bytesPerDay: 0 } },
     });
-    expect(set.status).toBe(201);
-    // The emulated function and this process's instance both see the override (their caches expire).
-    for (const base of [api, app.url]) {
-      await expect
-        .poll(
-          async () =>
-            (
-              (await call(base, "/me", { token: person.idToken })).json as {
-                quotas?: { questionsPerMinute: { limit: number } };
-              }
-            )?.quotas?.questionsPerMinute.limit,
-          { timeout: 10_000 },
-        )
-        .toBe(5);
-    }
-    const threads = await Promise.all(
-      Array.from({ length: 20 }, () => sdkClient(api, person).threads.create()),
-    );
-    const results = await Promise.all(
-      threads.map((t, i) =>
-        call(i % 2 ? api : app.url, `/threads/${t.thread_id}/runs/wait`, {
-          method: "POST",
-          token: person.idToken,
-          body: { assistant_id: "quarry", input: input() },
-        }),
-      ),
-    );
-    const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
-    const refused = results.find((r) => r.status === 429)!;
-    expect(refused.json?.error).toBe("quota:questions");
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(String(refused.json?.message)).toMatch(/5 questions in the last minute; the limit is 5/);
-    const me = await call(api, "/me", { token: person.idToken });
-    expect(
-      (me.json as { quotas: { questionsPerMinute: { used: number } } }).quotas.questionsPerMinute.used,
-    ).toBe(5);
+    const thread = await sdkClient(api, person).threads.create();
+    await expect
+      .poll(
+        async () => {
+          const r = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+            method: "POST",
+            token: person.idToken,
+            body: { assistant_id: "quarry", input: input() },
+          });
+          return [
+            r.status,
+            r.json?.error,
+            Number(r.headers.get("retry-after")) > 0,
+            /midnight UTC/.test(String(r.json?.message)),
+          ];
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual([429, "quota:bytes", true, true]);
   });
 
   it("bytes and tokens are charged as spent; a day's token quota used up refuses the next question", async () => {
