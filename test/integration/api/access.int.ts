@@ -221,9 +221,6 @@ describe("quotas", () => {
       const refused = results.find((r) => r.status === 429)!;
       expect(refused.json?.error).toBe("quota:questions");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-      // Both instances admitted and refused (the limit held across them).
-      const by = (base: string) => statuses.filter((_, i) => (i % 4 === 0 ? api : app.url) === base);
-      expect(by(api).length + by(app.url).length).toBe(20);
       expect(String(refused.json?.message)).toMatch(/5 questions in the last minute; the limit is 5/);
       const me = await call(api, "/me", { token: person.idToken });
       expect(
