@@ -105,6 +105,7 @@ interface Rpc {
   method: string;
   toLog: boolean;
   heldBack: boolean;
+  access: boolean;
 }
 
 /**
@@ -131,11 +132,13 @@ function countFirestoreRpcs() {
     Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
       // The run's event log is written in the background, never awaited by the run.
       const body = method === "commit" ? JSON.stringify(rest[0] ?? {}) : "";
+      // The access gate's and the quota's own calls (members list, usage and the questions window).
+      const access = /\/documents\/(members|usage|quota_rate)\//.test(JSON.stringify(rest[0] ?? {}));
       const toLog = /\/runs\/[^/]+\/log\//.test(body);
       // The held-back checkpoint writes, which start flowing at the answer's first token (in the
       // same instant the client gets it): checkpoints only, no thread document (the lease's commit).
       const heldBack = !toLog && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
-      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack };
+      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack, access };
       log.push(rpc);
       const done = () => (rpc.end = Math.min(rpc.end, performance.now()));
       const out = original.call(this, method, ...rest) as Promise<unknown>;
@@ -203,6 +206,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
       results.push({
         scenario: name,
         "round trips before first token": sequentialRoundTrips(awaited),
+        "… without the access and quota calls": sequentialRoundTrips(awaited.filter((r) => !r.access)),
         "calls awaited": awaited.length,
         "their calls, in order": awaited.map((r) => r.method).join(" → "),
         "+ background listen": before.filter((r) => r.method === "listen").length,
