@@ -1,5 +1,6 @@
 /**
- * `npm run audit -- export [--since D] [--until D] [--person P] > audit.jsonl`
+ * `npm run audit -- export [--since D] [--until D] [--person P] > audit.jsonl` (`npm run`: a bare
+ * `npm audit` is npm's own vulnerability report)
  *
  * Exports the audit log (Firestore `audit`, server-only: every query and every admin action) as
  * JSON Lines on stdout — one entry per line, **newest first**, each as the admin API returns it
