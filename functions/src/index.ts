@@ -3,6 +3,7 @@
  * DuckDB and the Firestore client load on first use, not here (cold start).
  */
 import { onRequest } from "firebase-functions/v2/https";
+import { beforeUserCreated, beforeUserSignedIn } from "firebase-functions/v2/identity";
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import {
   CONCURRENCY,
@@ -51,3 +52,18 @@ export const backgroundRun = onTaskDispatched<import("./http/runs/background").B
     await runInBackground(req.data);
   },
 );
+
+/**
+ * Refuses outsiders at the door: Firebase Auth calls these before it creates an account and before
+ * every sign-in, and refuses one whose email is outside the access policy (access/blocking.ts says
+ * how, and why an unverified address in the policy is let in). The API still checks every request.
+ */
+export const beforeCreate = beforeUserCreated({ region: REGION }, async (event) => {
+  const { admitAtTheDoor } = await import("./access/blocking.js");
+  await admitAtTheDoor(event.data, "create");
+});
+
+export const beforeSignIn = beforeUserSignedIn({ region: REGION }, async (event) => {
+  const { admitAtTheDoor } = await import("./access/blocking.js");
+  await admitAtTheDoor(event.data, "sign-in");
+});

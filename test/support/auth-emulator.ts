@@ -45,10 +45,22 @@ async function identityToolkit<T>(authUrl: string, method: string, body: unknown
   return (await res.json()) as T;
 }
 
+/** Whether the integration stack's blocking functions let `email` in (its member domain, its admin). */
+function admittedAtTheDoor(email: string): boolean {
+  const addr = email.toLowerCase();
+  return addr === TEST_ADMIN_EMAIL || addr.endsWith(`@${MEMBER_DOMAIN}`);
+}
+
 /**
  * Signs a user up (email/password). `verified` (default true) marks the email verified, as a
  * confirmed address is, and signs in again so the ID token says so (`email_verified: true`); an
  * unverified address proves nothing to Quarry's access policy.
+ *
+ * The function's blocking functions refuse to sign up or sign in an address outside the policy
+ * (test/integration/auth-blocking.int.ts). Tests still need such people *with* a token — the API
+ * must refuse them too: a member removed after signing in keeps an hour-long token — so an address
+ * the integration stack's door refuses gets its account the way an admin makes one (the Identity
+ * Toolkit as owner, which runs no blocking function) and its token from a custom-token sign-in.
  */
 export async function signUp(
   authUrl: string,
@@ -56,6 +68,7 @@ export async function signUp(
   opts: { verified?: boolean } = {},
 ): Promise<TestUser> {
   const addr = email ?? `user${Date.now()}-${counter++}@${MEMBER_DOMAIN}`;
+  if (!admittedAtTheDoor(addr)) return signUpPastTheDoor(authUrl, addr, opts.verified !== false);
   type Tokens = { localId: string; idToken: string; refreshToken: string };
   const created = await identityToolkit<Tokens>(authUrl, "accounts:signUp", {
     email: addr,
@@ -77,4 +90,29 @@ export async function signUp(
     returnSecureToken: true,
   });
   return { uid: body.localId, email: addr, idToken: body.idToken, refreshToken: body.refreshToken };
+}
+
+/** An account made as an admin makes one, with a token from a custom-token sign-in (no blocking function). */
+async function signUpPastTheDoor(authUrl: string, email: string, verified: boolean): Promise<TestUser> {
+  const created = await identityToolkit<{ localId: string }>(
+    authUrl,
+    "accounts:signUp",
+    { email, password: PASSWORD },
+    true,
+  );
+  if (verified) {
+    await identityToolkit(
+      authUrl,
+      "accounts:update",
+      { localId: created.localId, emailVerified: true },
+      true,
+    );
+  }
+  // The Auth emulator takes a custom token as plain JSON; the ID token carries the account's email.
+  const body = await identityToolkit<{ idToken: string; refreshToken: string }>(
+    authUrl,
+    "accounts:signInWithCustomToken",
+    { token: JSON.stringify({ uid: created.localId }), returnSecureToken: true },
+  );
+  return { uid: created.localId, email, idToken: body.idToken, refreshToken: body.refreshToken };
 }

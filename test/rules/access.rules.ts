@@ -1,0 +1,103 @@
+/**
+ * firestore.rules for the access control data (members, usage, the questions window, the audit
+ * log, approved verified queries): server-only. A signed-in person — even one whose token says
+ * they are QUARRY_ADMINS' admin, with a verified address — cannot get, list, create, update or
+ * delete any of it; neither can a signed-out visitor.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  assertFails,
+  assertSucceeds,
+  initializeTestEnvironment,
+  type RulesTestEnvironment,
+} from "@firebase/rules-unit-testing";
+import firebase from "firebase/compat/app";
+import { afterAll, beforeAll, beforeEach, describe, it } from "vitest";
+import { stackEnv } from "../support/stack-env";
+
+type Db = firebase.firestore.Firestore;
+
+let env: RulesTestEnvironment;
+const ALICE = "alice";
+const ADMIN = "admin-uid";
+const ADMIN_EMAIL = "admin@quarry-admins.test";
+
+/** Each collection with a document the server wrote, its id and a field a client would like to change. */
+const COLLECTIONS = [
+  ["members", "alice@example.com", { email: "alice@example.com", role: "member" }],
+  ["usage", `${ALICE}_2026-11-02`, { uid: ALICE, day: "2026-11-02", questions: 3, bytes: 10, tokens: 5 }],
+  ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
+  ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
+  ["approved_queries", "p1", { id: "p1", question: "How many orders?", sql: "SELECT 1", approvedBy: "x" }],
+] as const;
+
+beforeAll(async () => {
+  const { env: stack } = stackEnv();
+  const [host, port] = stack.FIRESTORE_EMULATOR_HOST!.split(":");
+  env = await initializeTestEnvironment({
+    projectId: "demo-quarry-rules-access",
+    firestore: {
+      host,
+      port: Number(port),
+      rules: readFileSync(path.resolve(__dirname, "../../firestore.rules"), "utf8"),
+    },
+  });
+});
+
+afterAll(async () => {
+  await env?.cleanup();
+});
+
+beforeEach(async () => {
+  await env.clearFirestore();
+  // Seeded as the function writes them (the Admin SDK bypasses rules).
+  await env.withSecurityRulesDisabled(async (ctx) => {
+    const db = ctx.firestore();
+    for (const [collection, id, data] of COLLECTIONS) await db.doc(`${collection}/${id}`).set(data);
+  });
+});
+
+const people = {
+  "a signed-in member": () =>
+    env.authenticatedContext(ALICE, { email: "alice@example.com", email_verified: true }),
+  "a signed-in admin": () => env.authenticatedContext(ADMIN, { email: ADMIN_EMAIL, email_verified: true }),
+  "a signed-out visitor": () => env.unauthenticatedContext(),
+};
+
+describe.each(Object.entries(people))("access control data is closed to %s", (_who, context) => {
+  const db = () => context().firestore() as unknown as Db;
+
+  it.each(COLLECTIONS)("%s: no get, no list, no query on its own records", async (collection, id) => {
+    await assertFails(db().doc(`${collection}/${id}`).get());
+    await assertFails(db().collection(collection).get());
+    await assertFails(db().collection(collection).where("uid", "==", ALICE).get());
+    await assertFails(db().collection(collection).where("email", "==", "alice@example.com").get());
+  });
+
+  it.each(COLLECTIONS)("%s: no create, update, overwrite or delete", async (collection, id, data) => {
+    await assertFails(db().doc(`${collection}/new`).set(data));
+    await assertFails(db().collection(collection).add(data));
+    await assertFails(db().doc(`${collection}/${id}`).update({ forged: true }));
+    await assertFails(
+      db()
+        .doc(`${collection}/${id}`)
+        .set({ ...data, forged: true }),
+    );
+    await assertFails(db().doc(`${collection}/${id}`).delete());
+  });
+
+  it("cannot make itself an admin on the members list", async () => {
+    await assertFails(db().doc(`members/${ADMIN_EMAIL}`).set({ email: ADMIN_EMAIL, role: "admin" }));
+    await assertFails(db().doc("members/alice@example.com").update({ role: "admin" }));
+  });
+});
+
+describe("the seeded documents are there (a refusal above is the rules', not a missing document)", () => {
+  it.each(COLLECTIONS)("%s", async (collection, id) => {
+    await env.withSecurityRulesDisabled(async (ctx) => {
+      const snap = await assertSucceeds(ctx.firestore().doc(`${collection}/${id}`).get());
+      expect(snap.exists).toBe(true);
+    });
+  });
+});
