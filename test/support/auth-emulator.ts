@@ -46,20 +46,21 @@ async function identityToolkit<T>(authUrl: string, method: string, body: unknown
 }
 
 /**
- * Signs a user up (email/password). `verified` (default true) marks the email verified, as a
- * confirmed address is, and signs in again so the ID token says so (`email_verified: true`); an
- * unverified address proves nothing to Quarry's access policy.
+ * Signs a user up (email/password, `password123` unless `password` is given). `verified` (default
+ * true) marks the email verified, as a confirmed address is, and signs in again so the ID token
+ * says so (`email_verified: true`); an unverified address proves nothing to Quarry's access policy.
  */
 export async function signUp(
   authUrl: string,
   email?: string,
-  opts: { verified?: boolean } = {},
+  opts: { verified?: boolean; password?: string } = {},
 ): Promise<TestUser> {
   const addr = email ?? `user${Date.now()}-${counter++}@${MEMBER_DOMAIN}`;
+  const password = opts.password ?? PASSWORD;
   type Tokens = { localId: string; idToken: string; refreshToken: string };
   const created = await identityToolkit<Tokens>(authUrl, "accounts:signUp", {
     email: addr,
-    password: PASSWORD,
+    password,
     returnSecureToken: true,
   });
   if (opts.verified === false) {
@@ -73,7 +74,7 @@ export async function signUp(
   await identityToolkit(authUrl, "accounts:update", { localId: created.localId, emailVerified: true }, true);
   const body = await identityToolkit<Tokens>(authUrl, "accounts:signInWithPassword", {
     email: addr,
-    password: PASSWORD,
+    password,
     returnSecureToken: true,
   });
   return { uid: body.localId, email: addr, idToken: body.idToken, refreshToken: body.refreshToken };
