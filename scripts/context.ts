@@ -4,10 +4,12 @@
  * authored context, and the prompt's estimated tokens. It runs the real graph (same settings as the
  * function: QUARRY_WAREHOUSE, QUARRY_DUCKDB_PATH, QUARRY_CONTEXT_DIR) up to the planner's model
  * call and prints that call's prompt, so the command and the agent cannot disagree. No model is
- * called: a recorder takes the planner's place and stops the turn.
+ * called: a recorder takes the planner's place and stops the turn. With a Firestore to read
+ * (FIRESTORE_EMULATOR_HOST, or production credentials) the verified queries approved in the admin
+ * page are merged in as the agent merges them, read fresh each time: an approval shows at once.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { runCommand } from "./cli";
+import { commandFirestore, runCommand } from "./cli";
 import { PromptCaptured, PromptRecorder } from "./prompt-recorder";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
 import { estimateTokens } from "../functions/src/agent/context/history";
@@ -19,7 +21,29 @@ import {
   linkSchema,
   loadKnowledge,
 } from "../functions/src/context";
+import { ApprovedQueries } from "../functions/src/context/approved";
+import type { VerifiedQueryItem } from "../functions/src/context/authored";
+import type { RuntimeConfig } from "../functions/src/config";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+
+/**
+ * The verified queries approved in the admin page (Firestore `approved_queries`), or none, said on
+ * stderr, when there is no Firestore to read.
+ */
+async function approvedQueries(cfg: RuntimeConfig): Promise<readonly VerifiedQueryItem[]> {
+  let db;
+  try {
+    db = commandFirestore(cfg);
+  } catch (err) {
+    console.error(`[context] approved queries not merged: ${(err as Error).message}`);
+    return [];
+  }
+  try {
+    return await new ApprovedQueries(db).current();
+  } finally {
+    await db.terminate();
+  }
+}
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -34,7 +58,11 @@ async function main(): Promise<number> {
   }
   const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
   const warehouse = await getWarehouse(cfg.warehouse);
-  const { knowledge, report } = await loadKnowledge(cfg.contextDir, warehouse);
+  const loaded = await loadKnowledge(cfg.contextDir, warehouse);
+  const { report } = loaded;
+  const approved = await approvedQueries(cfg);
+  // The files' knowledge with the approved queries, as the ingress node merges them (for the summary).
+  const knowledge = loaded.knowledge.withExamples(approved);
   for (const err of report.failed) console.error(`[context] not used: ${err.message}`);
   // One catalog for the graph and for the summary below, so both link the same tables.
   const catalog = await buildCatalog(warehouse, knowledge.allNotes());
@@ -43,7 +71,9 @@ async function main(): Promise<number> {
     checkpointer: new MemorySaver(),
     model: recorder,
     config: cfg,
-    knowledge,
+    // The graph merges the approved queries itself (the ingress node), as in the function.
+    knowledge: loaded.knowledge,
+    approvedQueries: () => Promise.resolve(approved),
     catalog: new CatalogCache(async () => catalog, { maxAgeMs: Infinity }),
   });
   try {
@@ -74,6 +104,9 @@ async function main(): Promise<number> {
   } else {
     console.log(`Question: ${question}`);
     console.log(`Context files: ${report.loaded.join(", ") || "(none)"} (${cfg.contextDir})`);
+    console.log(
+      `Approved in the admin page: ${approved.length} verified quer${approved.length === 1 ? "y" : "ies"}`,
+    );
     console.log(
       `Tables in the prompt (best first): ${out.tables.join(", ")}` +
         (linked.all

@@ -130,16 +130,15 @@ function countFirestoreRpcs() {
   for (const name of ["request", "requestStream"] as const) {
     const original = Firestore.prototype[name];
     Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
-      // The run's event log is written in the background, never awaited by the run.
       const body = method === "commit" ? JSON.stringify(rest[0] ?? {}) : "";
+      // The run's event log is written in the background, never awaited by the run.
+      const toLog = /\/runs\/[^/]+\/log\//.test(body);
       // The access gate's and the quota's own calls (members list, usage and the questions window).
       const access = /\/documents\/(members|usage|quota_rate)\//.test(JSON.stringify(rest[0] ?? {}));
-      const heldBack =
-        !toLog && !access && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
-      const toLog = /\/runs\/[^/]+\/log\//.test(body);
       // The held-back checkpoint writes, which start flowing at the answer's first token (in the
       // same instant the client gets it): checkpoints only, no thread document (the lease's commit).
-
+      const heldBack =
+        !toLog && !access && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
       const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack, access };
       log.push(rpc);
       const done = () => (rpc.end = Math.min(rpc.end, performance.now()));

@@ -15,6 +15,8 @@ import { stackEnv } from "../support/stack-env";
 import { parseCsv } from "../support/csv";
 import { QUOTA } from "../support/e2e-script";
 import { HOLD_URL_ENV, holdClient } from "../support/hold-control";
+import { signUp } from "../support/auth-emulator";
+import { E2E_MEMBER_DOMAIN } from "../support/e2e-access";
 
 const QUESTION = "What is the revenue by category, in detail?";
 const STOP_QUESTION = "Write me a long report on categories";
@@ -331,10 +333,12 @@ describe("Quarry in the browser", () => {
   it("a second user sees none of the first user's threads", async () => {
     const threadId = await answeredThread(page);
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByRole("button", { name: "Create an account instead" }).click();
-    await page.getByLabel("Email", { exact: true }).fill(`second-${Date.now()}@example.com`);
+    // A member (a verified address of the allowed domain: access is closed), signing in by email.
+    const second = `second-${Date.now()}@${E2E_MEMBER_DOMAIN}`;
+    await signUp(stackEnv().urls.auth!, second, { password: "second-user-pw" });
+    await page.getByLabel("Email", { exact: true }).fill(second);
     await page.getByLabel("Password", { exact: true }).fill("second-user-pw");
-    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByText("No conversations yet").waitFor();
     await expect(page.locator("li[data-thread-id]").count()).resolves.toBe(0);
     await screenshot(page, "09-second-user");

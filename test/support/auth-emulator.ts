@@ -52,9 +52,9 @@ function admittedAtTheDoor(email: string): boolean {
 }
 
 /**
- * Signs a user up (email/password). `verified` (default true) marks the email verified, as a
- * confirmed address is, and signs in again so the ID token says so (`email_verified: true`); an
- * unverified address proves nothing to Quarry's access policy.
+ * Signs a user up (email/password, `password123` unless `password` is given). `verified` (default
+ * true) marks the email verified, as a confirmed address is, and signs in again so the ID token
+ * says so (`email_verified: true`); an unverified address proves nothing to Quarry's access policy.
  *
  * The function's blocking functions refuse to sign up or sign in an address outside the policy
  * (test/integration/auth-blocking.int.ts). Tests still need such people *with* a token — the API
@@ -65,14 +65,15 @@ function admittedAtTheDoor(email: string): boolean {
 export async function signUp(
   authUrl: string,
   email?: string,
-  opts: { verified?: boolean } = {},
+  opts: { verified?: boolean; password?: string } = {},
 ): Promise<TestUser> {
   const addr = email ?? `user${Date.now()}-${counter++}@${MEMBER_DOMAIN}`;
-  if (!admittedAtTheDoor(addr)) return signUpPastTheDoor(authUrl, addr, opts.verified !== false);
+  const password = opts.password ?? PASSWORD;
+  if (!admittedAtTheDoor(addr)) return signUpPastTheDoor(authUrl, addr, opts.verified !== false, password);
   type Tokens = { localId: string; idToken: string; refreshToken: string };
   const created = await identityToolkit<Tokens>(authUrl, "accounts:signUp", {
     email: addr,
-    password: PASSWORD,
+    password,
     returnSecureToken: true,
   });
   if (opts.verified === false) {
@@ -86,18 +87,23 @@ export async function signUp(
   await identityToolkit(authUrl, "accounts:update", { localId: created.localId, emailVerified: true }, true);
   const body = await identityToolkit<Tokens>(authUrl, "accounts:signInWithPassword", {
     email: addr,
-    password: PASSWORD,
+    password,
     returnSecureToken: true,
   });
   return { uid: body.localId, email: addr, idToken: body.idToken, refreshToken: body.refreshToken };
 }
 
 /** An account made as an admin makes one, with a token from a custom-token sign-in (no blocking function). */
-async function signUpPastTheDoor(authUrl: string, email: string, verified: boolean): Promise<TestUser> {
+async function signUpPastTheDoor(
+  authUrl: string,
+  email: string,
+  verified: boolean,
+  password: string,
+): Promise<TestUser> {
   const created = await identityToolkit<{ localId: string }>(
     authUrl,
     "accounts:signUp",
-    { email, password: PASSWORD },
+    { email, password },
     true,
   );
   if (verified) {

@@ -3,6 +3,8 @@ import { provideStack } from "./global-helpers";
 import { startVertexStandin } from "./vertex-standin";
 import { e2eScript } from "./e2e-script";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
+import { signUp } from "./auth-emulator";
+import { E2E_ACCESS_ENV, E2E_TEST_USER } from "./e2e-access";
 
 /**
  * Browser tests: the whole local product as a newcomer with a Gemini API key runs it
@@ -12,6 +14,8 @@ import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
  * NODE_EXTRA_CA_CERTS; it refuses any other key). The integration tests run on Vertex AI's path.
  * Answer tokens are streamed with a small delay so a page can watch them; the hold control server
  * lets a test pause an answer midway (`[pause:<key>]`) and release it when it has looked.
+ * Access is closed, as in a deployment (test/support/e2e-access.ts): the page's test user is created
+ * here with a verified address and is the admin; other verified quarry.local addresses are members.
  */
 export default async function setup(project: TestProject) {
   const key = "AIza-e2e-test-key";
@@ -32,9 +36,19 @@ export default async function setup(project: TestProject) {
         QUARRY_GEMINI_BASE_URL: `https://${standin.host}`,
         VERTEX_AI_EMULATOR_HOST: "",
         NODE_EXTRA_CA_CERTS: standin.certFile,
+        ...E2E_ACCESS_ENV,
       },
       extraEnv: { [HOLD_URL_ENV]: holds.url },
     });
+    // "Continue as test user" then signs in to this verified account (it would otherwise create an
+    // unverified one, which the closed policy refuses).
+    const { urls } = project.getProvidedContext().stack;
+    await signUp(urls.auth!, E2E_TEST_USER.email, { password: E2E_TEST_USER.password }).catch(
+      async (err: unknown) => {
+        await teardown();
+        throw err;
+      },
+    );
     return async () => {
       await holds.close();
       await teardown();

@@ -194,5 +194,10 @@ describe("formatBytes and errors in words", () => {
     expect(errorInWords({ error: "model:network", message: network })).toBe(network);
     const quota = "Gemini Developer API says the quota for gemini-2.5-flash is used up. Wait a minute.";
     expect(errorInWords({ error: "model:quota", message: quota })).toBe(quota);
+    // A person's own quota (429 at run start): the server's message says what was used, the limit and when.
+    const mine = "You have asked 1 questions in the last minute; the limit is 1. Ask again in 42 s.";
+    expect(errorInWords(http(429, { error: "quota:questions", message: mine }))).toBe(mine);
+    // A 429 without a worded code is still advice.
+    expect(errorInWords(http(429, { message: "" }))).toMatch(/Wait a minute/);
   });
 });

@@ -1,10 +1,10 @@
-/** Start-up: configuration, Firebase, then sign-in or the workspace. */
+/** Start-up: configuration, Firebase, then sign-in, or (signed in) the access check and the workspace. */
 import { useEffect, useState } from "react";
 import { onAuthStateChanged, type User } from "firebase/auth";
 import { isLocal, loadClientConfig, type ClientConfig } from "./config";
 import { initFirebase, type FirebaseHandles } from "./firebase";
 import { SignIn } from "./auth/SignIn";
-import { Workspace } from "./Workspace";
+import { SignedIn } from "./access/SignedIn";
 
 type Boot =
   | { stage: "loading" }
@@ -46,5 +46,5 @@ export function App() {
   }
   if (!user) return <SignIn auth={boot.fb.auth} local={isLocal(boot.cfg)} />;
   // Keyed by user: signing in as someone else starts from a clean slate.
-  return <Workspace key={user.uid} cfg={boot.cfg} fb={boot.fb} user={user} />;
+  return <SignedIn key={user.uid} cfg={boot.cfg} fb={boot.fb} user={user} />;
 }

@@ -1,26 +1,49 @@
-/** The open thread lives in the URL (`/t/<id>`), so a reload or a shared link reopens it. */
+/**
+ * The page's place lives in the URL: the open thread (`/t/<id>`), so a reload or a shared link
+ * reopens it, and the admin section (`/admin`). Every route hook listens to `popstate`; `navigate`
+ * pushes a path and announces it the same way, so all of them follow.
+ */
 import { useCallback, useEffect, useState } from "react";
 
 const PATTERN = /^\/t\/([0-9A-Za-z-]{1,128})\/?$/;
+const ADMIN = /^\/admin\/?$/;
 
 function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
 }
 
-export function useThreadRoute(): [string | null, (id: string | null, replace?: boolean) => void] {
-  const [id, setId] = useState(() => threadFromPath(window.location.pathname));
+/** Goes to `path` (a new history entry, or replacing this one) and tells every route hook. */
+function navigate(path: string, replace = false): void {
+  if (window.location.pathname === path) return;
+  if (replace) window.history.replaceState(null, "", path);
+  else window.history.pushState(null, "", path);
+  window.dispatchEvent(new PopStateEvent("popstate"));
+}
+
+/** A value read from the path, kept in step with the history. */
+function usePathValue<T>(read: (path: string) => T): T {
+  const [value, setValue] = useState(() => read(window.location.pathname));
   useEffect(() => {
-    const onPop = () => setId(threadFromPath(window.location.pathname));
+    const onPop = () => setValue(read(window.location.pathname));
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
-  }, []);
+  }, [read]);
+  return value;
+}
+
+const isAdminPath = (path: string) => ADMIN.test(path);
+
+export function useThreadRoute(): [string | null, (id: string | null, replace?: boolean) => void] {
+  const id = usePathValue(threadFromPath);
   const go = useCallback((next: string | null, replace = false) => {
-    const path = next ? `/t/${next}` : "/";
-    if (window.location.pathname !== path) {
-      if (replace) window.history.replaceState(null, "", path);
-      else window.history.pushState(null, "", path);
-    }
-    setId(next);
+    navigate(next ? `/t/${next}` : "/", replace);
   }, []);
   return [id, go];
+}
+
+/** Whether the admin section is open (`/admin`), and a way to open or leave it. */
+export function useAdminRoute(): [boolean, (open: boolean) => void] {
+  const open = usePathValue(isAdminPath);
+  const go = useCallback((next: boolean) => navigate(next ? "/admin" : "/"), []);
+  return [open, go];
 }

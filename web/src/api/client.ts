@@ -38,27 +38,48 @@ export interface FeedbackResult {
 }
 
 /**
+ * A JSON request to the API outside the SDK (`/me`, `/admin/*`, feedback) with a fresh ID token.
+ * Throws an error carrying `status` and the API's `{error, message}` body as its message ("HTTP 403:
+ * {...}"), as the SDK's errors do, so `parseApiError` and `errorInWords` read both alike. Resolves
+ * with `undefined` for an empty answer (204).
+ */
+export async function apiRequest<T>(
+  apiUrl: string,
+  auth: Auth,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<T> {
+  const user = auth.currentUser;
+  if (!user) throw new SignedOutError();
+  const res = await fetch(`${apiUrl}${path}`, {
+    method: init.method ?? "GET",
+    headers: {
+      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+      authorization: `Bearer ${await user.getIdToken()}`,
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await res.text();
+  if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status });
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/**
  * Votes on the answer to the question `questionId` (`POST /threads/:id/feedback`, not part of the
  * SDK). Throws an error with the API's `{error, message}` body, as the SDK does.
  */
-export async function sendFeedback(
+export function sendFeedback(
   apiUrl: string,
   auth: Auth,
   threadId: string,
   vote: { questionId: string; score: 1 | -1; note?: string },
 ): Promise<FeedbackResult> {
-  const user = auth.currentUser;
-  if (!user) throw new SignedOutError();
-  const res = await fetch(`${apiUrl}/threads/${threadId}/feedback`, {
+  return apiRequest<FeedbackResult>(apiUrl, auth, `/threads/${threadId}/feedback`, {
     method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${await user.getIdToken()}` },
-    body: JSON.stringify({
+    body: {
       question_id: vote.questionId,
       score: vote.score,
       ...(vote.note ? { note: vote.note } : {}),
-    }),
+    },
   });
-  const text = await res.text();
-  if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}: ${text}`), { status: res.status });
-  return JSON.parse(text) as FeedbackResult;
 }

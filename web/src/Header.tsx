@@ -1,0 +1,101 @@
+/** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), admin, sign out. */
+import type { Role } from "@quarry/functions/contract";
+import type { ClientConfig } from "./config";
+import type { Settings } from "./settings/useSettings";
+
+interface Props {
+  cfg: ClientConfig;
+  email: string | null;
+  role: Role;
+  settings: Settings;
+  setPref: (patch: Partial<Settings>) => void;
+  drawer: boolean;
+  onDrawer: (open: boolean) => void;
+  adminOpen: boolean;
+  onAdmin: (open: boolean) => void;
+  onSignOut: () => void;
+}
+
+export function Header(p: Props) {
+  return (
+    <header className="topbar">
+      {!p.adminOpen && (
+        <button
+          type="button"
+          className="icon menu"
+          aria-label="Conversations"
+          aria-expanded={p.drawer}
+          aria-controls="sidebar"
+          onClick={() => p.onDrawer(!p.drawer)}
+        >
+          ☰
+        </button>
+      )}
+      <h1>Quarry</h1>
+      <Prefs settings={p.settings} setPref={p.setPref} />
+      {p.cfg.model?.ready && (
+        <span className="model small muted" title="The AI model answering">
+          {p.cfg.model.providerName} · {p.cfg.model.model}
+        </span>
+      )}
+      <span className="user small" title={p.email ?? undefined}>
+        {p.email ?? "Signed in"}
+      </span>
+      <span className="role small" title="Your role in Quarry">
+        {p.role}
+      </span>
+      {p.role === "admin" && <AdminLink open={p.adminOpen} onAdmin={p.onAdmin} />}
+      <button type="button" onClick={p.onSignOut}>
+        Sign out
+      </button>
+    </header>
+  );
+}
+
+function AdminLink({ open, onAdmin }: { open: boolean; onAdmin: (open: boolean) => void }) {
+  const href = open ? "/" : "/admin";
+  return (
+    <a
+      className="admin-link"
+      href={href}
+      onClick={(e) => {
+        e.preventDefault();
+        onAdmin(!open);
+      }}
+    >
+      {open ? "Back to chat" : "Admin"}
+    </a>
+  );
+}
+
+function Prefs({ settings, setPref }: Pick<Props, "settings" | "setPref">) {
+  return (
+    <div className="prefs">
+      <label>
+        <span className="sr-only">Theme</span>
+        <select
+          value={settings.theme}
+          onChange={(e) => setPref({ theme: e.target.value as Settings["theme"] })}
+          aria-label="Theme"
+        >
+          <option value="system">System theme</option>
+          <option value="light">Light</option>
+          <option value="dark">Dark</option>
+        </select>
+      </label>
+      <label>
+        <span className="sr-only">Default chart</span>
+        <select
+          value={settings.chartType}
+          onChange={(e) => setPref({ chartType: e.target.value as Settings["chartType"] })}
+          aria-label="Default chart"
+        >
+          <option value="auto">Chart: automatic</option>
+          <option value="bar">Chart: bar</option>
+          <option value="line">Chart: line</option>
+          <option value="scatter">Chart: scatter</option>
+        </select>
+      </label>
+    </div>
+  );
+}

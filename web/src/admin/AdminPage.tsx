@@ -1,0 +1,47 @@
+/**
+ * The admin section (`/admin`): members, usage, the audit log and proposals, each a section of its
+ * own. The API refuses non-admins anyway; a member who comes here by URL is told it is for admins.
+ */
+import { useMemo } from "react";
+import type { Auth } from "firebase/auth";
+import { adminApi } from "./api";
+import { MembersSection } from "./Members";
+import { UsageSection } from "./Usage";
+import { AuditSection } from "./Audit";
+import { ProposalsSection } from "./Proposals";
+
+interface Props {
+  apiUrl: string;
+  auth: Auth;
+  isAdmin: boolean;
+}
+
+export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
+  const api = useMemo(() => adminApi(apiUrl, auth), [apiUrl, auth]);
+  if (!isAdmin) {
+    return (
+      <main className="admin">
+        <section className="setup-card" role="alert" aria-labelledby="admins-only">
+          <h2 id="admins-only">Admins only</h2>
+          <p>This part of Quarry is for its administrators. Ask one if you need something changed.</p>
+          <a href="/">Back to chat</a>
+        </section>
+      </main>
+    );
+  }
+  return (
+    <main className="admin" aria-labelledby="admin-title">
+      <h2 id="admin-title">Administration</h2>
+      <nav aria-label="Admin sections" className="admin-nav">
+        <a href="#members">Members</a>
+        <a href="#usage">Usage</a>
+        <a href="#audit">Audit log</a>
+        <a href="#proposals">Proposals</a>
+      </nav>
+      <MembersSection api={api} />
+      <UsageSection api={api} />
+      <AuditSection api={api} />
+      <ProposalsSection api={api} />
+    </main>
+  );
+}
