@@ -38,9 +38,9 @@ async function newPage(): Promise<Page> {
 }
 
 /** A verified account (created through the Auth emulator's REST API) with an address of `domain`. */
-async function account(name: string, domain = E2E_MEMBER_DOMAIN) {
+async function account(name: string, domain = E2E_MEMBER_DOMAIN, verified = true) {
   const email = `${name}-${Date.now()}-${n++}@${domain}`;
-  const user = await signUp(stackEnv().urls.auth!, email, { password: PASSWORD });
+  const user = await signUp(stackEnv().urls.auth!, email, { password: PASSWORD, verified });
   return { email, idToken: user.idToken };
 }
 
@@ -129,16 +129,31 @@ afterAll(async () => {
 });
 
 describe("access in the browser", () => {
-  it("an outsider sees the no-access card naming whom to ask, not the chat", async () => {
+  it("an outsider is refused at the door: the sign-in form says whom to ask", async () => {
     const page = await newPage();
     const outsider = await account("outsider", "elsewhere.test");
     await signInWithPassword(page, outsider.email);
+    const refusal = page.getByRole("alert").filter({ hasText: `Ask ${E2E_CONTACT} for access.` });
+    await refusal.waitFor();
+    await expect(refusal.innerText()).resolves.toContain(
+      `${outsider.email} is not allowed to use this Quarry`,
+    );
+    // The words only: no HTTP request, no JSON.
+    await expect(refusal.innerText()).resolves.not.toMatch(/HTTP|PERMISSION_DENIED|\{/);
+    await expect(page.getByLabel("Your question").count()).resolves.toBe(0);
+    await screenshot(page, "access-00-refused-at-the-door");
+  });
+
+  it("an unverified address in the domain gets past the door but sees the no-access card, not the chat", async () => {
+    const page = await newPage();
+    const unverified = await account("unverified", E2E_MEMBER_DOMAIN, false);
+    await signInWithPassword(page, unverified.email);
     const card = page
       .getByRole("alert")
       .filter({ has: page.getByRole("heading", { name: "No access to Quarry" }) });
     await card.waitFor();
     await expect(card.innerText()).resolves.toContain(`Ask ${E2E_CONTACT} for access.`);
-    await expect(card.innerText()).resolves.toContain(`Signed in as ${outsider.email}`);
+    await expect(card.innerText()).resolves.toContain(`Signed in as ${unverified.email}`);
     await expect(page.getByLabel("Your question").count()).resolves.toBe(0);
     await expect(page.getByRole("link", { name: "Admin" }).count()).resolves.toBe(0);
     await screenshot(page, "access-01-no-access");

@@ -16,8 +16,25 @@ const MESSAGES: Record<string, string> = {
     "This sign-in method is not enabled for this project (Firebase console → Authentication).",
 };
 
+/**
+ * The words of a refusal by Quarry's sign-in check (an Auth blocking function): Firebase reports it
+ * as an internal error whose text carries the function's JSON answer; its message is for people.
+ */
+function refusedAtTheDoor(e: unknown): string | undefined {
+  const text = String((e as Error)?.message ?? "");
+  const m = /"message":"((?:[^"\\]|\\.)*)","status":"PERMISSION_DENIED"/.exec(text);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(`"${m[1]}"`) as string;
+  } catch {
+    return m[1];
+  }
+}
+
 export function authErrorInWords(e: unknown): string {
   const code = (e as { code?: string })?.code;
   if (code && MESSAGES[code]) return MESSAGES[code];
+  const refused = refusedAtTheDoor(e);
+  if (refused) return refused;
   return (e as Error)?.message || "Sign-in failed. Try again.";
 }
