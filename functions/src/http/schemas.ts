@@ -50,11 +50,16 @@ export const SearchThreadsBody = z.strictObject({
   ids: z.array(uuid).max(100).optional(),
 });
 
+/**
+ * A checkpoint as the API itself returns it in history, state and search (`checkpoint_map: null`
+ * included), so a client can send back what it was given (agent-chat-ui copies a history entry's
+ * checkpoint into the next run).
+ */
 const checkpointRef = z.strictObject({
-  checkpoint_id: z.string().min(1).max(200).optional(),
-  checkpoint_ns: z.string().max(500).optional(),
-  thread_id: z.string().optional(),
-  checkpoint_map: z.record(z.string(), z.unknown()).optional(),
+  checkpoint_id: z.string().min(1).max(200).nullish(),
+  checkpoint_ns: z.string().max(500).nullish(),
+  thread_id: z.string().nullish(),
+  checkpoint_map: z.record(z.string(), z.unknown()).nullish(),
 });
 
 export const HistoryBody = z.strictObject({

@@ -62,6 +62,33 @@ describe("Agent Server parity", () => {
     ).rejects.toMatchObject({ status: 409 });
   });
 
+  it("a checkpoint object from history or state, sent back as is (checkpoint_map: null), starts a run from it", async () => {
+    const thread = await client.threads.create();
+    await drain(
+      client.runs.stream(thread.thread_id, "quarry", { input: ask("hello"), streamMode: ["values"] }),
+    );
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 10 });
+    const state = await client.threads.getState(thread.thread_id);
+    const objects = [history.at(-1)!.checkpoint, history[0].parent_checkpoint!, state.checkpoint];
+    expect(objects.some((c) => c && "checkpoint_map" in c && c.checkpoint_map === null)).toBe(true);
+    for (const checkpoint of objects) {
+      const events = await drain(
+        client.runs.stream(thread.thread_id, "quarry", {
+          input: ask("hello again"),
+          checkpoint,
+          streamMode: ["values"],
+        }),
+      );
+      expect(events.map((e) => e.event)).not.toContain("error");
+      // The same object in a background run's body is accepted too.
+      const run = await client.runs.create(thread.thread_id, "quarry", {
+        input: ask("and again"),
+        checkpoint,
+      });
+      await client.runs.join(thread.thread_id, run.run_id);
+    }
+  });
+
   it("threads are found by graph_id, and a thread's runs are listed while running and after", async () => {
     const thread = await client.threads.create();
     const found = await client.threads.search({ metadata: { graph_id: "quarry" }, limit: 100 });

@@ -272,6 +272,16 @@ describe("rejoining a run's stream", () => {
     await holds.release(key);
   });
 
+  it("Last-Event-ID -1 (what the SDK's React hook sends to replay a run) replays the whole run", async () => {
+    const thread = await client.threads.create();
+    const { runId } = await startAndDrop(thread.thread_id, "How many orders were placed?", () => false);
+    const whole = await rejoin(client, thread.thread_id, runId, undefined);
+    const fromMinusOne = await rejoin(client, thread.thread_id, runId, "-1");
+    expect(whole.length).toBeGreaterThan(3);
+    expect(ids(fromMinusOne)).toEqual(ids(whole));
+    expect(names(fromMinusOne)).toEqual(names(whole));
+  });
+
   it("refuses what it cannot join, saying why", async () => {
     const thread = await client.threads.create();
     const { runId } = await startAndDrop(thread.thread_id, "How many orders were placed?", () => false);

@@ -74,10 +74,13 @@ export async function ensureKnownRun(store: ThreadStore, threadId: string, runId
   }
 }
 
-/** `Last-Event-ID`: the id of the last event the client has (0 or none: from the start). */
+/**
+ * `Last-Event-ID`: the id of the last event the client has. None, 0 or -1 (what the SDK's React
+ * hook sends to replay a run from its start) mean from the start.
+ */
 function lastEventId(req: Request): number {
   const raw = req.header("last-event-id");
-  if (raw === undefined || raw === "") return 0;
+  if (raw === undefined || raw === "" || raw.trim() === "-1") return 0;
   if (!/^\d{1,12}$/.test(raw.trim())) {
     throw new QuarryError(
       "bad_request:params",
