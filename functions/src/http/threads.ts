@@ -119,9 +119,7 @@ async function history(req: Request, body: ReturnType<typeof HistoryBody.parse>)
   const config = {
     configurable: {
       thread_id: id,
-      ...(body.checkpoint?.checkpoint_ns != null
-        ? { checkpoint_ns: body.checkpoint.checkpoint_ns }
-        : {}),
+      ...(body.checkpoint?.checkpoint_ns != null ? { checkpoint_ns: body.checkpoint.checkpoint_ns } : {}),
       ...(body.checkpoint?.checkpoint_id ? { checkpoint_id: body.checkpoint.checkpoint_id } : {}),
     },
   };
