@@ -6,23 +6,14 @@
  * (`npm run audit -- export`).
  */
 import type { Firestore } from "firebase-admin/firestore";
+import type { QueryRecord } from "../tools/types";
 
-/** A query that ran, failed or was refused. */
-export interface QueryAudit {
+/** A query that ran, failed or was refused: the warehouse's report, under the person's uid and email. */
+export type QueryAudit = Omit<QueryRecord, "userId" | "userEmail"> & {
   kind: "query";
   uid: string;
   email: string | null;
-  threadId: string;
-  runId: string;
-  sql: string;
-  outcome: "ok" | "error" | "refused";
-  /** For an error or a refusal: its category and words. */
-  error?: { category: string; message: string };
-  bytesBilled: number;
-  estimatedBytes?: number;
-  jobId?: string;
-  durationMs: number;
-}
+};
 
 /** Something an admin did. */
 export interface AdminAudit {
