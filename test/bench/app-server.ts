@@ -36,10 +36,40 @@ export function startAppServer(env: Record<string, string>): Promise<{ url: stri
 
 async function serve() {
   // As the function's entry does: a cancelled model call's abort echoes are not crashes.
-  const { installProcessGuards } = await import(path.join(root, "functions/lib/http/abort.js"));
+  // BENCH_FUNCTIONS_DIR: another build of the function (a baseline measured in the same run).
+  const lib = path.join(process.env.BENCH_FUNCTIONS_DIR ?? path.join(root, "functions"), "lib");
+  const { installProcessGuards } = await import(path.join(lib, "http/abort.js"));
   installProcessGuards((message: string, data: unknown) => console.error(message, data));
-  const { createApp } = await import(path.join(root, "functions/lib/http/app.js"));
+  const { createApp } = await import(path.join(lib, "http/app.js"));
   const server = createApp().listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
 }
 
 if (process.env.BENCH_ROLE === "server") void serve();
+
+/**
+ * The function as it was at git `ref`, built in a temporary directory (the repository's
+ * node_modules linked in): a baseline a benchmark serves beside today's build, in the same run.
+ * Returns its functions directory, for BENCH_FUNCTIONS_DIR; remove `dir` when done.
+ */
+export async function buildBaseline(ref: string): Promise<{ functionsDir: string; dir: string }> {
+  const { execFileSync } = await import("node:child_process");
+  const { mkdtempSync, symlinkSync } = await import("node:fs");
+  const os = await import("node:os");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-baseline-"));
+  const archive = execFileSync("git", ["archive", ref, "functions", "tsconfig.base.json"], {
+    cwd: root,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  execFileSync("tar", ["-x", "-C", dir], { input: archive });
+  symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
+  symlinkSync(path.join(root, "functions/node_modules"), path.join(dir, "functions/node_modules"));
+  execFileSync(
+    process.execPath,
+    [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "functions/tsconfig.build.json"],
+    {
+      cwd: dir,
+      stdio: "inherit",
+    },
+  );
+  return { functionsDir: path.join(dir, "functions"), dir };
+}

@@ -32,6 +32,76 @@ const starts = (s: Step[]) => s.filter((x) => "answerStarted" in x).length;
 describe("RunTranscript", () => {
   const all: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
 
+  it("sends values with the output channels only, and nothing for a step that changed none of them", () => {
+    const t = new RunTranscript(["values"]);
+    const messages = [new HumanMessage({ id: "h", content: "q" })];
+    const usage = { modelCalls: 1 };
+    const state = (extra: Record<string, unknown>) => ["values", { messages, usage, ...extra }] as Chunk;
+    const out = sent(
+      steps(t, [
+        state({ systemContext: { tables: ["a very long schema"] }, phase: "planning" }),
+        state({ systemContext: { tables: ["a very long schema"] }, phase: "verifying" }),
+        ["values", { messages: [...messages], usage, phase: "answering" }],
+        ["values", { __interrupt__: [{ value: { question: "which?" } }] }],
+      ]),
+    );
+    expect(out.map((e) => Object.keys(e.data as object))).toEqual([
+      ["messages", "usage"],
+      ["messages", "usage"],
+      ["__interrupt__"],
+    ]);
+    expect((out[0].data as { messages: unknown[] }).messages).toEqual([
+      { id: "h", content: "q", type: "human" },
+    ]);
+  });
+
+  it("sends message chunks as lean dicts with the metadata clients read", () => {
+    const t = new RunTranscript(["messages-tuple"]);
+    const call = { id: "c1", name: "bq_query", args: { sql: "SELECT 1" }, type: "tool_call" as const };
+    const planner = new AIMessageChunk({
+      id: "ai-0",
+      content: "",
+      tool_call_chunks: [
+        { id: "c1", name: "bq_query", args: '{"sql":"SELECT 1"}', index: 0, type: "tool_call_chunk" },
+      ],
+      additional_kwargs: {
+        tool_calls: [{ id: "c1", type: "function", function: { name: "bq_query", arguments: "{}" } }],
+        signatures: [""],
+      },
+      response_metadata: {},
+    });
+    const meta = {
+      name: "planner",
+      langgraph_node: "planner",
+      langgraph_step: 1,
+      langgraph_checkpoint_ns: "planner:x",
+      checkpoint_ns: "planner:x",
+      langgraph_path: ["__pregel_pull", "planner"],
+      langgraph_triggers: ["branch:to:planner"],
+      ls_integration: "langgraph",
+      user_id: "uid-1",
+      run_id: "r1",
+      thread_id: "t1",
+      tags: ["graph:step:1"],
+    };
+    const [ev] = sent(steps(t, [["messages", [planner, meta]]]));
+    const [msg, m] = ev.data as [Record<string, unknown>, Record<string, unknown>];
+    expect(msg).toMatchObject({ type: "ai", id: "ai-0", content: "", tool_calls: [call] });
+    expect(msg.tool_call_chunks).toHaveLength(1); // a streamed chunk keeps what clients concatenate
+    expect(msg).not.toHaveProperty("additional_kwargs"); // no provider-format copy, no empty signatures
+    expect(msg).not.toHaveProperty("response_metadata");
+    expect(Object.keys(msg).some((k) => k.startsWith("lc_"))).toBe(false);
+    expect(m).toEqual({
+      name: "planner",
+      langgraph_node: "planner",
+      langgraph_step: 1,
+      langgraph_checkpoint_ns: "planner:x",
+      run_id: "r1",
+      thread_id: "t1",
+      tags: ["graph:step:1"],
+    });
+  });
+
   it("sends only the modes asked for, with messages as plain dicts", () => {
     const t = new RunTranscript(["messages-tuple"]);
     const out = steps(t, [

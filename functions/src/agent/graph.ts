@@ -9,10 +9,10 @@ import { makePlanner } from "./nodes/planner";
 import { makeSummarizer } from "./nodes/summarizer";
 import { makeVerifier } from "./nodes/verifier";
 import { routeAfterIngress, routeAfterPlanner, routeAfterVerifier } from "./routers";
-import { QuarryState } from "./state";
+import { QuarryOutput, QuarryState } from "./state";
 
 export function buildGraph(deps: AgentDeps, checkpointer: BaseCheckpointSaver) {
-  return new StateGraph(QuarryState)
+  return new StateGraph({ stateSchema: QuarryState, output: QuarryOutput })
     .addNode("ingress", makeIngress(deps))
     .addNode("planner", makePlanner(deps))
     .addNode("executor", makeExecutor(deps))

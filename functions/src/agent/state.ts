@@ -7,6 +7,7 @@ import { Annotation, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Phase, Usage } from "./events";
 import { ZERO_USAGE } from "../contract/events";
+import type { OUTPUT_CHANNELS } from "../contract/protocol";
 import type { ToolArtifact } from "../tools/types";
 
 /** Who is asking and what they told us about themselves (settings document, display name). */
@@ -103,3 +104,13 @@ export const QuarryState = Annotation.Root({
 
 export type QuarryStateType = typeof QuarryState.State;
 export type QuarryUpdate = typeof QuarryState.Update;
+
+/**
+ * What the graph gives back (its `values` stream, and `invoke`'s result): the conversation and its
+ * usage. The turn's scratch state — the system context with the linked tables' schemas, the turn's
+ * results, the verdict — stays in the checkpoints (the thread's state and history show all of it).
+ */
+export const QuarryOutput = Annotation.Root({
+  messages: QuarryState.spec.messages,
+  usage: QuarryState.spec.usage,
+} satisfies Record<(typeof OUTPUT_CHANNELS)[number], unknown>);

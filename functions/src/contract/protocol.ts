@@ -104,3 +104,9 @@ export function serverInfo(served: { resumableStreams: boolean }) {
     },
   };
 }
+
+/**
+ * The graph's output channels: what its `values` stream carries (and `invoke` returns) — the
+ * conversation and its usage. The turn's scratch state stays in the checkpoints.
+ */
+export const OUTPUT_CHANNELS = ["messages", "usage"] as const;

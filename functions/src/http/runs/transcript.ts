@@ -6,6 +6,7 @@
  */
 import type { QuarryEvent, Usage } from "../../contract/events";
 import type { StreamMode } from "../../contract/protocol";
+import { OUTPUT_CHANNELS } from "../../contract/protocol";
 import { toPlain } from "../serialize";
 
 /** One chunk of `graph.stream` with several stream modes: `[langgraphMode, data]`. */
@@ -34,6 +35,28 @@ function isAiChunk(m: unknown): m is { id?: string; content: unknown } {
   return x.type === "ai" || x._getType?.() === "ai";
 }
 
+/**
+ * The metadata a `messages` event carries: what clients read of it — the node and step it came
+ * from, its checkpoint namespace (the SDK tells subgraph messages by it), the call's name and
+ * tags, the run and thread. LangGraph's scheduling details (triggers, task path) and the person's
+ * id stay on the server.
+ */
+const STREAM_METADATA = [
+  "langgraph_node",
+  "langgraph_step",
+  "langgraph_checkpoint_ns",
+  "name",
+  "tags",
+  "run_id",
+  "thread_id",
+] as const;
+
+function streamMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of STREAM_METADATA) if (meta?.[k] !== undefined) out[k] = toPlain(meta[k]);
+  return out;
+}
+
 export class RunTranscript {
   /** The turn's usage (the last `usage` event), plus the run itself. */
   usage: Partial<Usage & { runs: number }> = { runs: 1 };
@@ -41,6 +64,9 @@ export class RunTranscript {
   asking = false;
   /** The answer's tokens streamed so far; cleared once the answer is in the state. */
   answerSoFar: { id?: string; text: string } | undefined;
+
+  /** The output channels of the last `values` event sent. */
+  private sentValues: Record<string, unknown> | undefined;
 
   /** `modes`: the protocol stream modes the client asked for. */
   constructor(private readonly modes: readonly StreamMode[]) {}
@@ -53,7 +79,7 @@ export class RunTranscript {
   /** The steps for one chunk. */
   *steps([mode, data]: Chunk): Generator<Step> {
     if (mode === "custom") yield* this.custom(data as QuarryEvent | undefined);
-    else if (mode === "messages") yield* this.message(data as [unknown, { name?: string } | undefined]);
+    else if (mode === "messages") yield* this.message(data as [unknown, Record<string, unknown> | undefined]);
     else yield* this.state(mode, data);
   }
 
@@ -66,7 +92,7 @@ export class RunTranscript {
     if (ev?.type === "phase") yield { boundary: true };
   }
 
-  private *message(data: [unknown, { name?: string } | undefined]): Generator<Step> {
+  private *message(data: [unknown, Record<string, unknown> | undefined]): Generator<Step> {
     // Nodes' finished messages come through this mode too (named after the node); the answer's
     // tokens carry the generator's model-call name.
     const [msg, meta] = data;
@@ -79,10 +105,11 @@ export class RunTranscript {
         };
       }
     }
-    yield { send: "messages", data: toPlain(data) };
+    yield { send: "messages", data: [toPlain(msg, true), streamMetadata(meta)] };
   }
 
   private *state(mode: string, data: unknown): Generator<Step> {
+    if (mode === "values") return yield* this.values(data as Record<string, unknown> | undefined);
     const update = mode === "updates" && data && typeof data === "object" ? data : undefined;
     if (update && "__interrupt__" in update) {
       this.asking = true;
@@ -91,6 +118,29 @@ export class RunTranscript {
     // The answer is in the state now: a stop from here on has nothing partial to keep.
     if (update && "generator" in update) this.answerSoFar = undefined;
     if (this.modes.includes(mode as StreamMode)) yield { send: mode, data: toPlain(data) };
+  }
+
+  /**
+   * A `values` event carries the graph's output channels (OUTPUT_CHANNELS: the messages and the usage),
+   * plus the interrupt when the run stops at a question (QuarryOutput in agent/state.ts declares the
+   * same channels); a step that changed none of them sends
+   * nothing, as LangGraph does for a graph's output. LangGraph.js streams every channel of the
+   * state in this mode; the turn's scratch state stays in the thread's checkpoints.
+   */
+  private *values(data: Record<string, unknown> | undefined): Generator<Step> {
+    if (!this.modes.includes("values") || !data) return;
+    const out: Record<string, unknown> = {};
+    let changed = "__interrupt__" in data;
+    for (const k of OUTPUT_CHANNELS) {
+      if (!(k in data)) continue;
+      out[k] = data[k];
+      // Channels hand out the same object until a step writes them.
+      if (this.sentValues?.[k] !== data[k]) changed = true;
+    }
+    if ("__interrupt__" in data) out.__interrupt__ = data.__interrupt__;
+    if (!changed) return;
+    this.sentValues = out;
+    yield { send: "values", data: toPlain(out) };
   }
 
   private get streamsTokens(): boolean {
