@@ -122,3 +122,27 @@ async function signUpPastTheDoor(
   );
   return { uid: created.localId, email, idToken: body.idToken, refreshToken: body.refreshToken };
 }
+
+/**
+ * Waits until the functions emulator answers the Auth emulator's blocking-function calls within
+ * the Auth emulator's own deadline: the first call loads the function's code in a fresh worker,
+ * which on a busy machine can take longer than that deadline (the sign-up then fails with
+ * BLOCKING_FUNCTION_ERROR_RESPONSE "Deadline exceeded", and no account is made). Signs up (a
+ * throwaway person, or `signUpOnce`) until a sign-up goes through, bounded, so no test's own first
+ * sign-up meets a cold worker.
+ */
+export async function warmBlockingFunctions(
+  authUrl: string,
+  signUpOnce: () => Promise<unknown> = () => signUp(authUrl),
+  attempts = 6,
+): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await signUpOnce();
+      return;
+    } catch (err) {
+      const cold = /BLOCKING_FUNCTION_ERROR_RESPONSE.*Deadline exceeded/s.test(String(err));
+      if (!cold || i >= attempts) throw err;
+    }
+  }
+}

@@ -3,7 +3,7 @@ import { provideStack } from "./global-helpers";
 import { startVertexStandin } from "./vertex-standin";
 import { e2eScript } from "./e2e-script";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
-import { signUp } from "./auth-emulator";
+import { signUp, warmBlockingFunctions } from "./auth-emulator";
 import { E2E_ACCESS_ENV, E2E_TEST_USER } from "./e2e-access";
 
 /**
@@ -43,12 +43,11 @@ export default async function setup(project: TestProject) {
     // "Continue as test user" then signs in to this verified account (it would otherwise create an
     // unverified one, which the closed policy refuses).
     const { urls } = project.getProvidedContext().stack;
-    await signUp(urls.auth!, E2E_TEST_USER.email, { password: E2E_TEST_USER.password }).catch(
-      async (err: unknown) => {
-        await teardown();
-        throw err;
-      },
-    );
+    const testUser = () => signUp(urls.auth!, E2E_TEST_USER.email, { password: E2E_TEST_USER.password });
+    await warmBlockingFunctions(urls.auth!, testUser).catch(async (err: unknown) => {
+      await teardown();
+      throw err;
+    });
     return async () => {
       await holds.close();
       await teardown();

@@ -1,7 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { freePort } from "../../scripts/stack.mjs";
 import { apiScript } from "./api-script";
-import { INTEGRATION_ACCESS_ENV } from "./auth-emulator";
+import { INTEGRATION_ACCESS_ENV, warmBlockingFunctions } from "./auth-emulator";
 import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
@@ -51,6 +51,10 @@ export default async function setup(project: TestProject) {
         QUARRY_TEST_VERTEX_HOST: standin.host,
         QUARRY_TEST_VERTEX_CERT: standin.certFile,
       },
+    });
+    await warmBlockingFunctions(project.getProvidedContext().stack.urls.auth!).catch(async (err: unknown) => {
+      await teardown();
+      throw err;
     });
     return async () => {
       await holds.close(); // a run still held gets its error now, not at the hold's timeout

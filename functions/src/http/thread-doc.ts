@@ -49,6 +49,50 @@ export interface ThreadDoc {
   lastRunId?: string;
   /** Set when a delete has begun: no new run may start. */
   deleting?: boolean;
+  /** What search and GET show of the thread's state (threadValues), as of its last run. */
+  values?: ThreadValues;
+}
+
+/** A thread's conversation as search and GET show it: questions and answers, trimmed. */
+export interface ThreadValues {
+  messages: { type: string; id?: string; content: string }[];
+}
+
+/** How much of a conversation a thread's `values` keep: the first question and the latest messages, each cut. */
+export const THREAD_VALUES = { messages: 12, chars: 500 } as const;
+
+const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((p: { text?: unknown }) => (typeof p?.text === "string" ? p.text : "")).join("")
+      : "";
+
+/**
+ * The `values` a thread's search result and GET carry, from its messages (plain dicts): the
+ * questions and the answers (no tool calls or tool results, which need the thread's state), the
+ * first question always (clients label a thread with it) and the latest ones, each cut to
+ * THREAD_VALUES.chars. Stored on the thread document when a run lets go of it, so a search reads
+ * nothing more than the documents it lists.
+ */
+export function threadValues(messages: unknown[]): ThreadValues {
+  const said = (
+    messages as { type?: string; id?: string; content?: unknown; tool_calls?: unknown[] }[]
+  ).filter(
+    (m) => m?.type === "human" || (m?.type === "ai" && !m.tool_calls?.length && textOf(m.content).trim()),
+  );
+  const n = THREAD_VALUES.messages;
+  const kept = said.length <= n ? said : [said[0], ...said.slice(-(n - 1))];
+  return {
+    messages: kept.map((m) => {
+      const text = textOf(m.content);
+      return {
+        type: m.type!,
+        ...(m.id ? { id: m.id } : {}),
+        content: text.length > THREAD_VALUES.chars ? `${text.slice(0, THREAD_VALUES.chars - 1)}…` : text,
+      };
+    }),
+  };
 }
 
 export const ZERO_TOTALS: UsageTotals = Object.freeze({ ...ZERO_USAGE, runs: 0 });
@@ -79,7 +123,7 @@ export function toThread(id: string, doc: ThreadDoc) {
       assistant_id: ASSISTANT_ID,
     },
     status: doc.status,
-    values: null as unknown,
+    values: (doc.values ?? null) as ThreadValues | null,
     interrupts: {},
     usage: doc.usage,
   };

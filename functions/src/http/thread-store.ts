@@ -15,6 +15,7 @@ import {
   ownedBy,
   type RunClaim,
   type ThreadDoc,
+  type ThreadValues,
   type UsageTotals,
 } from "./thread-doc";
 
@@ -40,7 +41,17 @@ export class ThreadStore {
     return ownedBy(id, await this.ref(id).get(), uid);
   }
 
-  async create(id: string, uid: string, metadata: Record<string, unknown>, ifExists: "raise" | "do_nothing") {
+  /**
+   * Creates the thread's document; `commit` (when given) commits it together with writes of its
+   * own — the thread's empty start checkpoint (see `rootCommit`).
+   */
+  async create(
+    id: string,
+    uid: string,
+    metadata: Record<string, unknown>,
+    ifExists: "raise" | "do_nothing",
+    commit?: (along: (batch: WriteBatch) => void) => Promise<unknown>,
+  ) {
     const now = this.timestamp.now();
     const title = typeof metadata.title === "string" ? metadata.title.slice(0, MAX_TITLE_CHARS) : "";
     const { title: _t, owner: _o, ...rest } = metadata;
@@ -55,7 +66,8 @@ export class ThreadStore {
       run: null,
     };
     try {
-      await this.ref(id).create(doc);
+      if (commit) await commit((batch) => batch.create(this.ref(id), doc));
+      else await this.ref(id).create(doc);
       return doc;
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
@@ -161,6 +173,13 @@ export class ThreadStore {
     }
   }
 
+  /** Commits a batch holding only what `along` adds to it. */
+  async commitAlone(along: (batch: WriteBatch) => void): Promise<void> {
+    const batch = this.db.batch();
+    along(batch);
+    await batch.commit();
+  }
+
   /** Extends our lease; false when it is no longer ours (expired and taken). */
   async renewLease(id: string, runId: string, leaseMs: number): Promise<boolean> {
     return this.db.runTransaction(async (tx) => {
@@ -178,6 +197,7 @@ export class ThreadStore {
     runId: string,
     status: ThreadStatus,
     usage?: Partial<UsageTotals>,
+    values?: ThreadValues,
   ): Promise<void> {
     await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
@@ -187,6 +207,7 @@ export class ThreadStore {
       if (doc.run?.runId === runId) {
         update.run = null;
         update.status = status;
+        if (values) update.values = values;
       }
       if (usage) {
         for (const [k, v] of Object.entries(usage)) {

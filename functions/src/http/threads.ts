@@ -12,6 +12,7 @@ import {
   ThreadIdParam,
   parse,
 } from "./schemas";
+import { rootCommit } from "./runs/checkpointer";
 import { toThreadState } from "./serialize";
 import { toThread } from "./thread-doc";
 
@@ -41,7 +42,15 @@ async function createThread(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const body = parse(CreateThreadBody, req.body ?? {}, "body");
   const id = body.thread_id ?? randomUUID();
-  const doc = await (await threadStore()).create(id, uid, body.metadata ?? {}, body.if_exists ?? "raise");
+  const [store, saver] = await Promise.all([threadStore(), checkpointSaver()]);
+  // The thread's empty start checkpoint goes in the same commit (see rootCommit).
+  const doc = await store.create(
+    id,
+    uid,
+    body.metadata ?? {},
+    body.if_exists ?? "raise",
+    rootCommit(saver, id),
+  );
   res.json(toThread(id, doc));
 }
 

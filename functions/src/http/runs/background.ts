@@ -16,7 +16,7 @@ import { config } from "../../config";
 import { QuarryError, toErrorBody } from "../../errors";
 import { resolveAccess } from "../../access/gate";
 import { callerOf, runCallerOf } from "../auth";
-import { agentGraph, threadStore } from "../runtime";
+import { agentGraph, checkpointSaver, threadStore } from "../runtime";
 import { STREAM_MODES, runObject, type RunOutcome } from "../../contract/protocol";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { toThreadState } from "../serialize";
@@ -57,7 +57,8 @@ async function createRun(req: Request, res: Response): Promise<void> {
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const checked = checkRun(req.body);
   const store = await threadStore();
-  if (checked.body.if_not_exists === "create") await ensureThread(store, threadId, uid);
+  if (checked.body.if_not_exists === "create")
+    await ensureThread(store, await checkpointSaver(), threadId, uid);
   if (leaseHolder(await store.get(threadId, uid))) {
     throw new QuarryError(
       "conflict:run",

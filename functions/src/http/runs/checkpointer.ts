@@ -19,6 +19,7 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
+  emptyCheckpoint,
   type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
@@ -30,6 +31,24 @@ import type { WriteBatch } from "firebase-admin/firestore";
 
 import type { FirestoreCheckpointer } from "../../checkpointer/index.js";
 import { NULL_TASK_ID, hasPendingTasks } from "./langgraph-internals";
+
+/**
+ * A thread's empty start, committed with its document (`along` adds the document): LangGraph's
+ * empty checkpoint with the metadata its loop gives a new thread (step -2). The first run's first
+ * checkpoint already holds the question (the turn goes in as a Command), so without this start
+ * the first question would have no parent to fork from: a client editing it (from the question's
+ * `parent_checkpoint`) would append a turn instead of replacing the question.
+ */
+export function rootCommit(saver: FirestoreCheckpointer, threadId: string) {
+  return (along: (batch: WriteBatch) => void) =>
+    saver.putAlong(
+      { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+      emptyCheckpoint(),
+      { source: "input", step: -2, parents: {} },
+      {},
+      along,
+    );
+}
 
 /** Commits the first checkpoint through `put`, adding the run's own writes to the same batch. */
 export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
@@ -79,6 +98,20 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       this.settleStarted = { resolve, reject };
     });
     this.started.catch(() => {}); // observed by the executor
+  }
+
+  /**
+   * Takes the lease in a commit of its own (`commit` writes the batch `claim` fills), for a run
+   * whose first put would come only after a model call (a rerun: no input checkpoint).
+   */
+  async claimAlone(commit: (along: (batch: WriteBatch) => void) => Promise<unknown>): Promise<void> {
+    this.firstPutMade = true;
+    const done = this.claim(commit);
+    done.then(
+      () => this.settleStarted.resolve(),
+      (err: unknown) => this.settleStarted.reject(err),
+    );
+    await done;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

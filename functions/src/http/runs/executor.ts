@@ -21,7 +21,8 @@ import type { QuarryGraph } from "../../agent/index.js";
 import { RunStop, type StopReason } from "../abort";
 import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
-import type { UsageTotals } from "../thread-doc";
+import { threadValues, type UsageTotals } from "../thread-doc";
+import { toPlain } from "../serialize";
 import type { ThreadStore } from "../thread-store";
 import type { RunCheckpointer } from "./checkpointer";
 import type { RunLogWriter } from "./event-log";
@@ -36,7 +37,7 @@ export interface RunSpec {
   leaseMs: number;
   modes: StreamMode[];
   /** A new question, or the answer to the question the thread is waiting on. */
-  input: { type: "human"; content: unknown; id: string } | { resume: string };
+  input: { type: "human"; content: unknown; id: string } | { resume: string } | { rerun: true };
   checkpointId?: string;
   cancelOnDisconnect: boolean;
   /** The run's event log, for clients that rejoin the stream (ids on every event). */
@@ -234,7 +235,12 @@ class Execution {
     this.saver.close(new Error("the run released its lease"));
     await this.closeLog();
     const threadStatus = this.failed ? "error" : this.transcript.asking ? "interrupted" : "idle";
-    await this.lease.release(threadStatus, this.transcript.usage);
+    const said = this.transcript.conversation;
+    await this.lease.release(
+      threadStatus,
+      this.transcript.usage,
+      said && threadValues(toPlain(said) as unknown[]),
+    );
     this.out.end();
   }
 
@@ -264,7 +270,7 @@ class Execution {
  * `graph.stream`'s arguments for a run. A turn whose later writes are held back goes in as a
  * Command (see `turnInput`), so its first checkpoint holds the question in `messages`; a fork or a
  * turn after a stopped run goes in as plain input (the message a dict the messages reducer coerces
- * to a HumanMessage); an answer to the thread's question resumes it.
+ * to a HumanMessage); an answer to the thread's question resumes it; a rerun has no input.
  */
 function graphArgs(
   { resumeInput, turnInput }: Pick<typeof import("../../agent/index.js"), "resumeInput" | "turnInput">,
@@ -274,7 +280,13 @@ function graphArgs(
 ): Parameters<QuarryGraph["stream"]> {
   const { threadId, runId, uid, input } = spec;
   const graphInput =
-    "resume" in input ? resumeInput(input.resume) : holdBack ? turnInput(input) : { messages: [input] };
+    "rerun" in input
+      ? null // runs on from the checkpoint: its next tasks
+      : "resume" in input
+        ? resumeInput(input.resume)
+        : holdBack
+          ? turnInput(input)
+          : { messages: [input] };
   return [
     graphInput as unknown as Parameters<QuarryGraph["stream"]>[0],
     {

@@ -7,7 +7,7 @@
  */
 import * as logger from "firebase-functions/logger";
 import type { ThreadStatus } from "../../contract/protocol";
-import type { UsageTotals } from "../thread-doc";
+import type { ThreadValues, UsageTotals } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import { within } from "../../storage";
 import type { RunCheckpointer } from "./checkpointer";
@@ -84,12 +84,12 @@ export class RunLease {
     );
   }
 
-  /** Releases the lease (only ours) with the thread's status and the run's usage; bounded, logged if it fails (the lease then runs out). */
-  async release(status: ThreadStatus, usage: Partial<UsageTotals>): Promise<void> {
+  /** Releases the lease (only ours) with the thread's status, the run's usage and the thread's values; bounded, logged if it fails (the lease then runs out). */
+  async release(status: ThreadStatus, usage: Partial<UsageTotals>, values?: ThreadValues): Promise<void> {
     const { threadId, runId, leaseMs } = this.ids;
     await within(
       leaseMs / 2,
-      this.store.releaseLease(threadId, runId, status, usage),
+      this.store.releaseLease(threadId, runId, status, usage, values),
       "releasing the run lease",
     ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
   }

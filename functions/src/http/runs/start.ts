@@ -17,7 +17,7 @@ import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
 import { leaseHolder, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
-import { RunCheckpointer, holdsBack } from "./checkpointer";
+import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter, runLog } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 
@@ -35,7 +35,13 @@ export interface CheckedRun {
   body: RunStreamBody;
   resume: unknown;
   checkpointId: string | undefined;
+  /** The question (a rerun's is read from its checkpoint when it starts: empty until then). */
   question: string;
+  /**
+   * No input, from a checkpoint: the graph runs on from there (the Agent Server's semantics; what a
+   * client's "regenerate" sends, with the checkpoint before the answer).
+   */
+  rerun: boolean;
   modes: StreamMode[];
 }
 
@@ -55,19 +61,20 @@ export function checkRun(raw: unknown): CheckedRun {
       "Send either input (a new question) or command.resume (the answer to the thread's question), not both.",
     );
   }
-  if (!body.input && resume === undefined)
+  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
+  const rerun = !body.input && resume === undefined;
+  if (rerun && !checkpointId)
     throw new QuarryError(
       "bad_request:body",
-      "input is required: { messages: [{ type: 'human', content }] }.",
+      "input is required: { messages: [{ type: 'human', content }] } (or a checkpoint to run on from, with no input).",
     );
-  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
   if (resume !== undefined && checkpointId) {
     throw new QuarryError(
       "bad_request:body",
       "command.resume answers the question the thread is waiting on now: leave out checkpoint_id.",
     );
   }
-  const question = body.input ? questionText(body.input) : answerText(resume);
+  const question = body.input ? questionText(body.input) : rerun ? "" : answerText(resume);
   const requested = body.stream_mode === undefined ? ["values"] : [body.stream_mode].flat();
   if (requested.includes("messages")) {
     throw new QuarryError(
@@ -76,7 +83,7 @@ export function checkRun(raw: unknown): CheckedRun {
     );
   }
   const modes = [...new Set(requested as StreamMode[])];
-  return { body, resume, checkpointId, question, modes };
+  return { body, resume, checkpointId, question, rerun, modes };
 }
 
 /**
@@ -137,7 +144,7 @@ async function stopBusyRun(
 export async function startRun(
   caller: RunCaller,
   threadId: string,
-  { body, resume, checkpointId: asked, question, modes }: CheckedRun,
+  { body, resume, checkpointId: asked, question: asking, rerun, modes }: CheckedRun,
   out: RunOutput,
   runId: string = randomUUID(),
 ): Promise<RunResult> {
@@ -149,7 +156,7 @@ export async function startRun(
     accessStores(),
   ]);
   const leaseMs = config().runLeaseSeconds * 1000;
-  if (body.if_not_exists === "create") await ensureThread(store, threadId, uid);
+  if (body.if_not_exists === "create") await ensureThread(store, saver, threadId, uid);
   let checkpointId = asked;
   // The person's quota is checked (and the question counted) beside the thread's read: one more
   // round trip at most, none when the read takes longer. 429 before anything runs.
@@ -168,6 +175,7 @@ export async function startRun(
     ({ tuple, along } = await readThread(store, saver, threadId, checkpointId));
   }
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
+  const question = rerun ? rerunQuestion(threadId, tuple) : asking;
   const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}) };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
@@ -183,6 +191,9 @@ export async function startRun(
     (put) => store.claimLease(threadId, uid, claim, along[0], put),
     holdsBack({ resume: resume !== undefined, checkpointId, tuple }),
   );
+  // A rerun has no first checkpoint of its own before the graph's first step (the model call):
+  // its lease is taken now, alone, so its tokens stream as they come.
+  if (rerun) await runSaver.claimAlone((along) => store.commitAlone(along));
   const message = body.input?.messages[0];
   const result = await executeRun(out, store, runSaver, build(runSaver), {
     threadId,
@@ -192,7 +203,9 @@ export async function startRun(
     modes,
     input: message
       ? { type: "human", content: message.content, id: message.id ?? randomUUID() }
-      : { resume: answerText(resume) },
+      : rerun
+        ? { rerun: true }
+        : { resume: answerText(resume) },
     checkpointId,
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
@@ -222,13 +235,44 @@ async function openRunLog(store: ThreadStore, threadId: string, runId: string): 
  * Agent Server's if_not_exists "create": a run on a thread id that does not exist yet creates it
  * (the caller's; someone else's id stays refused). One more round trip, only when asked.
  */
-export async function ensureThread(store: ThreadStore, threadId: string, uid: string): Promise<void> {
+export async function ensureThread(
+  store: ThreadStore,
+  saver: Checkpointer,
+  threadId: string,
+  uid: string,
+): Promise<void> {
   const leaseMs = config().runLeaseSeconds * 1000;
-  await within(leaseMs, store.create(threadId, uid, {}, "do_nothing"), "creating the thread").catch(
-    (err: unknown) => {
-      throw err instanceof QuarryError ? err : storageError(err);
-    },
-  );
+  const created = store.create(threadId, uid, {}, "do_nothing", rootCommit(saver, threadId));
+  await within(leaseMs, created, "creating the thread").catch((err: unknown) => {
+    throw err instanceof QuarryError ? err : storageError(err);
+  });
+}
+
+/**
+ * The question a rerun answers again: the last human message in its checkpoint. A checkpoint with
+ * none (a thread's empty start) has nothing to run on: 400.
+ */
+function rerunQuestion(threadId: string, tuple: CheckpointTuple | undefined): string {
+  const messages = (tuple?.checkpoint.channel_values?.messages ?? []) as {
+    content?: unknown;
+    _getType?: () => string;
+    type?: string;
+  }[];
+  const human = [...messages].reverse().find((m) => (m._getType?.() ?? m.type) === "human");
+  const text =
+    typeof human?.content === "string"
+      ? human.content
+      : Array.isArray(human?.content)
+        ? human.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("")
+        : "";
+  if (!text.trim()) {
+    throw new QuarryError(
+      "bad_request:body",
+      `Checkpoint ${String(tuple?.config.configurable?.checkpoint_id ?? "")} of thread ${threadId} holds no ` +
+        "question to run on from: send input (a question) with it.",
+    );
+  }
+  return text;
 }
 
 /** Whether the checkpoint stopped at an `interrupt()` (a question to the user) not answered yet. */

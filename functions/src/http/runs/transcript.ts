@@ -65,15 +65,20 @@ export class RunTranscript {
   /** The answer's tokens streamed so far; cleared once the answer is in the state. */
   answerSoFar: { id?: string; text: string } | undefined;
 
+  /** The thread's messages as of the run's latest step (for the thread's values). */
+  conversation: unknown[] | undefined;
   /** The output channels of the last `values` event sent. */
   private sentValues: Record<string, unknown> | undefined;
 
   /** `modes`: the protocol stream modes the client asked for. */
   constructor(private readonly modes: readonly StreamMode[]) {}
 
-  /** The graph's stream modes this run needs: the client's, plus `custom` and `updates` (interrupts show there). */
+  /**
+   * The graph's stream modes this run needs: the client's, plus `custom`, `updates` (interrupts
+   * show there) and `values` (the conversation, for the thread's values).
+   */
   static graphModes(modes: readonly StreamMode[], graphMode: Record<StreamMode, string>): string[] {
-    return [...new Set(modes.map((m) => graphMode[m]).concat("custom", "updates"))];
+    return [...new Set(modes.map((m) => graphMode[m]).concat("custom", "updates", "values"))];
   }
 
   /** The steps for one chunk. */
@@ -128,6 +133,7 @@ export class RunTranscript {
    * state in this mode; the turn's scratch state stays in the thread's checkpoints.
    */
   private *values(data: Record<string, unknown> | undefined): Generator<Step> {
+    if (Array.isArray(data?.messages)) this.conversation = data.messages;
     if (!this.modes.includes("values") || !data) return;
     const out: Record<string, unknown> = {};
     let changed = "__interrupt__" in data;
