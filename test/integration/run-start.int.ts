@@ -201,13 +201,14 @@ describe("RunCheckpointer", () => {
     return { front, lease };
   }
 
-  it("stores only the first checkpoint (with the caller's writes) until the answer streams, then all of it", async () => {
+  it("stores only the first checkpoint (with the caller's writes) until the run ends, then the last as its child", async () => {
     const root = freshRoot();
     const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
     const reference = new FirestoreCheckpointer({ firestore, rootCollection: freshRoot() });
     await conversationGraph(reference).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
     const referenceSteps: number[] = [];
     for await (const t of reference.list(cfg("t"))) referenceSteps.push(t.metadata!.step);
+    expect(referenceSteps.length).toBeGreaterThan(2);
 
     const { front, lease } = frontFor(saver, "t");
     await conversationGraph(front).invoke(turnInput(1), { ...cfg("t"), durability: "sync" });
@@ -219,12 +220,20 @@ describe("RunCheckpointer", () => {
     expect(first.metadata?.step).toBe(-1);
 
     await front.drain();
-    const steps: number[] = [];
-    for await (const t of saver.list(cfg("t"))) steps.push(t.metadata!.step);
-    expect(steps).toEqual(referenceSteps);
+    // The steps between are folded into the last one, which hangs off the first.
+    const kept: { step: number; id: string; parent?: string }[] = [];
+    for await (const t of saver.list(cfg("t")))
+      kept.push({
+        step: t.metadata!.step,
+        id: t.config.configurable!.checkpoint_id as string,
+        parent: t.parentConfig?.configurable?.checkpoint_id as string | undefined,
+      });
+    expect(kept.map((k) => k.step)).toEqual([referenceSteps[0], referenceSteps.at(-1)]);
+    expect(kept[0].parent).toBe(kept[1].id);
     const final = (await saver.getTuple(cfg("t")))!;
     const expected = (await reference.getTuple(cfg("t")))!;
-    // Message ids are random per run: compare what the messages say.
+    // Message ids are random per run: compare what the messages say. Every channel the folded
+    // steps wrote is readable from the last checkpoint.
     const said = (t: typeof final) =>
       (t.checkpoint.channel_values.messages as Array<{ getType(): string; content: unknown }>).map((m) => [
         m.getType(),
@@ -232,6 +241,9 @@ describe("RunCheckpointer", () => {
       ]);
     expect(said(final)).toEqual(said(expected));
     expect(final.checkpoint.channel_values.turns).toBe(expected.checkpoint.channel_values.turns);
+    expect(Object.keys(final.checkpoint.channel_values).sort()).toEqual(
+      Object.keys(expected.checkpoint.channel_values).sort(),
+    );
   });
 
   it("serves the tuple read beforehand and writes in the background once flowing", async () => {
@@ -247,8 +259,8 @@ describe("RunCheckpointer", () => {
     // The lease read and one commit: the turn's state came from the tuple read before.
     expect(rpcs.map((r) => r.method)).toEqual(["batchGetDocuments", "commit"]);
     expect(out.messages.filter((m: { getType(): string }) => m.getType() === "human")).toHaveLength(2);
-    front.flow();
-    await expect.poll(() => checkpointCount(root, "t"), { timeout: 10_000 }).toBe(2 * perTurn);
+    front.flow(); // keeps the latest checkpoint (here the turn's last) and writes it
+    await expect.poll(() => checkpointCount(root, "t"), { timeout: 10_000 }).toBe(perTurn + 2);
     await front.drain();
     const latest = (await saver.getTuple(cfg("t")))!;
     expect((latest.checkpoint.channel_values.messages as unknown[]).length).toBe(8);

@@ -89,6 +89,47 @@ describe("Agent Server parity", () => {
     }
   });
 
+  it("a run with a checkpoint and no input runs on from it; from the empty start it is a 400 saying to send input", async () => {
+    const thread = await client.threads.create();
+    const [start] = await client.threads.getHistory(thread.thread_id);
+    expect((start.values as { messages: unknown[] }).messages).toEqual([]);
+    expect(start.parent_checkpoint).toBeNull();
+    const refused = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      token: alice.idToken,
+      body: { assistant_id: "quarry", checkpoint: start.checkpoint },
+    });
+    expect(refused.status).toBe(400);
+    expect(String(refused.json.message)).toMatch(/no question to run on from: send input/);
+    // After a turn: from the question's checkpoint, the turn runs again and answers once more.
+    await drain(
+      client.runs.stream(thread.thread_id, "quarry", { input: ask("How many orders were placed?") }),
+    );
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
+    // A turn keeps two checkpoints after the thread's empty start: the question and the end.
+    expect(history.map((h) => h.next)).toEqual([[], ["ingress"], []]);
+    const question = history[1];
+    const events = await drain(
+      client.runs.stream(thread.thread_id, "quarry", {
+        checkpoint: question.checkpoint,
+        streamMode: ["values", "custom"],
+      }),
+    );
+    expect(events.map((e) => e.event)).not.toContain("error");
+    const phases = events
+      .filter((e) => e.event === "custom" && (e.data as { type?: string }).type === "phase")
+      .map((e) => (e.data as { phase: string }).phase);
+    expect(phases).toContain("answering");
+    const state = await client.threads.getState(thread.thread_id);
+    const messages = (state.values as { messages: { type: string }[] }).messages;
+    expect(messages.filter((m) => m.type === "human")).toHaveLength(1);
+    expect(state.parent_checkpoint?.checkpoint_id).not.toBe(history[0].checkpoint.checkpoint_id);
+    const meta = await client.threads.get(thread.thread_id);
+    expect(meta.values).toMatchObject({
+      messages: [{ type: "human", content: "How many orders were placed?" }, { type: "ai" }],
+    });
+  });
+
   it("threads are found by graph_id, and a thread's runs are listed while running and after", async () => {
     const thread = await client.threads.create();
     const found = await client.threads.search({ metadata: { graph_id: "quarry" }, limit: 100 });

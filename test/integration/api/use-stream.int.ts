@@ -25,11 +25,12 @@ const dom = new JSDOM("<!doctype html><html><body></body></html>", { url: "http:
 Object.assign(globalThis, {
   window: dom.window,
   document: dom.window.document,
-  navigator: dom.window.navigator,
   sessionStorage: dom.window.sessionStorage,
-  IS_REACT_ACT_ENVIRONMENT: true,
 });
-const { renderHook, waitFor, act, cleanup } = await import("@testing-library/react");
+// Testing Library wraps its own renders in act(); the hook's updates from the network are React's
+// ordinary scheduled updates, waited on with waitFor.
+const { renderHook, waitFor, cleanup } = await import("@testing-library/react");
+const { useState } = await import("react");
 
 type AnyClient = {
   threads: { search: (q: object) => Promise<unknown[]>; getState: (id: string) => Promise<unknown> };
@@ -94,33 +95,42 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
       callerOptions: { maxRetries: 0 },
     });
 
-  /** The hook as agent-chat-ui mounts it, on a thread (or none: the first submit creates one). */
+  /**
+   * The hook as agent-chat-ui mounts it: the thread id is the page's state (its URL), set from
+   * `onThreadId` when the first submit creates the thread.
+   */
   function mount(c: unknown, threadId?: string, extra: Record<string, unknown> = {}) {
     let created: string | undefined = threadId;
-    const view = renderHook(
-      () =>
-        useStream({
-          client: c,
-          assistantId: "quarry",
-          threadId: threadId ?? null,
-          fetchStateHistory: true,
-          onThreadId: (id: string) => (created = id),
-          ...extra,
-        }) as Stream,
-    );
+    const view = renderHook(() => {
+      const [id, setId] = useState<string | null>(threadId ?? null);
+      const stream = useStream({
+        client: c,
+        assistantId: "quarry",
+        threadId: id,
+        fetchStateHistory: true,
+        onThreadId: (next: string) => {
+          created = next;
+          setId(next);
+        },
+        ...extra,
+      }) as Stream;
+      // The page renders the messages: reading them is how the hook learns to stream tokens too.
+      void stream.messages;
+      return stream;
+    });
     return { view, stream: () => view.result.current, thread: () => created! };
   }
 
-  /** Submits as the page would and waits for the run to end and the history to settle. */
+  /** Submits as the page does and waits for the run to end. */
   async function send(h: ReturnType<typeof mount>, values: unknown, options: Record<string, unknown> = {}) {
-    await act(async () => {
-      await h.stream().submit(values, { ...UI_OPTIONS, ...options });
-    });
+    await h.stream().submit(values, { ...UI_OPTIONS, ...options });
     await waitFor(() => expect(h.stream().isLoading).toBe(false), { timeout: 45_000 });
     expect(h.stream().error ?? null).toBeNull();
   }
 
-  it("asks, follows up from the history's head, regenerates, and edits the first and a later question", async () => {
+  // The hook fetches the last 10 checkpoints (fetchStateHistory: true): a turn keeps two (its
+  // question and its end), so every step below branches from within that window.
+  it("asks, follows up from the history's head, edits a later and the first question, regenerates", async () => {
     const c = client();
     const h = mount(c);
     await send(h, { messages: [{ type: "human", content: "How many orders were placed in total?" }] });
@@ -133,19 +143,6 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
       "How many orders were placed in total?",
       "And how many customers are there?",
     ]);
-
-    // Regenerate the last answer: no input, from the checkpoint before the answer first appeared.
-    const before = lastAnswer(h.stream())!;
-    const parent = h.stream().getMessagesMetadata(before)?.firstSeenState?.parent_checkpoint;
-    expect(parent).toBeTruthy();
-    await send(h, undefined, { checkpoint: parent });
-    const again = lastAnswer(h.stream())!;
-    expect(again.id).not.toBe(before.id);
-    expect(humans(h.stream())).toEqual([
-      "How many orders were placed in total?",
-      "And how many customers are there?",
-    ]);
-    await waitFor(() => expect(h.stream().getMessagesMetadata(again)?.branchOptions?.length).toBe(2));
 
     // Edit the later question: it replaces the question after the first answer.
     const second = h.stream().messages.filter((m) => typeOf(m) === "human")[1];
@@ -173,6 +170,17 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     const edited = h.stream().messages.find((m) => typeOf(m) === "human")!;
     await waitFor(() => expect(h.stream().getMessagesMetadata(edited)?.branchOptions?.length).toBe(2));
 
+    // Regenerate the last answer: no input, from the checkpoint before the answer first appeared
+    // (the question's): the turn runs again.
+    const before = lastAnswer(h.stream())!;
+    const parent = h.stream().getMessagesMetadata(before)?.firstSeenState?.parent_checkpoint;
+    expect(parent).toBeTruthy();
+    await send(h, undefined, { checkpoint: parent });
+    const again = lastAnswer(h.stream())!;
+    expect(again.id).not.toBe(before.id);
+    expect(humans(h.stream())).toEqual(["How many products are there?"]);
+    await waitFor(() => expect(h.stream().getMessagesMetadata(again)?.branchOptions?.length).toBe(2));
+
     // The thread list labels the thread from values.messages[0] (agent-chat-ui's getThreadTitle).
     const found = (await (c as AnyClient).threads.search({
       metadata: { graph_id: "quarry" },
@@ -193,13 +201,12 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     const key = holds.newKey("reload");
     const question = `How many orders were placed in total? [pause-answer:${key}]`;
     const first = mount(c, undefined, { reconnectOnMount: () => dom.window.sessionStorage });
-    void act(async () => {
-      await first.stream().submit({ messages: [{ type: "human", content: question }] }, UI_OPTIONS);
-    });
+    const submitted = first.stream().submit({ messages: [{ type: "human", content: question }] }, UI_OPTIONS);
     // The answer has started (its first chunks streamed) and waits at the hold.
     await waitFor(() => expect(textOf(lastAnswer(first.stream()) ?? {})).not.toBe(""), { timeout: 45_000 });
     const threadId = first.thread();
     first.view.unmount(); // the page reloads
+    await submitted.catch(() => {}); // the unmounted hook's stream ends as it likes; the run goes on
 
     const second = mount(c, threadId, { reconnectOnMount: () => dom.window.sessionStorage });
     await waitFor(() => expect(second.stream().isLoading).toBe(true), { timeout: 20_000 });

@@ -8,10 +8,15 @@
  *   `turnInput`, so it holds the user's message in `messages`) is committed together with the run's
  *   lease by `claim`, in one commit. With durability "sync" LangGraph awaits it before the next
  *   step, so the message is stored before any model call.
- * - Later `put`s and `putWrites` resolve at once and are written, in the order LangGraph made them,
- *   by a queue that starts when the answer starts streaming (`flow()`) or the run ends (`drain()`).
- *   A crash before then keeps the user's message and loses only the intermediate steps, which the
- *   next turn redoes.
+ * - Later `put`s and `putWrites` resolve at once. A run keeps one more checkpoint: its last,
+ *   written when the run ends (`drain()`) as the child of the first, with its pending writes (an
+ *   interrupt's question, say). The steps in between are folded into it (their new channel
+ *   versions are its too), as LangGraph's durability "exit" does: the thread's history shows two
+ *   checkpoints per turn — the question and the end — instead of one per node, so a client's
+ *   history window (the SDK's `useStream` fetches the last 10) holds the checkpoints it branches
+ *   from (an edit: the question's parent, the previous turn's end; a regenerate: the answer's
+ *   parent, the question, which runs the turn again). A crash before the end keeps the question
+ *   and loses the turn's steps, which the next turn redoes.
  *
  * So a run makes three Firestore round trips before its first token: the checkpoint query, one
  * getAll (blobs + thread document), one commit (checkpoint + lease).
@@ -56,16 +61,14 @@ export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknow
 /**
  * Whether a run holds its later checkpoint writes back until the answer starts — and so goes in as a
  * Command whose first checkpoint holds the question (one decision; see `turnInput`). It needs a
- * thread at rest: not a fork (`checkpointId`), and no tasks left by a stopped run (a Command would
- * run them again; plain input discards them). A resumed run holds back too: its first checkpoint
- * comes after the clarify node, which has nothing to redo, and holds the user's answer.
+ * checkpoint at rest — the thread's latest, or an earlier one a client forks from (an edited
+ * question starts from the previous turn's end or the thread's empty start) — with no tasks left
+ * to run (a stopped run's, or a mid-turn checkpoint's: a Command would run them again; plain input
+ * discards them). A resumed run holds back too: its first checkpoint comes after the clarify
+ * node, which has nothing to redo, and holds the user's answer.
  */
-export function holdsBack(run: {
-  resume: boolean;
-  checkpointId: string | undefined;
-  tuple: CheckpointTuple | undefined;
-}): boolean {
-  return run.resume || (!run.checkpointId && !hasPendingTasks(run.tuple?.checkpoint));
+export function holdsBack(run: { resume: boolean; tuple: CheckpointTuple | undefined }): boolean {
+  return run.resume || !hasPendingTasks(run.tuple?.checkpoint);
 }
 
 export class RunCheckpointer extends BaseCheckpointSaver {
@@ -77,6 +80,16 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   private prefetchServed = false;
   private readonly queue: Array<{ op: () => Promise<unknown>; done: (err?: unknown) => void }> = [];
   private flowing = false;
+  /** The latest checkpoint LangGraph made and nothing has kept yet (folded steps included). */
+  private latest?: {
+    config: RunnableConfig;
+    checkpoint: Checkpoint;
+    metadata: CheckpointMetadata;
+    versions: ChannelVersions;
+    writes: Array<[PendingWrite[], string, string | undefined]>;
+  };
+  /** The id of the run's last checkpoint written (or queued): the parent of the next one kept. */
+  private keptId?: string;
   private pumping?: Promise<void>;
   private failure?: { err: unknown };
   /** Called once if a queued write fails: the run should stop. */
@@ -87,9 +100,9 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     private readonly prefetched: { threadId: string; checkpointId?: string; tuple?: CheckpointTuple },
     private readonly claim: Claim,
     /**
-     * Hold later writes back until `flow()` ({@link holdsBack}). Off for a run from an earlier
-     * checkpoint: LangGraph forks from there with plain input, whose first checkpoint holds the
-     * question only as pending input, so every step is awaited as usual.
+     * Hold later writes back until `flow()` ({@link holdsBack}). Off for a run from a checkpoint
+     * with tasks left (plain input, whose first checkpoint holds the question only as pending
+     * input): every step is written and awaited as usual.
      */
     readonly holdBack = true,
   ) {
@@ -106,6 +119,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
    */
   async claimAlone(commit: (along: (batch: WriteBatch) => void) => Promise<unknown>): Promise<void> {
     this.firstPutMade = true;
+    this.keptId = this.prefetched.tuple?.config.configurable?.checkpoint_id as string | undefined;
     const done = this.claim(commit);
     done.then(
       () => this.settleStarted.resolve(),
@@ -150,6 +164,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     };
     if (!this.firstPutMade) {
       this.firstPutMade = true;
+      this.keptId = checkpoint.id;
       const done = this.claim((along) =>
         this.saver.putAlong(config, checkpoint, metadata, newVersions, along),
       );
@@ -160,8 +175,14 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       await done;
       return stored;
     }
-    const written = this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
-    if (!this.holdBack) await written;
+    if (this.holdBack) {
+      // Kept later (flow, drain) unless a later step supersedes it; its versions carry over.
+      const versions = { ...(this.latest?.versions ?? {}), ...newVersions };
+      this.latest = { config, checkpoint, metadata, versions, writes: [] };
+      return stored;
+    }
+    this.keptId = checkpoint.id;
+    await this.enqueue(() => this.saver.put(config, checkpoint, metadata, newVersions));
     return stored;
   }
 
@@ -171,8 +192,30 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     // applied again to any later run forked from that older checkpoint; the first checkpoint
     // (committed before anything else of the run) already holds them, so they are not stored.
     if (taskId === NULL_TASK_ID && !this.firstPutMade) return;
+    const of = config.configurable?.checkpoint_id as string | undefined;
+    if (this.holdBack && this.latest && of === this.latest.checkpoint.id) {
+      this.latest.writes.push([writes, taskId, taskPath]);
+      return;
+    }
+    // Writes of a folded step: the checkpoint they belong to is not kept, a later one holds their effect.
+    if (this.holdBack && of !== this.keptId) return;
     const written = this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
     if (!this.holdBack) await written;
+  }
+
+  /** Queues the latest checkpoint (as the child of the last kept one) and its pending writes. */
+  private keepLatest(): void {
+    const l = this.latest;
+    if (!l || this.failure) return;
+    this.latest = undefined;
+    const c = l.config.configurable ?? {};
+    const ids = { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns ?? "" };
+    const parent = { configurable: { ...ids, ...(this.keptId ? { checkpoint_id: this.keptId } : {}) } };
+    this.keptId = l.checkpoint.id;
+    void this.enqueue(() => this.saver.put(parent, l.checkpoint, l.metadata, l.versions));
+    const at = { configurable: { ...ids, checkpoint_id: l.checkpoint.id } };
+    for (const [writes, taskId, taskPath] of l.writes)
+      void this.enqueue(() => this.saver.putWrites(at, writes, taskId, taskPath));
   }
 
   async deleteThread(threadId: string): Promise<void> {
@@ -183,15 +226,16 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     return this.saver.getNextVersion(current);
   }
 
-  /** Starts writing the queued steps (the answer has started streaming). */
+  /** The answer has started streaming: what is queued (pending writes of kept checkpoints) is written from now on. */
   flow(): void {
     if (this.flowing) return;
     this.flowing = true;
     this.pump();
   }
 
-  /** Writes everything queued; rejects with the first failure. */
+  /** Keeps the latest checkpoint and writes everything queued; rejects with the first failure. */
   async drain(): Promise<void> {
+    this.keepLatest();
     this.flowing = true;
     while (this.queue.length > 0 || this.pumping) {
       this.pump();
@@ -206,6 +250,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
    */
   close(why: Error): void {
     this.failure ??= { err: why };
+    this.latest = undefined;
     for (const item of this.queue.splice(0)) item.done(why);
   }
 

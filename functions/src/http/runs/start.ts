@@ -189,7 +189,8 @@ export async function startRun(
     saver,
     { threadId, checkpointId, tuple },
     (put) => store.claimLease(threadId, uid, claim, along[0], put),
-    holdsBack({ resume: resume !== undefined, checkpointId, tuple }),
+    // A rerun holds back too: its steps are folded like a turn's, into one checkpoint after the one it ran on from.
+    rerun || holdsBack({ resume: resume !== undefined, tuple }),
   );
   // A rerun has no first checkpoint of its own before the graph's first step (the model call):
   // its lease is taken now, alone, so its tokens stream as they come.
