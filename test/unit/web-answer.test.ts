@@ -19,6 +19,8 @@ describe("steadyMarkdown: an unfinished tail does not jump", () => {
     ["Use `SUM(x", "Use `SUM(x`"],
     ["| month | revenue |\n|---|---|\n| 2025-01 | 5", "| month | revenue |\n|---|---|\n"],
     ["A list:\n- ", "A list:\n"],
+    ["Intro\n\n| channel | share |\n| --", "Intro\n"],
+    ["Intro\n\n| channel | share |\n| --- | --- |\n", "Intro\n\n| channel | share |\n| --- | --- |\n"],
     ["See [the docs](https://exa", "See"],
     ["```sql\nSELECT 1", "```sql\nSELECT 1\n```"],
     ["**Bold** and done.", "**Bold** and done."],

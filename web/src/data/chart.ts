@@ -16,11 +16,11 @@ import { timeColumn, type TimeColumn } from "./time";
 export type ChartType = "bar" | "line" | "scatter";
 
 /** Most points drawn; the table and CSV still hold every row. */
-export const MAX_CHART_ROWS = 5000;
+const MAX_CHART_ROWS = 5000;
 /** A colour series needs few distinct values to be readable. */
 const MAX_SERIES = 12;
 /** More categories than this on an axis become the top ones plus "Other". */
-export const MAX_CATEGORIES = 25;
+const MAX_CATEGORIES = 25;
 /** How many categories are kept when there are too many. */
 export const TOP_N = 20;
 /** The label of the bar that sums the categories left out. */

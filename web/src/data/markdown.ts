@@ -12,6 +12,16 @@ export function steadyMarkdown(text: string): string {
   const cut = out.lastIndexOf("\n") + 1;
   const tail = out.slice(cut);
   if (/^\s*\|/.test(tail) || /^\s*([-*+]|#{1,6}|\d+[.)])?\s*$/.test(tail)) out = out.slice(0, cut);
+  // A table whose delimiter row has not arrived yet would show its header as "| a | b |" text.
+  const blockStart = out.lastIndexOf("\n\n") + 1;
+  const lines = out
+    .slice(blockStart)
+    .split("\n")
+    .filter((l) => l.trim());
+  const delimiter = (l: string | undefined) => !!l && /^\s*\|?[\s:|-]+\|?\s*$/.test(l) && l.includes("-");
+  if (lines.length && lines.every((l) => /^\s*\|/.test(l)) && !delimiter(lines[1])) {
+    out = out.slice(0, blockStart);
+  }
   // An open code fence: close it, so the code shows as code while it arrives.
   const fences = out.match(/^\s*```/gm)?.length ?? 0;
   if (fences % 2 === 1) return `${out}\n\`\`\``;

@@ -6,7 +6,7 @@
 import { columnKind, toNumber, type ColumnInfo, type JsonValue } from "./columns";
 
 /** The grain of a time column. `date`/`datetime` come from engine types or ISO date text. */
-export type TimeUnit = "year" | "quarter" | "month" | "week" | "date" | "datetime";
+type TimeUnit = "year" | "quarter" | "month" | "week" | "date" | "datetime";
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 

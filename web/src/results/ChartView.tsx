@@ -3,7 +3,8 @@
  * numbers on its axes in the browser's locale; downloadable as PNG or SVG through Vega's own view
  * export. vega-embed is loaded on first use, so the page itself stays small.
  */
-import { useEffect, useId, useMemo, useRef, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
+import type { TopLevelSpec } from "vega-lite";
 import type { View } from "vega";
 import type { ColumnInfo, Row } from "../data/columns";
 import { chooseChart, type ChartType } from "../data/chart";
@@ -37,26 +38,19 @@ function formatFunctions() {
   };
 }
 
-export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Props) {
-  const id = useId();
-  const choice = useMemo(() => chooseChart(columns, rows, { sql }), [columns, rows, sql]);
-  const options = choice.options;
-  const [picked, setPicked] = useState<ChartType | null>(null);
-  const type = picked ?? (preferred !== "auto" && options.includes(preferred) ? preferred : options[0]);
-  const host = useRef<HTMLDivElement>(null);
-  const view = useRef<View | null>(null);
+/** Draws a spec into `host` with vega-embed; the Vega view (for export) once drawn, and any error. */
+function useVegaView(host: RefObject<HTMLDivElement | null>, spec: TopLevelSpec | null) {
+  const [view, setView] = useState<View | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [ready, setReady] = useState(false);
-
   useEffect(() => {
-    if (!type || !host.current) return;
+    if (!spec || !host.current) return;
     const el = host.current;
     let finalize: (() => void) | undefined;
     let cancelled = false;
     const dark = document.documentElement.dataset.theme === "dark";
     import("vega-embed")
       .then(({ default: embed }) =>
-        embed(el, chartSpec(choice, type), {
+        embed(el, spec, {
           actions: false,
           renderer: "svg",
           expressionFunctions: formatFunctions(),
@@ -66,27 +60,36 @@ export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Pr
       .then((res) => {
         if (cancelled) return res.finalize();
         finalize = () => res.finalize();
-        view.current = res.view;
-        setReady(true);
+        setView(res.view);
         setError(null);
       })
       .catch((e: unknown) => setError(`The chart could not be drawn: ${(e as Error).message}`));
     return () => {
       cancelled = true;
-      view.current = null;
-      setReady(false);
+      setView(null);
       finalize?.();
     };
-  }, [choice, type]);
+  }, [host, spec]);
+  return { view, error, setError };
+}
+
+export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Props) {
+  const id = useId();
+  const choice = useMemo(() => chooseChart(columns, rows, { sql }), [columns, rows, sql]);
+  const options = choice.options;
+  const [picked, setPicked] = useState<ChartType | null>(null);
+  const type = picked ?? (preferred !== "auto" && options.includes(preferred) ? preferred : options[0]);
+  const spec = useMemo(() => (type ? chartSpec(choice, type) : null), [choice, type]);
+  const host = useRef<HTMLDivElement>(null);
+  const { view, error, setError } = useVegaView(host, spec);
 
   if (!type) {
     return <p className="muted small chart-none">No chart for this result: {choice.reason}</p>;
   }
   const save = (format: "png" | "svg") => {
-    const v = view.current;
-    if (!v) return;
     // Vega's own export: the same drawing at twice the pixels for PNG, vector for SVG.
-    v.toImageURL(format, format === "png" ? 2 : 1)
+    view
+      ?.toImageURL(format, format === "png" ? 2 : 1)
       .then((url) => saveUrl(url, fileName(fileHint, format)))
       .catch((e: unknown) => setError(`The chart could not be exported: ${(e as Error).message}`));
   };
@@ -110,22 +113,17 @@ export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Pr
           ))}
         </fieldset>
         <span className="chart-export">
-          <button
-            type="button"
-            disabled={!ready}
-            onClick={() => save("png")}
-            aria-label={`Download ${label} chart as PNG`}
-          >
-            PNG
-          </button>
-          <button
-            type="button"
-            disabled={!ready}
-            onClick={() => save("svg")}
-            aria-label={`Download ${label} chart as SVG`}
-          >
-            SVG
-          </button>
+          {(["png", "svg"] as const).map((f) => (
+            <button
+              key={f}
+              type="button"
+              disabled={!view}
+              onClick={() => save(f)}
+              aria-label={`Download the ${label} chart as ${f.toUpperCase()}`}
+            >
+              {f.toUpperCase()}
+            </button>
+          ))}
         </span>
       </div>
       <div
