@@ -429,6 +429,13 @@ describe("chart details", () => {
     };
     expect(spec.encoding.x).toMatchObject({ type: "ordinal", sort: MONTHS_2025 });
     expect(spec.encoding.y.axis).toEqual({ format: "currency:USD", formatType: AXIS_FORMAT });
+    // The compiled Vega spec labels the y axis through the registered formatter.
+    const axes = (compile(chartSpec(choice, "line")).spec.axes ?? []) as {
+      encode?: { labels?: { update?: { text?: { signal?: string } } } };
+    }[];
+    expect(axes.map((a) => a.encode?.labels?.update?.text?.signal)).toContain(
+      `${AXIS_FORMAT}(datum.value, "currency:USD")`,
+    );
   });
 
   it("Other sums the categories left out", () => {

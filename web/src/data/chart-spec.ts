@@ -62,6 +62,8 @@ export function chartSpec(choice: ChartChoice, type: ChartType, title?: string):
     width: "container",
     height: 280,
     autosize: { type: "fit", contains: "padding" },
+    // Vega-Lite ignores custom format types unless told they are registered.
+    config: { customFormatTypes: true },
     data: { values: choice.rows },
     mark,
     encoding: {
