@@ -104,23 +104,24 @@ export class ThreadStore {
       .orderBy("updatedAt", "desc")
       .limit(opts.sample)
       .get();
-    const askers = new Map<string, { text: string; people: Set<string> }>();
+    // Questions count as the same when they differ only in case and trailing punctuation; the
+    // wording most people used is shown.
+    const askers = new Map<string, { people: Set<string>; wordings: Map<string, number> }>();
     for (const d of snap.docs) {
       const { title, owner } = d.data() as Partial<ThreadDoc>;
       if (typeof title !== "string" || !title.trim() || typeof owner !== "string") continue;
-      const key = title
-        .trim()
-        .toLowerCase()
-        .replace(/[?.!\s]+$/, "");
-      const entry = askers.get(key) ?? { text: title.trim(), people: new Set<string>() };
+      const text = title.trim();
+      const key = text.toLowerCase().replace(/[?.!\s]+$/, "");
+      const entry = askers.get(key) ?? { people: new Set<string>(), wordings: new Map<string, number>() };
       entry.people.add(owner);
+      entry.wordings.set(text, (entry.wordings.get(text) ?? 0) + 1);
       askers.set(key, entry);
     }
     return [...askers.values()]
       .filter((e) => e.people.size >= opts.minPeople)
       .sort((a, b) => b.people.size - a.people.size)
       .slice(0, opts.limit)
-      .map((e) => e.text);
+      .map((e) => [...e.wordings].sort((a, b) => b[1] - a[1])[0][0]);
   }
 
   /**
