@@ -1,6 +1,13 @@
 /** Numbers as a report prints them: styles from names and notes, cells in full, axes compact, per locale. */
 import { describe, expect, it } from "vitest";
-import { formatAxis, formatNumber, numberStyle, parseStyleKey, styleKey } from "../../web/src/data/numbers";
+import {
+  formatAxis,
+  formatNumber,
+  numberStyle,
+  parseStyleKey,
+  styleKey,
+  validLocale,
+} from "../../web/src/data/numbers";
 import { toCsv } from "../../web/src/data/csv";
 
 const col = (name: string, type = "DOUBLE", description?: string) => ({ name, type, description });
@@ -61,5 +68,16 @@ describe("cells in full, axes compact", () => {
 
   it("the CSV keeps the raw values", () => {
     expect(toCsv([{ name: "revenue" }], [{ revenue: "506464.61" }])).toBe("revenue\r\n506464.61\r\n");
+  });
+});
+
+describe("the browser's locale", () => {
+  it("takes the first tag Intl accepts, cleaned of POSIX suffixes", () => {
+    expect(validLocale(["en-US@posix"])).toBe("en-US");
+    expect(validLocale(["de_DE.UTF-8"])).toBe("de-DE");
+    expect(validLocale(["", "not a tag!", "fr-FR"])).toBe("fr-FR");
+    expect(validLocale([undefined])).toBeUndefined();
+    // What it returns never makes Intl throw.
+    expect(() => new Intl.NumberFormat(validLocale(["en-US@posix"])).format(1)).not.toThrow();
   });
 });

@@ -132,9 +132,28 @@ export function columnStyles(
   return out;
 }
 
-/** The browser's locale (the page's only caller); undefined lets Intl pick the default. */
+/**
+ * The first of `tags` that Intl accepts, cleaned of POSIX suffixes and underscores
+ * (`en_US.UTF-8@posix` → `en-US`); undefined lets Intl use its default. A browser can report a
+ * tag Intl rejects (headless Chromium under a POSIX locale says `en-US@posix`): Intl would throw.
+ */
+export function validLocale(tags: readonly (string | undefined)[]): string | undefined {
+  for (const tag of tags) {
+    const clean = tag?.replace(/[.@].*$/, "").replace(/_/g, "-");
+    if (!clean) continue;
+    try {
+      if (Intl.NumberFormat.supportedLocalesOf(clean).length) return clean;
+    } catch {
+      /* not a language tag: try the next */
+    }
+  }
+  return undefined;
+}
+
+/** The browser's locale, one Intl accepts (undefined: Intl's default). */
 export function browserLocale(): string | undefined {
-  return typeof navigator !== "undefined" ? navigator.language : undefined;
+  if (typeof navigator === "undefined") return undefined;
+  return validLocale([...(navigator.languages ?? []), navigator.language]);
 }
 
 /** A style as a short string, for Vega's custom format type (`format: "currency:USD"`). */
