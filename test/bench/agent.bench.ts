@@ -4,7 +4,9 @@
  * Each type runs through two model drivers measured in the same run: the in-process scripted model
  * (baseline) and the real ChatVertexAI over HTTPS against the loopback Vertex AI stand-in, so the
  * table also shows what the adapter and the wire add per turn. Budgets (ARCHITECTURE §2): greeting
- * ≤ 2 model calls, one query ≤ 3.
+ * ≤ 2 model calls, one query ≤ 3. "one query + follow-ups" is "one query" whose answer ends with
+ * three follow-up questions (as the generator is now asked to write): the suggestions cost no
+ * model call, only the output tokens the table shows beside the same answer without them.
  */
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -15,6 +17,7 @@ import { readConfig } from "../../functions/src/config";
 import { closeWarehouses, createWarehouseTools, getWarehouse } from "../../functions/src/tools";
 import { ScriptedChatModel } from "../support/scripted-model";
 import { byRole, type Script } from "../support/scripted-model-script";
+import { FOLLOW_UPS_MARKER } from "../../functions/src/contract/follow-ups";
 import { startVertexStandin } from "../support/vertex-standin";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -39,6 +42,26 @@ const CASES: { name: string; question: string; budget: string; script: () => Scr
       byRole({
         planner: [q("SELECT status, COUNT(*) AS n FROM shop.orders GROUP BY status")],
         generator: [{ text: "Five statuses; most orders are delivered." }],
+      }),
+  },
+  {
+    name: "one query + follow-ups",
+    question: "How many orders per status?",
+    budget: "≤ 3",
+    script: () =>
+      byRole({
+        planner: [q("SELECT status, COUNT(*) AS n FROM shop.orders GROUP BY status")],
+        generator: [
+          {
+            text: [
+              "Five statuses; most orders are delivered.",
+              FOLLOW_UPS_MARKER,
+              "- How many orders per status by channel?",
+              "- How did orders per status compare with last year?",
+              "- Which customers have the most cancelled orders?",
+            ].join("\n"),
+          },
+        ],
       }),
   },
   {
@@ -84,6 +107,8 @@ interface Row {
   type: string;
   modelCalls: number;
   toolCalls: number;
+  outputTokens: number;
+  suggestions: number;
   retries: number;
   budget: string;
   medianMs: number;
@@ -141,6 +166,10 @@ async function main() {
         type: c.name,
         modelCalls: usage.turn.modelCalls,
         toolCalls: usage.turn.toolCalls,
+        outputTokens: usage.turn.outputTokens,
+        suggestions: last
+          .filter((e) => e.type === "suggestions")
+          .reduce((n, e) => n + (e.type === "suggestions" ? e.questions.length : 0), 0),
         retries: last.filter((e) => e.type === "retry").length,
         budget: c.budget,
         medianMs: Math.round(times[Math.floor(times.length / 2)] * 10) / 10,
@@ -158,6 +187,8 @@ async function main() {
       "model calls": r.modelCalls,
       "budget (model calls)": r.budget,
       "tool calls": r.toolCalls,
+      "output tokens": r.outputTokens,
+      "follow-ups": r.suggestions,
       retries: r.retries,
       "median ms/turn": r.medianMs,
     })),

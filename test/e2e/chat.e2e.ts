@@ -185,8 +185,13 @@ describe("Quarry in the browser", () => {
   it("sorts the table and switches the chart type", async () => {
     await answeredThread(page);
     const turn = lastTurn(page);
+    // Cells show money formatted ("$1,234.50"); each keeps the raw value in its title.
     const revenues = async () =>
-      (await turn.locator("table tbody tr td:nth-child(2)").allTextContents()).map(Number);
+      (
+        await turn
+          .locator("table tbody tr td:nth-child(2)")
+          .evaluateAll((tds) => tds.map((td) => td.getAttribute("title") ?? ""))
+      ).map(Number);
     const header = turn.getByRole("button", { name: /^revenue/ });
     await header.click();
     await expect(turn.locator("th").nth(1).getAttribute("aria-sort")).resolves.toBe("ascending");
@@ -226,12 +231,17 @@ describe("Quarry in the browser", () => {
     const total = Number(/of (\d+)/.exec((await turn.locator(".pager").textContent()) ?? "")?.[1]);
     expect(csv.length - 1).toBe(total);
     // The table is sorted by revenue descending now; the CSV is in result order (also descending).
+    // The CSV keeps raw values; the table shows numbers formatted, with the raw value as its title.
     const tableRows = await turn
       .locator("table tbody tr")
       .evaluateAll((trs) =>
-        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+        trs.map((tr) =>
+          [...tr.querySelectorAll("td")].map((td) => td.getAttribute("title") ?? td.textContent ?? ""),
+        ),
       );
     expect(csv.slice(1, 1 + tableRows.length)).toEqual(tableRows);
+    const shown = await turn.locator("table tbody tr td:nth-child(2)").first().textContent();
+    expect(shown).toMatch(/^\$[\d,]+(\.\d\d)?$/);
   });
 
   it("lists the thread, renames it, and brings the conversation back after a reload", async () => {

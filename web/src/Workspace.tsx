@@ -13,6 +13,7 @@ import { useAdminRoute, useThreadRoute } from "./route";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
+import { useFirstScreen } from "./threads/useFirstScreen";
 import { errorInWords } from "./data/format";
 import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
@@ -91,6 +92,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const onThreadCreated = useCallback((id: string) => go(id), [go]);
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
+  const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
 
   const wrap = async (fn: () => Promise<unknown>) => {
     try {
@@ -137,6 +139,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           chat={chat}
           settings={settings}
           onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
+          firstScreen={firstScreen}
           onFeedback={
             threadId
               ? (questionId, score, note) =>

@@ -16,6 +16,7 @@ import type { CatalogStore } from "../context/catalog-store";
 import type { SemanticTables } from "../context/semantic";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
+import type { FirstScreen } from "../contract/events";
 
 export { resumeInput, turnInput } from "./graph";
 import { QuarryError } from "../errors";
@@ -73,7 +74,7 @@ export async function createAgentGraph(opts: CreateAgentGraphOptions): Promise<Q
  */
 export async function createGraphFactory(
   opts: Omit<CreateAgentGraphOptions, "checkpointer">,
-): Promise<(checkpointer: BaseCheckpointSaver) => QuarryGraph> {
+): Promise<GraphFactory> {
   const cfg = opts.config ?? runtimeConfig();
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
@@ -119,7 +120,29 @@ export async function createGraphFactory(
     ...(catalog ? { catalog } : {}),
     ...(catalog ? await semanticDeps(opts, cfg) : {}),
   };
-  return (checkpointer) => buildGraph(deps, checkpointer);
+  return Object.assign((checkpointer: BaseCheckpointSaver) => buildGraph(deps, checkpointer), {
+    firstScreen: () => firstScreen(deps),
+  });
+}
+
+/** Compiles the graph for a checkpointer; also answers what an empty conversation offers. */
+export type GraphFactory = ((checkpointer: BaseCheckpointSaver) => QuarryGraph) & {
+  firstScreen(): Promise<Omit<FirstScreen, "startersFrom">>;
+};
+
+/** The context files' starter questions and the datasets (with tables) the catalog knows. */
+async function firstScreen(deps: AgentDeps): Promise<Omit<FirstScreen, "startersFrom">> {
+  const tables = deps.catalog ? (await deps.catalog.get()).tables.map((t) => t.id) : [];
+  const byDataset = new Map<string, string[]>();
+  for (const id of tables) {
+    const parts = id.split(".");
+    const dataset = parts.slice(0, -1).join(".") || id;
+    byDataset.set(dataset, [...(byDataset.get(dataset) ?? []), parts[parts.length - 1]]);
+  }
+  return {
+    starters: deps.knowledge?.starters() ?? [],
+    datasets: [...byDataset].map(([name, t]) => ({ name, tables: t.sort() })),
+  };
 }
 
 /**

@@ -35,8 +35,13 @@ export const VerifiedQuery = z
   .object({
     question: Text.max(1_000),
     sql: Text.max(10_000),
+    /** Offered on an empty conversation as a question to start with (Cortex Analyst's onboarding questions). */
+    starter: z.boolean().optional(),
   })
   .strict();
+
+/** More starters than this crowd the first screen; the file must choose. */
+const MAX_STARTERS = 6;
 
 const ContextFileSchema = z
   .object({
@@ -125,6 +130,14 @@ export function parseContextFile(
   }
   const context = parsed.data;
   const problems: ContextProblem[] = [];
+  const starters = context.verified_queries.flatMap((q, i) => (q.starter ? [i] : []));
+  if (starters.length > MAX_STARTERS) {
+    problems.push({
+      file,
+      line: lineAt(["verified_queries", starters[MAX_STARTERS], "starter"]),
+      message: `${starters.length} verified queries are marked starter: true; mark at most ${MAX_STARTERS}`,
+    });
+  }
   const seen = new Map<string, number>();
   context.glossary.forEach((g, i) => {
     for (const [name, path] of [

@@ -112,6 +112,11 @@ export class KnowledgeBase {
     return notes;
   }
 
+  /** The verified questions marked `starter: true`, for an empty conversation's first screen. */
+  starters(): string[] {
+    return this.files.flatMap((f) => f.verified_queries.filter((q) => q.starter).map((q) => q.question));
+  }
+
   get empty(): boolean {
     return this.files.length === 0 && this.examples.length === 0;
   }

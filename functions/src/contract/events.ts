@@ -149,4 +149,22 @@ export type QuarryEvent =
     }
   | { type: "retry"; attempt: number; maxRetries: number; reason: string }
   /** Usage of this turn so far and of the whole thread. */
-  | { type: "usage"; turn: Usage; thread: Usage };
+  | { type: "usage"; turn: Usage; thread: Usage }
+  /**
+   * Up to three questions to ask next, from the answer's own model call (no extra call), only ones
+   * naming tables and columns the person's context showed. Also kept on the answer message's
+   * `response_metadata.quarry_suggestions`, so a reload shows the same buttons.
+   */
+  | { type: "suggestions"; questions: string[] };
+
+/**
+ * `GET /first-screen`: what an empty conversation offers — questions to start with (the authored
+ * context's verified queries marked `starter: true`, else the team's most asked questions) and the
+ * datasets Quarry can answer about, with their tables.
+ */
+export interface FirstScreen {
+  starters: string[];
+  /** Where the starters come from: the context files, or what the team asked most. */
+  startersFrom: "context" | "team" | "none";
+  datasets: { name: string; tables: string[] }[];
+}

@@ -6,5 +6,6 @@
 export * from "./access";
 export * from "./errors";
 export * from "./events";
+export * from "./follow-ups";
 export * from "./limits";
 export * from "./protocol";

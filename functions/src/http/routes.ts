@@ -7,6 +7,7 @@ import { QuarryError } from "../errors";
 import { adminRoutes } from "./admin";
 import { assistantRoutes } from "./assistants";
 import { feedbackRoutes } from "./feedback";
+import { firstScreenRoutes } from "./first-screen";
 import { backgroundRoutes } from "./runs/background";
 import { joinRoutes } from "./runs/join";
 import { runRoutes } from "./runs/routes";
@@ -20,6 +21,7 @@ export function apiRoutes(): Router {
   r.use(joinRoutes());
   r.use(backgroundRoutes());
   r.use(feedbackRoutes());
+  r.use(firstScreenRoutes());
   r.use(adminRoutes());
   r.use((req) => {
     throw new QuarryError(

@@ -15,7 +15,7 @@ type Checkpointer = import("../checkpointer/index.js").FirestoreCheckpointer;
 let store: Promise<ThreadStore> | undefined;
 let checkpointer: Promise<Checkpointer> | undefined;
 let graph: Promise<Graph> | undefined;
-let factory: Promise<(saver: import("@langchain/langgraph").BaseCheckpointSaver) => Graph> | undefined;
+let factory: Promise<import("../agent/index.js").GraphFactory> | undefined;
 
 export function threadStore(): Promise<ThreadStore> {
   store ??= Promise.all([firestore(), import("firebase-admin/firestore")]).then(
@@ -37,9 +37,7 @@ export function checkpointSaver(): Promise<Checkpointer> {
 }
 
 /** Compiles the agent graph for a checkpointer; model and tools are built once per instance. */
-export function graphFactory(): Promise<
-  (saver: import("@langchain/langgraph").BaseCheckpointSaver) => Graph
-> {
+export function graphFactory(): Promise<import("../agent/index.js").GraphFactory> {
   factory ??= import("../agent/index.js")
     .then((agent) => {
       logger.info(`Model: ${agent.describeModel(agent.resolveModel(config().model))}`);

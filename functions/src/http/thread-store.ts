@@ -106,6 +106,37 @@ export class ThreadStore {
   }
 
   /**
+   * The team's most asked questions: titles of the newest `sample` threads (a thread's title is its
+   * first question unless renamed) that at least `minPeople` different people asked, most asked
+   * first. One person's question is never shown to others: it must be the team's.
+   */
+  async popularQuestions(opts: { sample: number; minPeople: number; limit: number }): Promise<string[]> {
+    const snap = await this.db
+      .collection(this.collection)
+      .orderBy("updatedAt", "desc")
+      .limit(opts.sample)
+      .get();
+    // Questions count as the same when they differ only in case and trailing punctuation; the
+    // wording most people used is shown.
+    const askers = new Map<string, { people: Set<string>; wordings: Map<string, number> }>();
+    for (const d of snap.docs) {
+      const { title, owner } = d.data() as Partial<ThreadDoc>;
+      if (typeof title !== "string" || !title.trim() || typeof owner !== "string") continue;
+      const text = title.trim();
+      const key = text.toLowerCase().replace(/[?.!\s]+$/, "");
+      const entry = askers.get(key) ?? { people: new Set<string>(), wordings: new Map<string, number>() };
+      entry.people.add(owner);
+      entry.wordings.set(text, (entry.wordings.get(text) ?? 0) + 1);
+      askers.set(key, entry);
+    }
+    return [...askers.values()]
+      .filter((e) => e.people.size >= opts.minPeople)
+      .sort((a, b) => b.people.size - a.people.size)
+      .slice(0, opts.limit)
+      .map((e) => [...e.wordings].sort((a, b) => b[1] - a[1])[0][0]);
+  }
+
+  /**
    * Checks a run may start on the thread as read in `snap` (404 not the caller's, 409 another run
    * holds an unexpired lease) and returns the update that takes the lease (title from the first
    * question).

@@ -1,8 +1,9 @@
 /** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
-import { MAX_QUESTION_CHARS } from "@quarry/functions/contract";
+import { MAX_QUESTION_CHARS, type FirstScreen as FirstScreenData } from "@quarry/functions/contract";
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type RefObject } from "react";
 import type { ChatApi } from "./useChat";
 import { TurnView } from "./TurnView";
+import { FirstScreen } from "../threads/FirstScreen";
 import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
 
@@ -12,15 +13,11 @@ interface Props {
   onPageSizeChange(size: number): void;
   /** Votes on the answer to the question with this id. */
   onFeedback?(questionId: string, score: 1 | -1, note?: string): Promise<{ status: string }>;
+  /** What an empty conversation offers (starters, datasets); null until loaded or when unavailable. */
+  firstScreen: FirstScreenData | null;
 }
 
-const EXAMPLES = [
-  "Which tables can I query?",
-  "What were total sales by month last year?",
-  "Top 10 customers by revenue",
-];
-
-export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
+export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen }: Props) {
   const [draft, setDraft] = useState("");
   const input = useRef<HTMLTextAreaElement>(null);
   const end = useRef<HTMLDivElement>(null);
@@ -53,7 +50,9 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
           <p className="muted small">Earlier questions were summarized to keep the conversation short.</p>
         )}
         {!chat.loading && state.turns.length === 0 && !chat.loadError && (
-          <Examples
+          <FirstScreen
+            data={firstScreen}
+            onAsk={(q) => void chat.submit(q)}
             onPick={(x) => {
               setDraft(x);
               input.current?.focus();
@@ -69,6 +68,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
             onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
             onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
             onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
+            onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
           />
         ))}
         {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
@@ -87,25 +87,6 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback }: Props) {
         onStop={chat.stop}
       />
     </section>
-  );
-}
-
-/** The empty conversation: what Quarry does, and example questions to start from. */
-function Examples({ onPick }: { onPick(question: string): void }) {
-  return (
-    <div className="empty">
-      <h2>Ask your data a question</h2>
-      <p className="muted">Quarry writes the SQL, runs it read-only and shows you the rows and a chart.</p>
-      <ul className="examples">
-        {EXAMPLES.map((x) => (
-          <li key={x}>
-            <button type="button" className="chip" onClick={() => onPick(x)}>
-              {x}
-            </button>
-          </li>
-        ))}
-      </ul>
-    </div>
   );
 }
 

@@ -1,7 +1,8 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
-import { MAX_QUESTION_CHARS } from "@quarry/functions/contract";
+import { MAX_QUESTION_CHARS, splitFollowUps } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
+import { Markdown } from "./Markdown";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { formatBytes, formatCount } from "../data/format";
@@ -35,6 +36,26 @@ interface Props {
   onAnswer?(answer: string): void;
   /** Asks this turn's question again (same words: regenerate; new words: edit); absent while a run streams. */
   onAskAgain?(question: string): void;
+  /** Asks a new question (a follow-up button); absent where the turn's follow-ups are not offered. */
+  onAsk?(question: string): void;
+}
+
+/** The questions to ask next, as buttons that ask them. */
+function FollowUps({ questions, onAsk }: { questions: string[]; onAsk(question: string): void }) {
+  return (
+    <nav className="follow-ups" aria-label="Follow-up questions">
+      <h3 className="small muted">Ask next</h3>
+      <ul>
+        {questions.map((q) => (
+          <li key={q}>
+            <button type="button" className="chip" onClick={() => onAsk(q)}>
+              {q}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
 }
 
 /** The question, with an Edit button that turns it into a box to change and resend it. */
@@ -105,8 +126,11 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
-export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain }: Props) {
+export function TurnView(props: Props) {
+  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk } = props;
   const live = turn.status === "streaming";
+  // The follow-ups' block at the end of the answer is never shown as text (the server sends them apart).
+  const answer = splitFollowUps(turn.answer).body;
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
       <Question text={turn.question} onAskAgain={live ? undefined : onAskAgain} />
@@ -140,11 +164,11 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswe
             onPageSizeChange={onPageSizeChange}
           />
         ))}
-        {(turn.answer || (live && turn.phase !== "asking")) && (
+        {(answer || (live && turn.phase !== "asking")) && (
           <div className="answer" aria-live={live ? "polite" : undefined}>
             <h2 className="sr-only">Answer</h2>
-            {turn.answer ? <p>{turn.answer}</p> : <p className="muted">Thinking…</p>}
-            {live && turn.answer && <span className="cursor" aria-hidden="true" />}
+            {answer ? <Markdown text={answer} streaming={live} /> : <p className="muted">Thinking…</p>}
+            {live && answer && <span className="cursor" aria-hidden="true" />}
           </div>
         )}
         {live && turn.reconnecting && (
@@ -161,6 +185,9 @@ export function TurnView({ turn, settings, onPageSizeChange, onFeedback, onAnswe
           <p className="error" role="alert">
             {turn.error}
           </p>
+        )}
+        {turn.status === "done" && !!turn.suggestions?.length && onAsk && (
+          <FollowUps questions={turn.suggestions} onAsk={onAsk} />
         )}
         {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
         {!live && turn.status !== "asking" && onAskAgain && (

@@ -4,6 +4,7 @@
  */
 import type { Phase, Usage } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "@quarry/functions/contract";
+import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
 
 export type { Phase };
 
@@ -70,6 +71,8 @@ export interface Turn {
   clarification?: ClarificationView;
   /** The connection dropped while the answer streamed; the page is rejoining it. */
   reconnecting?: boolean;
+  /** Questions to ask next, offered as buttons (from the answer's own model call). */
+  suggestions?: string[];
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }
@@ -140,9 +143,10 @@ function isArtifact(a: unknown): a is ToolArtifact {
  */
 export function turnPartsFromMessages(
   messages: MessageDict[],
-): Pick<Turn, "queries" | "answer" | "clarification"> & { stopped?: boolean } {
+): Pick<Turn, "queries" | "answer" | "clarification" | "suggestions"> & { stopped?: boolean } {
   const queries: QueryView[] = [];
   let answer = "";
+  let suggestions: string[] | undefined;
   let clarification: ClarificationView | undefined;
   let askId: string | undefined;
   let stopped = false;
@@ -169,6 +173,7 @@ export function turnPartsFromMessages(
       if (!calls.length && text.trim()) {
         answer = text;
         stopped = m.response_metadata?.quarry_stopped === true;
+        suggestions = suggestionsOf(m.response_metadata?.quarry_suggestions);
       }
     } else if (isTool(m) && m.tool_call_id && m.tool_call_id === askId) {
       const text = messageText(m.content);
@@ -203,8 +208,15 @@ export function turnPartsFromMessages(
     queries: shown,
     answer,
     ...(clarification ? { clarification } : {}),
+    ...(suggestions?.length ? { suggestions } : {}),
     ...(stopped ? { stopped } : {}),
   };
+}
+
+/** The server's follow-up questions kept on an answer message (strings only, at most three). */
+function suggestionsOf(v: unknown): string[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  return v.filter((q): q is string => typeof q === "string" && q.trim() !== "").slice(0, MAX_FOLLOW_UPS);
 }
 
 /** All turns of a thread from its checkpointed messages (after a reload). */

@@ -94,6 +94,8 @@ function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
       };
     case "usage":
       return { ...turn, usage: ev.turn };
+    case "suggestions":
+      return { ...turn, suggestions: ev.questions };
     default:
       return turn;
   }
@@ -149,6 +151,7 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
       ...turn,
       answer: parts.answer || turn.answer,
       queries: mergeQueries(turn.queries, parts.queries),
+      ...(parts.suggestions ? { suggestions: parts.suggestions } : {}),
       ...(clarification ? { clarification } : {}),
     };
   });

@@ -25,8 +25,8 @@ export function toCsv(columns: Pick<ColumnInfo, "name">[], rows: Row[]): string 
   return lines.join("\r\n") + "\r\n";
 }
 
-/** A file name for a download: the first words of the question or "result", plus the date. */
-export function csvFileName(hint: string, date = new Date()): string {
+/** A file name for a download: the first words of the question or "result", the date, the extension. */
+export function fileName(hint: string, ext: string, date = new Date()): string {
   const slug =
     hint
       .toLowerCase()
@@ -34,5 +34,10 @@ export function csvFileName(hint: string, date = new Date()): string {
       .replace(/^-+|-+$/g, "")
       .slice(0, 40)
       .replace(/-+$/, "") || "result";
-  return `${slug}-${date.toISOString().slice(0, 10)}.csv`;
+  return `${slug}-${date.toISOString().slice(0, 10)}.${ext}`;
+}
+
+/** The CSV download's file name. */
+export function csvFileName(hint: string, date = new Date()): string {
+  return fileName(hint, "csv", date);
 }

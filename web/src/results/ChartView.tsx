@@ -1,76 +1,140 @@
 /**
- * A result as a Vega-Lite chart, type chosen from the columns and switchable. vega-embed is loaded
- * on first use, so the page itself stays small.
+ * A result as a Vega-Lite chart, chosen from what the columns mean (data/chart.ts) and switchable;
+ * numbers on its axes in the browser's locale; downloadable as PNG or SVG through Vega's own view
+ * export. vega-embed is loaded on first use, so the page itself stays small.
  */
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
+import type { TopLevelSpec } from "vega-lite";
+import type { View } from "vega";
 import type { ColumnInfo, Row } from "../data/columns";
-import { availableCharts, chartSpec, planChart, type ChartType } from "../data/chart";
+import { chooseChart, type ChartType } from "../data/chart";
+import { AXIS_FORMAT, FULL_FORMAT, chartSpec } from "../data/chart-spec";
+import { browserLocale, formatAxis, formatNumber, parseStyleKey } from "../data/numbers";
+import { fileName } from "../data/csv";
+import { saveUrl } from "./download";
 
 interface Props {
   columns: ColumnInfo[];
   rows: Row[];
+  /** The SQL that produced the rows: its ORDER BY keeps the category order. */
+  sql?: string;
   preferred: "auto" | ChartType;
+  /** The query's name on the page ("Query 1"). */
   label: string;
+  /** Words for the downloaded files' names (the question). */
+  fileHint: string;
 }
 
 const NAMES: Record<ChartType, string> = { bar: "Bar", line: "Line", scatter: "Scatter" };
 
-export function ChartView({ columns, rows, preferred, label }: Props) {
-  const options = useMemo(() => availableCharts(columns, rows), [columns, rows]);
-  const [picked, setPicked] = useState<ChartType | null>(null);
-  const type = picked ?? (preferred !== "auto" && options.includes(preferred) ? preferred : options[0]);
-  const plan = useMemo(() => (type ? planChart(type, columns, rows) : null), [type, columns, rows]);
-  const host = useRef<HTMLDivElement>(null);
-  const [error, setError] = useState<string | null>(null);
+/** Vega's custom format types: compact axis labels and full tooltip numbers, in the browser's locale. */
+function formatFunctions() {
+  const locale = browserLocale();
+  return {
+    [AXIS_FORMAT]: (value: unknown, key: string) =>
+      typeof value === "number" ? formatAxis(value, parseStyleKey(key), locale) : String(value),
+    [FULL_FORMAT]: (value: unknown, key: string) =>
+      formatNumber(value as number | null, parseStyleKey(key), locale),
+  };
+}
 
+/** Draws a spec into `host` with vega-embed; the Vega view (for export) once drawn, and any error. */
+function useVegaView(host: RefObject<HTMLDivElement | null>, spec: TopLevelSpec | null) {
+  const [view, setView] = useState<View | null>(null);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    if (!plan || !host.current) return;
+    if (!spec || !host.current) return;
     const el = host.current;
     let finalize: (() => void) | undefined;
     let cancelled = false;
     const dark = document.documentElement.dataset.theme === "dark";
     import("vega-embed")
       .then(({ default: embed }) =>
-        embed(el, chartSpec(plan, rows), {
+        embed(el, spec, {
           actions: false,
           renderer: "svg",
+          expressionFunctions: formatFunctions(),
           ...(dark ? { theme: "dark" as const } : {}),
         }),
       )
       .then((res) => {
-        if (cancelled) res.finalize();
-        else finalize = () => res.finalize();
+        if (cancelled) return res.finalize();
+        finalize = () => res.finalize();
+        setView(res.view);
         setError(null);
       })
       .catch((e: unknown) => setError(`The chart could not be drawn: ${(e as Error).message}`));
     return () => {
       cancelled = true;
+      setView(null);
       finalize?.();
     };
-  }, [plan, rows]);
+  }, [host, spec]);
+  return { view, error, setError };
+}
 
-  if (!options.length || !plan) {
-    return <p className="muted small">No chart for this result: it needs a number and at least two rows.</p>;
+export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Props) {
+  const id = useId();
+  const choice = useMemo(() => chooseChart(columns, rows, { sql }), [columns, rows, sql]);
+  const options = choice.options;
+  const [picked, setPicked] = useState<ChartType | null>(null);
+  const type = picked ?? (preferred !== "auto" && options.includes(preferred) ? preferred : options[0]);
+  const spec = useMemo(() => (type ? chartSpec(choice, type) : null), [choice, type]);
+  const host = useRef<HTMLDivElement>(null);
+  const { view, error, setError } = useVegaView(host, spec);
+
+  if (!type) {
+    return <p className="muted small chart-none">No chart for this result: {choice.reason}</p>;
   }
-  const desc = `${NAMES[plan.type]} chart of ${plan.y.name} by ${plan.x.name}${plan.color ? `, coloured by ${plan.color.name}` : ""}`;
+  const save = (format: "png" | "svg") => {
+    // Vega's own export: the same drawing at twice the pixels for PNG, vector for SVG.
+    view
+      ?.toImageURL(format, format === "png" ? 2 : 1)
+      .then((url) => saveUrl(url, fileName(fileHint, format)))
+      .catch((e: unknown) => setError(`The chart could not be exported: ${(e as Error).message}`));
+  };
+  const desc = `${NAMES[type]} chart of ${choice.y!.name} by ${choice.x!.name}${choice.color ? `, coloured by ${choice.color.name}` : ""}`;
   return (
     <div className="chart">
-      <fieldset className="chart-types">
-        <legend className="sr-only">Chart type</legend>
-        {options.map((t) => (
-          <label key={t} className={t === plan.type ? "chip selected" : "chip"}>
-            <input
-              type="radio"
-              name={`chart-${label}`}
-              value={t}
-              checked={t === plan.type}
-              onChange={() => setPicked(t)}
-            />
-            {NAMES[t]}
-          </label>
-        ))}
-      </fieldset>
-      <div ref={host} className="chart-host" role="img" aria-label={desc} data-chart-type={plan.type} />
+      <div className="chart-bar">
+        <fieldset className="chart-types">
+          <legend className="sr-only">Chart type</legend>
+          {options.map((t) => (
+            <label key={t} className={t === type ? "chip selected" : "chip"}>
+              <input
+                type="radio"
+                name={`chart-${id}`}
+                value={t}
+                checked={t === type}
+                onChange={() => setPicked(t)}
+              />
+              {NAMES[t]}
+            </label>
+          ))}
+        </fieldset>
+        <span className="chart-export">
+          {(["png", "svg"] as const).map((f) => (
+            <button
+              key={f}
+              type="button"
+              disabled={!view}
+              onClick={() => save(f)}
+              aria-label={`Download the ${label} chart as ${f.toUpperCase()}`}
+            >
+              {f.toUpperCase()}
+            </button>
+          ))}
+        </span>
+      </div>
+      <div
+        ref={host}
+        className="chart-host"
+        role="img"
+        aria-label={desc}
+        data-chart-type={type}
+        data-x-axis={choice.xAxis}
+      />
+      {choice.reason && <p className="muted small chart-note">{choice.reason}</p>}
       {error && (
         <p role="alert" className="error small">
           {error}

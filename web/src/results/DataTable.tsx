@@ -3,6 +3,7 @@ import { useMemo, useState } from "react";
 import { cellText, columnKind, type ColumnInfo, type Row } from "../data/columns";
 import { nextSort, paginate, sortRows, type SortState } from "../data/table";
 import { formatCount } from "../data/format";
+import { browserLocale, columnStyles, formatNumber } from "../data/numbers";
 import { PAGE_SIZES } from "../settings/useSettings";
 
 interface Props {
@@ -18,6 +19,11 @@ export function DataTable({ columns, rows, caption, pageSize, onPageSizeChange }
   const [page, setPage] = useState(0);
   const sorted = useMemo(() => sortRows(rows, columns, sort), [rows, columns, sort]);
   const view = paginate(sorted, page, pageSize);
+  // Numbers read like a report (separators, money, percent); sorting and the CSV use the raw values.
+  const styles = useMemo(() => columnStyles(columns, rows), [columns, rows]);
+  const locale = browserLocale();
+  const show = (c: ColumnInfo, v: Row[string] | undefined) =>
+    styles[c.name] && v !== undefined ? formatNumber(v, styles[c.name], locale) : cellText(v);
 
   return (
     <div className="table-wrap">
@@ -57,8 +63,12 @@ export function DataTable({ columns, rows, caption, pageSize, onPageSizeChange }
             {view.rows.map((r, i) => (
               <tr key={view.from + i}>
                 {columns.map((c) => (
-                  <td key={c.name} className={columnKind(c) === "quantitative" ? "num" : undefined}>
-                    {r[c.name] === null ? <span className="null">null</span> : cellText(r[c.name])}
+                  <td
+                    key={c.name}
+                    className={columnKind(c) === "quantitative" ? "num" : undefined}
+                    title={styles[c.name] && r[c.name] !== null ? cellText(r[c.name]) : undefined}
+                  >
+                    {r[c.name] === null ? <span className="null">null</span> : show(c, r[c.name])}
                   </td>
                 ))}
               </tr>

@@ -6,6 +6,7 @@ import { formatBytes, formatCount } from "../data/format";
 import type { Settings } from "../settings/useSettings";
 import { ChartView } from "./ChartView";
 import { DataTable } from "./DataTable";
+import { saveCsv } from "./download";
 
 interface Props {
   query: QueryView;
@@ -13,18 +14,6 @@ interface Props {
   question: string;
   settings: Settings;
   onPageSizeChange(size: number): void;
-}
-
-function download(name: string, text: string) {
-  // A BOM so spreadsheet apps read the file as UTF-8.
-  const url = URL.createObjectURL(new Blob(["\uFEFF", text], { type: "text/csv;charset=utf-8" }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 export function QueryCard({ query, index, question, settings, onPageSizeChange }: Props) {
@@ -80,7 +69,7 @@ export function QueryCard({ query, index, question, settings, onPageSizeChange }
             </span>
             <button
               type="button"
-              onClick={() => download(csvFileName(question), toCsv(r.columns, r.rows))}
+              onClick={() => saveCsv(csvFileName(question), toCsv(r.columns, r.rows))}
               aria-label={`Download ${label} as CSV`}
             >
               Download CSV
@@ -93,7 +82,14 @@ export function QueryCard({ query, index, question, settings, onPageSizeChange }
             pageSize={settings.pageSize}
             onPageSizeChange={onPageSizeChange}
           />
-          <ChartView columns={r.columns} rows={r.rows} preferred={settings.chartType} label={query.id} />
+          <ChartView
+            columns={r.columns}
+            rows={r.rows}
+            sql={query.sql}
+            preferred={settings.chartType}
+            label={label}
+            fileHint={question}
+          />
         </>
       )}
     </section>

@@ -2,7 +2,7 @@
 import { SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
-import { emitPhase, emitUsage } from "../emit";
+import { emit, emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
 import {
   messageText,
@@ -14,7 +14,16 @@ import {
 import { digestResults } from "../context/results";
 import { renderPreamble } from "../context/system-context";
 import { usageOfModelCall } from "../context/usage";
-import { CLARIFICATION_BLOCK, FAILURE_BLOCK, GENERATOR_PROMPT, RESULTS_BLOCK, fill } from "../prompts";
+import {
+  CLARIFICATION_BLOCK,
+  FAILURE_BLOCK,
+  FOLLOW_UPS_BLOCK,
+  GENERATOR_PROMPT,
+  RESULTS_BLOCK,
+  fill,
+} from "../prompts";
+import { splitFollowUps } from "../../contract/follow-ups";
+import { visibleFollowUps } from "../context/follow-ups";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The generator's prompt: results as a digest, earlier turns as text, the question last. */
@@ -31,6 +40,7 @@ function generatorMessages(state: QuarryStateType, digestChars: number) {
     : "";
   const system = fill(GENERATOR_PROMPT, {
     preamble: renderPreamble(state.systemContext, state.userContext, state.summary),
+    followUps: FOLLOW_UPS_BLOCK,
     clarification,
     results,
     failure,
@@ -45,17 +55,22 @@ export function makeGenerator(deps: AgentDeps) {
     config: LangGraphRunnableConfig,
   ): Promise<QuarryUpdate> {
     emitPhase(config, "answering");
-    const reply = await callModel(deps, config, {
-      node: "generator",
-      messages: generatorMessages(state, deps.digestChars),
-      streamToUser: true,
-    });
+    const messages = generatorMessages(state, deps.digestChars);
+    const reply = await callModel(deps, config, { node: "generator", messages, streamToUser: true });
     const delta = usageOfModelCall(reply);
     emitUsage(config, state, delta);
+    // The follow-ups came with the answer: offered only when they name nothing the prompt did not show.
+    const { body, followUps } = splitFollowUps(messageText(reply));
+    const shown = messages.map((m) => messageText(m)).join("\n");
+    const suggestions = visibleFollowUps(followUps, shown);
+    if (suggestions.length) {
+      emit(config, { type: "suggestions", questions: suggestions });
+      reply.response_metadata = { ...reply.response_metadata, quarry_suggestions: suggestions };
+    }
     return {
       phase: "answering",
       messages: [reply],
-      finalAnswer: messageText(reply),
+      finalAnswer: body,
       modelCalls: state.modelCalls + 1,
       usage: delta,
     };

@@ -1,3 +1,4 @@
+import { FOLLOW_UPS_MARKER, MAX_FOLLOW_UPS } from "../../contract/follow-ups";
 import { ROLE_GENERATOR } from "./system";
 
 /** The only prompt whose output is streamed to the user. */
@@ -6,7 +7,14 @@ export const GENERATOR_PROMPT = `${ROLE_GENERATOR}
 Write the answer to the user's latest question in clear, concise Markdown.
 - Ground every number in the query results below; never invent data. Mention the SQL's assumptions when they matter.
 - The user sees the full result table and a chart next to your answer, so summarise rather than repeat every row.
-{clarification}{results}{failure}`;
+{followUps}{clarification}{results}{failure}`;
+
+/**
+ * Follow-up questions from the same call (no extra model call): the page shows them as buttons,
+ * the server drops any naming a table or column the prompt did not show.
+ */
+export const FOLLOW_UPS_BLOCK = `- Then, on a line of its own, write ${FOLLOW_UPS_MARKER} and up to ${MAX_FOLLOW_UPS} short questions the user could ask next, one per line starting with "- ": drill down by a dimension these tables have, compare with the previous period, or ask for the top items. Write them in plain words as the user would ask; name only tables and columns shown above. Write nothing after them.
+`;
 
 /** Added when the planner asked the user a clarifying question in this turn. */
 export const CLARIFICATION_BLOCK = `You asked the user: {question}

@@ -1,0 +1,78 @@
+/**
+ * The Vega-Lite spec of a chart choice (chart.ts). Numbers on axes and in tooltips go through
+ * custom format types the view registers with vega-embed (`quarryAxis`: compact "$1.2M", "12%";
+ * `quarryFull`: "$506,464.61"), so Vega prints them in the browser's locale.
+ */
+import type { TopLevelSpec } from "vega-lite";
+import type { ChartChoice, ChartType } from "./chart";
+import { styleKey, type NumberStyle } from "./numbers";
+
+/** Custom Vega format types; the view registers functions under these names. */
+export const AXIS_FORMAT = "quarryAxis";
+export const FULL_FORMAT = "quarryFull";
+
+/** Vega-Lite reads dots and brackets in field names as paths; escape them. */
+export function fieldRef(name: string): string {
+  return name.replace(/([.[\]\\])/g, "\\$1");
+}
+
+const numberAxis = (style: NumberStyle) => ({ format: styleKey(style), formatType: AXIS_FORMAT });
+
+function xEncoding(choice: ChartChoice, type: ChartType) {
+  const x = choice.x!;
+  const base = { field: fieldRef(x.name), title: x.name };
+  if (type === "scatter" || choice.xAxis === "quantitative") {
+    return { ...base, type: "quantitative", axis: numberAxis({ kind: "number" }) };
+  }
+  if (choice.xAxis === "time" && choice.time?.native) {
+    return { ...base, type: "temporal", ...(type === "bar" ? { timeUnit: "utcyearmonthdate" } : {}) };
+  }
+  // Months, quarters, weeks and years as written, and categories: in the chosen order, labels
+  // thinned when they would overlap.
+  return {
+    ...base,
+    type: "ordinal",
+    sort: choice.xOrder,
+    axis: { labelOverlap: "greedy", labelAngle: choice.xOrder.length > 12 ? -45 : 0, labelLimit: 140 },
+  };
+}
+
+/** The Vega-Lite spec of a choice drawn as `type`, sized to its container. */
+export function chartSpec(choice: ChartChoice, type: ChartType, title?: string): TopLevelSpec {
+  const x = choice.x!;
+  const y = choice.y!;
+  const yFormat = numberAxis(choice.yStyle);
+  const color = choice.color
+    ? { field: fieldRef(choice.color.name), type: "nominal" as const, title: choice.color.name }
+    : undefined;
+  const mark =
+    type === "line"
+      ? { type: "line" as const, point: choice.rows.length <= 60, tooltip: true }
+      : type === "scatter"
+        ? { type: "point" as const, filled: true, tooltip: true }
+        : { type: "bar" as const, tooltip: true };
+  const tooltip = [
+    { field: fieldRef(x.name), title: x.name, type: xEncoding(choice, type).type },
+    ...(choice.color ? [{ field: fieldRef(choice.color.name), title: choice.color.name }] : []),
+    { field: fieldRef(y.name), title: y.name, format: styleKey(choice.yStyle), formatType: FULL_FORMAT },
+  ];
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    ...(title ? { title } : {}),
+    width: "container",
+    height: 280,
+    autosize: { type: "fit", contains: "padding" },
+    // Vega-Lite ignores custom format types unless told they are registered.
+    config: { customFormatTypes: true },
+    data: { values: choice.rows },
+    mark,
+    encoding: {
+      x: xEncoding(choice, type),
+      y: { field: fieldRef(y.name), type: "quantitative", title: y.name, axis: yFormat },
+      ...(color ? { color } : {}),
+      // Grouped bars: one bar per series beside each other, not stacked.
+      ...(color && type === "bar" ? { xOffset: { field: fieldRef(choice.color!.name) } } : {}),
+      tooltip,
+    },
+  } as TopLevelSpec;
+}
