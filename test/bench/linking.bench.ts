@@ -32,6 +32,7 @@ import { readConfig } from "../../functions/src/config";
 import {
   CatalogCache,
   buildCatalog,
+  linkHints,
   linkSchema,
   loadKnowledge,
   type Catalog,
@@ -207,14 +208,15 @@ async function buildBigWarehouse(kind: "copies" | "domains"): Promise<string> {
 const ids = (sql: string) => [...new Set([...sql.matchAll(/\bshop\.(\w+)/g)].map((m) => `shop.${m[1]}`))];
 
 type Questions = ReturnType<typeof parseQuestions>;
-type Link = (catalog: Catalog, question: string, opts: { hints: string[] }) => { tables: { id: string }[] };
+type Hints = { hints: string[]; home?: string[] };
+type Link = (catalog: Catalog, question: string, opts: Hints) => { tables: { id: string }[] };
 
-function recallOf(catalog: Catalog, questions: Questions, hints: (q: string) => string[], link: Link) {
+function recallOf(catalog: Catalog, questions: Questions, hints: (q: string) => Hints, link: Link) {
   let needed = 0;
   let found = 0;
   const misses: string[] = [];
   for (const q of questions) {
-    const linked = new Set(link(catalog, q.question, { hints: hints(q.question) }).tables.map((t) => t.id));
+    const linked = new Set(link(catalog, q.question, hints(q.question)).tables.map((t) => t.id));
     for (const id of ids(q.sql)) {
       needed++;
       if (linked.has(id)) found++;
@@ -324,15 +326,12 @@ async function main() {
     const warehouse: Warehouse = await getWarehouse(cfg.warehouse);
     const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
     const catalog = await buildCatalog(warehouse, knowledge.allNotes());
-    const hints = (q: string) => {
-      const k = knowledge.forQuestion(q);
-      return [...k.glossary.map((g) => g.sql ?? ""), ...k.examples.map((e) => e.sql)];
-    };
+    const hints = (q: string) => linkHints(knowledge.forQuestion(q));
     for (const [set, questions] of sets) {
       const now = recallOf(catalog, questions, hints, linkSchema);
-      const alone = recallOf(catalog, questions, () => [], linkSchema);
+      const alone = recallOf(catalog, questions, () => ({ hints: [] }), linkSchema);
       const before = recallOf(catalog, questions, hints, linkSchemaBefore);
-      const beforeAlone = recallOf(catalog, questions, () => [], linkSchemaBefore);
+      const beforeAlone = recallOf(catalog, questions, () => ({ hints: [] }), linkSchemaBefore);
       const tokens: number[] = [];
       for (const q of questions) tokens.push(await plannerTokens(cfg, q.question, { catalog }));
       if (cfg === small) smallTokens.set(set, tokens);

@@ -1,16 +1,65 @@
 /**
- * Joins for schema linking: which tables connect through shared key columns (`*_id`), and the
- * shortest chain of tables that joins two parts of a chosen set.
+ * Joins for schema linking: which tables connect through shared key columns (`*_id`), which table
+ * a key belongs to (`customer_id` is `customers`' own key and a reference everywhere else), how far
+ * a table is from a chosen set, and the shortest chain of tables that joins two parts of it.
  */
 import type { Catalog, CatalogTable } from "./catalog";
 
 const keysOf = (t: CatalogTable) =>
   new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
 
+/** `a.b.c` → `a.b`. */
+export const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
+
 function connects(a: CatalogTable, b: CatalogTable): boolean {
   const ka = keysOf(a);
   for (const k of keysOf(b)) if (k !== "id" && ka.has(k)) return true;
   return false;
+}
+
+const singular = (w: string) =>
+  w.endsWith("ies") ? `${w.slice(0, -3)}y` : w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w;
+
+/** True when `key` is the table's own key (`orders.order_id`, `web_events.event_id`), not a reference. */
+export function owns(t: CatalogTable, key: string): boolean {
+  const name = t.id.split(".").pop()!.toLowerCase();
+  return key === `${singular(name)}_id` || key === `${singular(name.split("_").pop()!)}_id`;
+}
+
+/** The keys a table refers to (it has them, another table owns them). */
+export function references(t: CatalogTable): string[] {
+  return [...keysOf(t)].filter((k) => k !== "id" && !owns(t, k));
+}
+
+/**
+ * How many joins separate a table from the chosen ones (0 when chosen, 1 when it shares a key with
+ * one, 2 through one table of the same dataset in between; Infinity beyond).
+ */
+export function joinDistance(catalog: Catalog, chosen: CatalogTable[], t: CatalogTable): number {
+  if (chosen.some((c) => c.id === t.id)) return 0;
+  if (chosen.some((c) => connects(c, t))) return 1;
+  const keys = keyIndex(catalog);
+  const ds = datasetOf(t.id);
+  for (const k of keysOf(t)) {
+    for (const mid of keys.get(k) ?? []) {
+      if (datasetOf(mid.id) === ds && mid.id !== t.id && chosen.some((c) => connects(c, mid))) return 2;
+    }
+  }
+  return Infinity;
+}
+
+/** The key joins among the chosen tables, each reference to the table that owns the key: `a.k = b.k`. */
+export function joinLines(catalog: Catalog, chosen: string[]): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const tables = chosen.map((id) => byId.get(id)!);
+  const out: string[] = [];
+  for (const a of tables) {
+    for (const k of references(a)) {
+      const b = tables.find((t) => t !== a && owns(t, k) && keysOf(t).has(k));
+      if (b) out.push(`${a.id}.${k} = ${b.id}.${k}`);
+    }
+  }
+  return out;
 }
 
 const keyIndexes = new WeakMap<Catalog, Map<string, CatalogTable[]>>();
@@ -36,7 +85,6 @@ export function withBridges(catalog: Catalog, chosen: string[], scores: Map<stri
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
   const keys = keyIndex(catalog);
   const out = [...chosen];
-  const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
   for (let round = 0; round < 3; round++) {
     const parts = components(out.map((id) => byId.get(id)!));
     if (parts.length < 2) break;
