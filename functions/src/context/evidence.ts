@@ -64,10 +64,15 @@ export function spellings(value: string): string[] {
   return out;
 }
 
-/** A light stem: `registered` → `register`, `launching` → `launch`, `place`/`placed` → `plac`. */
+/**
+ * A light stem: `registered` → `register`, `launching` → `launch`, `place`/`placed` → `plac`,
+ * `profitable` → `profit`, `monthly` → `month`.
+ */
 export function stem(w: string): string {
   let s = w;
-  if (s.length > 5 && s.endsWith("ing")) s = s.slice(0, -3);
+  if (s.length > 6 && s.endsWith("able")) s = s.slice(0, -4);
+  else if (s.length > 5 && s.endsWith("ly")) s = s.slice(0, -2);
+  else if (s.length > 5 && s.endsWith("ing")) s = s.slice(0, -3);
   else if (s.length > 4 && s.endsWith("ed")) s = s.slice(0, -2);
   if (s.length > 3 && s.endsWith("e")) s = s.slice(0, -1);
   return s;
@@ -139,7 +144,7 @@ export function questionTerms(ev: Evidence, question: string): string[] {
   const out = new Set(s.filter((t) => ev.terms.has(t)));
   for (let i = 0; i + 1 < s.length; i++) {
     const joined = s[i] + s[i + 1];
-    if (ev.terms.has(joined)) out.add(joined);
+    for (const j of [joined, joined.replace(/s$/, "")]) if (ev.terms.has(j)) out.add(j);
   }
   return [...out];
 }
