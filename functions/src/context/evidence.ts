@@ -163,8 +163,13 @@ export function votes(ev: Evidence, terms: string[]): Map<number, number> {
   return out;
 }
 
-/** The stored values the question names (every table that stores them). */
-export function namedValues(ev: Evidence, asked: string[]): ValueMatch[] {
+/**
+ * The stored values the question names (every table that stores them). A short code in capitals
+ * (`IN`, `US`) counts only when the question writes it so, not as the word "in" or "us".
+ */
+export function namedValues(ev: Evidence, question: string): ValueMatch[] {
+  const asked = words(question);
+  const capitals = new Set(question.match(/\b[A-Z]{2,3}\b/g) ?? []);
   const out: ValueMatch[] = [];
   const seen = new Set<string>();
   const firsts = [...ev.values.keys()];
@@ -174,6 +179,7 @@ export function namedValues(ev: Evidence, asked: string[]): ValueMatch[] {
       for (const e of ev.values.get(first)!) {
         const key = `${e.table}.${e.column}=${e.value}`;
         if (seen.has(key) || !mentions(asked, e.spelling)) continue;
+        if (/^[A-Z]{2,3}$/.test(e.spelling) && !capitals.has(e.spelling)) continue;
         seen.add(key);
         out.push({ text: e.spelling, table: e.table, column: e.column, value: e.value });
       }
@@ -193,9 +199,10 @@ export type MeasureKind = "money" | "count";
  * quantity, items…). General business English, not the names of any schema's columns.
  */
 const MEASURE_WORDS: Record<MeasureKind, string[]> = {
-  money: "revenue sale sell sold spend spent turnover income earning gmv profit margin cost price value money paid pay amount"
-    .split(" ")
-    .map(stem),
+  money:
+    "revenue sale sell sold spend spent turnover income earning gmv profit margin cost price value money paid pay amount"
+      .split(" ")
+      .map(stem),
   count: "unit quantity qty item piece volume".split(" ").map(stem),
 };
 

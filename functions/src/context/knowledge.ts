@@ -23,7 +23,10 @@ export interface Knowledge {
 
 /** What schema linking takes from the chosen knowledge: the SQL it shows, and its datasets. */
 export function linkHints(k: Knowledge): { hints: string[]; home: string[] } {
-  return { hints: [...k.glossary.map((g) => g.sql ?? ""), ...k.examples.map((e) => e.sql)], home: k.datasets };
+  return {
+    hints: [...k.glossary.map((g) => g.sql ?? ""), ...k.examples.map((e) => e.sql)],
+    home: k.datasets,
+  };
 }
 
 interface Doc {

@@ -112,26 +112,23 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
   const home = homeDatasets(byId, scores, opts.home ?? [], hinted);
   for (const [id, sc] of scores) if (home.has(datasetOf(id))) scores.set(id, sc * 1.5);
 
-  // A value named in the question belongs to one table: of the tables that store it, the best.
-  const bestFor = new Map<string, ValueMatch>();
-  for (const v of values) {
-    const seen = bestFor.get(v.text);
-    if (!seen || rankIn(home, scores, v.table) > rankIn(home, scores, seen.table)) bestFor.set(v.text, v);
-  }
-  const named = [...bestFor.values()];
-
   const all = catalog.tables.length <= (opts.allUpTo ?? 12);
   const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
   let chosen: string[];
   if (all) {
-    chosen = [...ranked.map(([id]) => id), ...catalog.tables.map((t) => t.id).filter((id) => !scores.has(id))];
+    chosen = [
+      ...ranked.map(([id]) => id),
+      ...catalog.tables.map((t) => t.id).filter((id) => !scores.has(id)),
+    ];
   } else {
-    chosen = core(byId, ranked, home, opts.maxTables ?? 6);
-    for (const id of [...hinted, ...named.map((v) => v.table)]) if (!chosen.includes(id)) chosen.push(id);
+    chosen = preferJoined(catalog, core(byId, ranked, home, opts.maxTables ?? 6), hinted);
+    for (const id of hinted) if (!chosen.includes(id)) chosen.push(id);
+    chosen = withValues(catalog, chosen, values, home, scores);
     chosen = withConcepts(catalog, ev, chosen, terms, home, scores);
     chosen = withMeasures(catalog, chosen, question, home, scores);
     chosen = withBridges(catalog, chosen, scores);
   }
+  const named = bestValues(values, chosen, home, scores);
   const columns = mentionedColumns(ev, terms, catalog).filter((c) =>
     chosen.includes(c.slice(0, c.lastIndexOf("."))),
   );
@@ -184,7 +181,7 @@ function addEvidence(
   const vote = votes(ev, terms);
   const topVote = Math.max(1e-9, ...vote.values());
   for (const [i, v] of vote) add(catalog.tables[i].id, (top * v) / topVote);
-  const values = namedValues(ev, words(question));
+  const values = namedValues(ev, question);
   const holders = new Map<string, Set<string>>();
   for (const v of values) holders.set(v.text, (holders.get(v.text) ?? new Set()).add(v.table));
   for (const v of values) {
@@ -215,7 +212,8 @@ function homeDatasets(
   const known = [...datasets].filter((d) => wanted.has(d.toLowerCase()));
   if (known.length) return new Set(known);
   const byDataset = new Map<string, [string, number][]>();
-  for (const [id, sc] of scores) byDataset.set(datasetOf(id), [...(byDataset.get(datasetOf(id)) ?? []), [id, sc]]);
+  for (const [id, sc] of scores)
+    byDataset.set(datasetOf(id), [...(byDataset.get(datasetOf(id)) ?? []), [id, sc]]);
   let best: [string, number] | undefined;
   for (const [d, list] of byDataset) {
     const shapes = new Set<string>();
@@ -236,6 +234,70 @@ const shapeOf = (t: CatalogTable) =>
     .map((c) => c.name.toLowerCase())
     .sort()
     .join(",");
+
+/**
+ * A value named in the question belongs to one table: of the tables that store it, a chosen one,
+ * else the best (home first).
+ */
+function bestValues(values: ValueMatch[], chosen: string[], home: Set<string>, scores: Scores): ValueMatch[] {
+  const rank = (id: string) => (chosen.includes(id) ? 1e12 : 0) + rankIn(home, scores, id);
+  const bestFor = new Map<string, ValueMatch>();
+  for (const v of values) {
+    const seen = bestFor.get(v.text);
+    if (!seen || rank(v.table) > rank(seen.table)) bestFor.set(v.text, v);
+  }
+  return [...bestFor.values()];
+}
+
+/** Each value the question names, when no chosen table stores it, brings the holder that joins best. */
+function withValues(
+  catalog: Catalog,
+  chosen: string[],
+  values: ValueMatch[],
+  home: Set<string>,
+  scores: Scores,
+): string[] {
+  const out = [...chosen];
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  // Held by a chosen table at home or joined to the core (not by a stray look-alike added for another value).
+  const holds = (id: string) =>
+    out.includes(id) &&
+    (home.has(datasetOf(id)) ||
+      joinDistance(
+        catalog,
+        chosen.filter((c) => c !== id).map((c) => byId.get(c)!),
+        byId.get(id)!,
+      ) === 1);
+  for (const text of new Set(values.map((v) => v.text))) {
+    const same = values.filter((v) => v.text === text);
+    const holders = same.map((v) => v.table);
+    if (holders.some(holds)) continue;
+    const best =
+      bestJoined(catalog, holders, out, home, scores) ?? bestValues(same, out, home, scores)[0]?.table;
+    if (best) out.push(best);
+  }
+  return out;
+}
+
+/**
+ * Of look-alikes (tables of the same name), the one that joins: a chosen table that joins none of
+ * the others gives way to a table of its name that does (`b.customers` with `customer_id` for
+ * `a.customers` with `client_id`, beside `orders`). Hinted tables stay.
+ */
+function preferJoined(catalog: Catalog, chosen: string[], hinted: Set<string>): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const name = (id: string) => id.split(".").pop()!.toLowerCase();
+  const out = [...chosen];
+  for (let i = 0; i < out.length; i++) {
+    const rest = out.filter((_, j) => j !== i).map((id) => byId.get(id)!);
+    if (!rest.length || hinted.has(out[i]) || joinDistance(catalog, rest, byId.get(out[i])!) === 1) continue;
+    const alike = catalog.tables.find(
+      (t) => name(t.id) === name(out[i]) && !out.includes(t.id) && joinDistance(catalog, rest, t) === 1,
+    );
+    if (alike) out[i] = alike.id;
+  }
+  return out;
+}
 
 /** Home first, then score. */
 const rankIn = (home: Set<string>, scores: Scores, id: string) =>
