@@ -14,12 +14,12 @@
 import type { Catalog, CatalogTable } from "./catalog";
 import { STOP_WORDS, mentions, nearlyEqual, words } from "./knowledge";
 
-export type Field = "table" | "column" | "value" | "text";
+type Field = "table" | "column" | "value" | "text";
 
 /** How much a match in each place says about its table. */
-export const FIELD_WEIGHT: Record<Field, number> = { table: 3, column: 2, value: 1.5, text: 1 };
+const FIELD_WEIGHT: Record<Field, number> = { table: 3, column: 2, value: 1.5, text: 1 };
 
-export interface Hit {
+interface Hit {
   table: number;
   /** The column that matched (none for the table's own name or description). */
   column?: string;
@@ -68,7 +68,7 @@ export function spellings(value: string): string[] {
  * A light stem: `registered` → `register`, `launching` → `launch`, `place`/`placed` → `plac`,
  * `profitable` → `profit`, `monthly` → `month`.
  */
-export function stem(w: string): string {
+function stem(w: string): string {
   let s = w;
   if (s.length > 6 && s.endsWith("able")) s = s.slice(0, -4);
   else if (s.length > 5 && s.endsWith("ly")) s = s.slice(0, -2);
@@ -79,7 +79,7 @@ export function stem(w: string): string {
 }
 
 /** The stems of a text's words, without stop words. */
-export function stems(text: string): string[] {
+function stems(text: string): string[] {
   return words(text.replace(/[._]+/g, " "))
     .filter((w) => !STOP_WORDS.has(w))
     .map(stem);
