@@ -5,8 +5,17 @@
  */
 import type { Catalog, CatalogTable } from "./catalog";
 
-const keysOf = (t: CatalogTable) =>
-  new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+const keySets = new WeakMap<CatalogTable, Set<string>>();
+
+/** A table's key columns (`*_id`, `id`), lower case. */
+function keysOf(t: CatalogTable): Set<string> {
+  let keys = keySets.get(t);
+  if (!keys) {
+    keys = new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+    keySets.set(t, keys);
+  }
+  return keys;
+}
 
 /** `a.b.c` → `a.b`. */
 export const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
@@ -33,19 +42,28 @@ export function references(t: CatalogTable): string[] {
 
 /**
  * How many joins separate a table from the chosen ones (0 when chosen, 1 when it shares a key with
- * one, 2 through one table of the same dataset in between; Infinity beyond).
+ * one, 2 through one table of the same dataset in between; Infinity beyond), as a function over
+ * candidates (the chosen tables' neighbours are gathered once).
  */
-export function joinDistance(catalog: Catalog, chosen: CatalogTable[], t: CatalogTable): number {
-  if (chosen.some((c) => c.id === t.id)) return 0;
-  if (chosen.some((c) => connects(c, t))) return 1;
+export function joinDistance(catalog: Catalog, chosen: CatalogTable[]): (t: CatalogTable) => number {
   const keys = keyIndex(catalog);
-  const ds = datasetOf(t.id);
-  for (const k of keysOf(t)) {
-    for (const mid of keys.get(k) ?? []) {
-      if (datasetOf(mid.id) === ds && mid.id !== t.id && chosen.some((c) => connects(c, mid))) return 2;
-    }
+  const ids = new Set(chosen.map((c) => c.id));
+  const near = new Set<string>();
+  for (const c of chosen) {
+    for (const k of keysOf(c)) if (k !== "id") for (const n of keys.get(k) ?? []) near.add(n.id);
   }
-  return Infinity;
+  return (t) => {
+    if (ids.has(t.id)) return 0;
+    if (near.has(t.id)) return 1;
+    const ds = datasetOf(t.id);
+    for (const k of keysOf(t)) {
+      if (k === "id") continue;
+      for (const mid of keys.get(k) ?? []) {
+        if (mid.id !== t.id && near.has(mid.id) && datasetOf(mid.id) === ds) return 2;
+      }
+    }
+    return Infinity;
+  };
 }
 
 /** The key joins among the chosen tables, each reference to the table that owns the key: `a.k = b.k`. */

@@ -266,8 +266,7 @@ function withValues(
       joinDistance(
         catalog,
         chosen.filter((c) => c !== id).map((c) => byId.get(c)!),
-        byId.get(id)!,
-      ) === 1);
+      )(byId.get(id)!) === 1);
   for (const text of new Set(values.map((v) => v.text))) {
     const same = values.filter((v) => v.text === text);
     const holders = same.map((v) => v.table);
@@ -290,9 +289,10 @@ function preferJoined(catalog: Catalog, chosen: string[], hinted: Set<string>): 
   const out = [...chosen];
   for (let i = 0; i < out.length; i++) {
     const rest = out.filter((_, j) => j !== i).map((id) => byId.get(id)!);
-    if (!rest.length || hinted.has(out[i]) || joinDistance(catalog, rest, byId.get(out[i])!) === 1) continue;
+    const distance = joinDistance(catalog, rest);
+    if (!rest.length || hinted.has(out[i]) || distance(byId.get(out[i])!) === 1) continue;
     const alike = catalog.tables.find(
-      (t) => name(t.id) === name(out[i]) && !out.includes(t.id) && joinDistance(catalog, rest, t) === 1,
+      (t) => name(t.id) === name(out[i]) && !out.includes(t.id) && distance(t) === 1,
     );
     if (alike) out[i] = alike.id;
   }
@@ -369,11 +369,14 @@ function bestJoined(
   scores: Scores,
 ): string | undefined {
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const around = chosen.map((id) => byId.get(id)!);
+  const distance = joinDistance(
+    catalog,
+    chosen.map((id) => byId.get(id)!),
+  );
   const top = Math.max(1e-9, ...candidates.map((id) => scores.get(id) ?? 0));
   let best: [string, number] | undefined;
   for (const id of candidates) {
-    const d = joinDistance(catalog, around, byId.get(id)!);
+    const d = distance(byId.get(id)!);
     const rank =
       (home.has(datasetOf(id)) ? 4 : 0) + (d === 1 ? 2 : d === 2 ? 1 : 0) + (scores.get(id) ?? 0) / top;
     if (!best || rank > best[1]) best = [id, rank];
