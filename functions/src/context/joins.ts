@@ -52,16 +52,20 @@ export function joinDistance(catalog: Catalog, chosen: CatalogTable[]): (t: Cata
   for (const c of chosen) {
     for (const k of keysOf(c)) if (k !== "id") for (const n of keys.get(k) ?? []) near.add(n.id);
   }
+  // Per dataset, the keys of its tables one join away: a table sharing one is two joins away.
+  const nearKeys = new Map<string, Set<string>>();
+  for (const t of catalog.tables) {
+    if (!near.has(t.id)) continue;
+    const ds = datasetOf(t.id);
+    const set = nearKeys.get(ds) ?? new Set<string>();
+    for (const k of keysOf(t)) if (k !== "id") set.add(k);
+    nearKeys.set(ds, set);
+  }
   return (t) => {
     if (ids.has(t.id)) return 0;
     if (near.has(t.id)) return 1;
-    const ds = datasetOf(t.id);
-    for (const k of keysOf(t)) {
-      if (k === "id") continue;
-      for (const mid of keys.get(k) ?? []) {
-        if (mid.id !== t.id && near.has(mid.id) && datasetOf(mid.id) === ds) return 2;
-      }
-    }
+    const around = nearKeys.get(datasetOf(t.id));
+    if (around) for (const k of keysOf(t)) if (k !== "id" && around.has(k)) return 2;
     return Infinity;
   };
 }
