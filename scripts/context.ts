@@ -18,6 +18,7 @@ import {
   CatalogCache,
   KNOWLEDGE_HEADINGS,
   buildCatalog,
+  linkHints,
   linkSchema,
   loadKnowledge,
 } from "../functions/src/context";
@@ -88,8 +89,7 @@ async function main(): Promise<number> {
   const system = String(recorder.prompt[0].content);
   const chosen = knowledge.forQuestion(question);
   // The same linking the ingress node ran, on the same catalog, for the summary fields.
-  const hints = [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)];
-  const linked = linkSchema(catalog, question, { hints });
+  const linked = linkSchema(catalog, question, linkHints(chosen));
   const out = {
     tables: linked.tables.map((t) => t.id),
     columns: [...new Set([...linked.columns, ...linked.values.map((v) => `${v.table}.${v.column}`)])],

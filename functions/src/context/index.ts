@@ -9,7 +9,7 @@ import { ContextFileError, loadContextFile, parseContextFile, type ContextFile }
 import { KnowledgeBase } from "./knowledge";
 
 export { ContextFileError, parseContextFile, validateAgainstWarehouse } from "./authored";
-export { KnowledgeBase, renderKnowledge, KNOWLEDGE_HEADINGS } from "./knowledge";
+export { KnowledgeBase, renderKnowledge, linkHints, KNOWLEDGE_HEADINGS } from "./knowledge";
 export { buildCatalog, CatalogCache, type Catalog, type CatalogTable } from "./catalog";
 export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey } from "./catalog-store";
 export { linkSchema, renderLinkedTables } from "./linking";

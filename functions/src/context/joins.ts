@@ -1,16 +1,87 @@
 /**
- * Joins for schema linking: which tables connect through shared key columns (`*_id`), and the
- * shortest chain of tables that joins two parts of a chosen set.
+ * Joins for schema linking: which tables connect through shared key columns (`*_id`), which table
+ * a key belongs to (`customer_id` is `customers`' own key and a reference everywhere else), how far
+ * a table is from a chosen set, and the shortest chain of tables that joins two parts of it.
  */
 import type { Catalog, CatalogTable } from "./catalog";
 
-const keysOf = (t: CatalogTable) =>
-  new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+const keySets = new WeakMap<CatalogTable, Set<string>>();
+
+/** A table's key columns (`*_id`, `id`), lower case. */
+function keysOf(t: CatalogTable): Set<string> {
+  let keys = keySets.get(t);
+  if (!keys) {
+    keys = new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+    keySets.set(t, keys);
+  }
+  return keys;
+}
+
+/** `a.b.c` → `a.b`. */
+export const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
 
 function connects(a: CatalogTable, b: CatalogTable): boolean {
   const ka = keysOf(a);
   for (const k of keysOf(b)) if (k !== "id" && ka.has(k)) return true;
   return false;
+}
+
+const singular = (w: string) =>
+  w.endsWith("ies") ? `${w.slice(0, -3)}y` : w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w;
+
+/** True when `key` is the table's own key (`orders.order_id`, `web_events.event_id`), not a reference. */
+export function owns(t: CatalogTable, key: string): boolean {
+  const name = t.id.split(".").pop()!.toLowerCase();
+  return key === `${singular(name)}_id` || key === `${singular(name.split("_").pop()!)}_id`;
+}
+
+/** The keys a table refers to (it has them, another table owns them). */
+export function references(t: CatalogTable): string[] {
+  return [...keysOf(t)].filter((k) => k !== "id" && !owns(t, k));
+}
+
+/**
+ * How many joins separate a table from the chosen ones (0 when chosen, 1 when it shares a key with
+ * one, 2 through one table of the same dataset in between; Infinity beyond), as a function over
+ * candidates (the chosen tables' neighbours are gathered once).
+ */
+export function joinDistance(catalog: Catalog, chosen: CatalogTable[]): (t: CatalogTable) => number {
+  const keys = keyIndex(catalog);
+  const ids = new Set(chosen.map((c) => c.id));
+  const near = new Set<string>();
+  for (const c of chosen) {
+    for (const k of keysOf(c)) if (k !== "id") for (const n of keys.get(k) ?? []) near.add(n.id);
+  }
+  // Per dataset, the keys of its tables one join away: a table sharing one is two joins away.
+  const nearKeys = new Map<string, Set<string>>();
+  for (const t of catalog.tables) {
+    if (!near.has(t.id)) continue;
+    const ds = datasetOf(t.id);
+    const set = nearKeys.get(ds) ?? new Set<string>();
+    for (const k of keysOf(t)) if (k !== "id") set.add(k);
+    nearKeys.set(ds, set);
+  }
+  return (t) => {
+    if (ids.has(t.id)) return 0;
+    if (near.has(t.id)) return 1;
+    const around = nearKeys.get(datasetOf(t.id));
+    if (around) for (const k of keysOf(t)) if (k !== "id" && around.has(k)) return 2;
+    return Infinity;
+  };
+}
+
+/** The key joins among the chosen tables, each reference to the table that owns the key: `a.k = b.k`. */
+export function joinLines(catalog: Catalog, chosen: string[]): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const tables = chosen.map((id) => byId.get(id)!);
+  const out: string[] = [];
+  for (const a of tables) {
+    for (const k of references(a)) {
+      const b = tables.find((t) => t !== a && owns(t, k) && keysOf(t).has(k));
+      if (b) out.push(`${a.id}.${k} = ${b.id}.${k}`);
+    }
+  }
+  return out;
 }
 
 const keyIndexes = new WeakMap<Catalog, Map<string, CatalogTable[]>>();
@@ -36,7 +107,6 @@ export function withBridges(catalog: Catalog, chosen: string[], scores: Map<stri
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
   const keys = keyIndex(catalog);
   const out = [...chosen];
-  const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
   for (let round = 0; round < 3; round++) {
     const parts = components(out.map((id) => byId.get(id)!));
     if (parts.length < 2) break;

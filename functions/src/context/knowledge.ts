@@ -17,6 +17,16 @@ export interface Knowledge {
   examples: VerifiedQueryItem[];
   /** `table` → its note, and `table.column` → its note, for the tables that matter here. */
   notes: Record<string, string>;
+  /** The datasets the context files are about. */
+  datasets: string[];
+}
+
+/** What schema linking takes from the chosen knowledge: the SQL it shows, and its datasets. */
+export function linkHints(k: Knowledge): { hints: string[]; home: string[] } {
+  return {
+    hints: [...k.glossary.map((g) => g.sql ?? ""), ...k.examples.map((e) => e.sql)],
+    home: k.datasets,
+  };
 }
 
 interface Doc {
@@ -24,7 +34,8 @@ interface Doc {
   text: string;
 }
 
-const STOP_WORDS = new Set(
+/** Words that say nothing about which table or example is meant. */
+export const STOP_WORDS = new Set(
   (
     "a an and are as at be by for from has have how i in is it many me much of on or per show tell the " +
     "their there these this to was were what when where which who why with"
@@ -43,7 +54,7 @@ export function words(text: string): string[] {
 }
 
 /** At most one edit apart (insert, delete or substitute). */
-function nearlyEqual(a: string, b: string): boolean {
+export function nearlyEqual(a: string, b: string): boolean {
   if (a === b) return true;
   if (Math.min(a.length, b.length) < 5 || Math.abs(a.length - b.length) > 1) return false;
   let i = 0;
@@ -148,7 +159,8 @@ export class KnowledgeBase {
         for (const [col, note] of Object.entries(t.columns)) notes[`${id}.${col}`] = note;
       }
     }
-    return { rules: this.files.flatMap((f) => f.rules), glossary, examples, notes };
+    const datasets = [...new Set(this.files.map((f) => f.dataset))];
+    return { rules: this.files.flatMap((f) => f.rules), glossary, examples, notes, datasets };
   }
 }
 

@@ -1,34 +1,45 @@
 /**
  * Schema linking: for a question (and the conversation's recent turns), the tables and columns the
- * planner should see in full, best first — offline and lexical (MiniSearch, BM25 with fuzzy and
- * prefix matching over table names, column names, descriptions and stored values), no model call.
+ * planner should see in full, best first, and the key joins among them — offline and lexical, no
+ * model call.
  *
- * - Value matching: a literal in the question that names a stored value of a low-cardinality column
- *   ("Germany" → `country = 'DE'` through ISO region names, "mobile app" → `mobile_app`,
- *   "paid search" → `paid_search`) is reported and pulls in its table.
- * - Hints: tables named by the authored context chosen for the question (glossary SQL, verified
- *   examples) are pulled in too.
- * - Priors: tables in the same dataset as the best match, bigger tables, and tables whose names do
- *   not mark them as copies rank above look-alikes (`archive.orders`, `staging.orders_raw`).
- * - Joins: when the chosen tables do not connect through shared key columns (`*_id`), the table
- *   that bridges them is added (`order_items` between `orders` and `products`).
- * - One table per shape: copies of a chosen table (the same columns) do not crowd out others.
- * - Optionally, the closest tables by embedding (`semantic.ts`) add to the lexical scores.
+ * 1. Evidence (`evidence.ts`): BM25 over whole tables (MiniSearch, fuzzy and prefix), and the
+ *    question's terms matched against table names, column names, descriptions and stored values
+ *    as documents that vote for their table, weighted by how specific the term is across the
+ *    catalog. A literal that names a stored value ("Germany" → `country = 'DE'`) votes as strongly
+ *    as it is rare. Tables named by the authored context chosen for the question (glossary SQL,
+ *    verified examples) are pulled in; optionally, the closest tables by embedding add too.
+ * 2. Priors: bigger tables, and names that do not mark a copy (`archive.orders`, `orders_raw`).
+ * 3. Home: the datasets the authored context is about (or that its hints read), else the dataset
+ *    whose tables hold the most evidence; its tables rank first, and a table elsewhere is chosen
+ *    only when it beats the home's best.
+ * 4. Core: the best tables, one per shape (copies with the same columns do not crowd out others).
+ * 5. Join-aware concepts: a term the core does not hold ("by country", "signup", "business") is
+ *    resolved to a table that holds it, preferring the home dataset and tables that join to the
+ *    core by keys (`orders.customer_id` → `customers`) over look-alikes elsewhere.
+ * 6. Measures bring their fact tables: a money or unit measure ("revenue", "spend", "units")
+ *    pulls the table of the home dataset whose numeric columns compute it (`order_items`:
+ *    `quantity`, `line_total`), and a line table brings its header (`orders`: the date, status).
+ * 7. Joins: when the chosen tables fall apart, the tables that bridge them (`joins.ts`).
  * A small catalog (up to `allUpTo` tables) is given whole.
  */
 import MiniSearch from "minisearch";
 import type { Catalog, CatalogTable } from "./catalog";
-import { withBridges } from "./joins";
-import { mentions, words } from "./knowledge";
+import {
+  evidenceOf,
+  measureKinds,
+  measures,
+  namedValues,
+  questionTerms,
+  specificity,
+  spellings,
+  votes,
+  type Evidence,
+  type ValueMatch,
+} from "./evidence";
+import { datasetOf, joinDistance, joinLines, owns, references, withBridges } from "./joins";
+import { words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
-
-interface ValueMatch {
-  /** The words of the question that named it. */
-  text: string;
-  table: string;
-  column: string;
-  value: string;
-}
 
 export interface LinkedSchema {
   /** Best first. */
@@ -36,6 +47,8 @@ export interface LinkedSchema {
   /** `table.column` whose names or values the question mentions. */
   columns: string[];
   values: ValueMatch[];
+  /** Key joins among the chosen tables (`a.k = b.k`). */
+  joins: string[];
   /** True when the whole catalog was small enough to give in full. */
   all: boolean;
   /** Tables in the catalog. */
@@ -47,26 +60,12 @@ export interface LinkOptions {
   recent?: string[];
   /** Texts (SQL of chosen glossary entries and examples) whose table ids are pulled in. */
   hints?: string[];
+  /** The datasets the authored context is about: their tables rank first. */
+  home?: string[];
   maxTables?: number;
   allUpTo?: number;
   /** The tables an embedding retriever found closest to the question, best first (optional). */
   semantic?: SemanticMatch[];
-}
-
-const regionNames = new Intl.DisplayNames(["en"], { type: "region" });
-
-/** Ways a question may name a stored value: itself, with spaces for `_`, a region's English name. */
-function spellings(value: string): string[] {
-  const out = [value, value.replace(/[_-]+/g, " ")];
-  if (/^[A-Z]{2}$/.test(value)) {
-    try {
-      const name = regionNames.of(value);
-      if (name && name !== value) out.push(name);
-    } catch {
-      /* not a region code */
-    }
-  }
-  return out;
 }
 
 const split = (s: string) => s.replace(/[._]+/g, " ");
@@ -98,106 +97,341 @@ function indexOf(catalog: Catalog): Indexed {
   return idx;
 }
 
-/** The columns (`table.column`) and stored values the question's words name. */
-function mentioned(catalog: Catalog, asked: string[]): { values: ValueMatch[]; columns: Set<string> } {
-  const values: ValueMatch[] = [];
-  const columns = new Set<string>();
-  for (const t of catalog.tables) {
-    for (const c of t.columns) {
-      if (mentions(asked, split(c.name))) columns.add(`${t.id}.${c.name}`);
-      for (const v of c.values ?? []) {
-        const hit = spellings(v).find((s) => s.length > 1 && mentions(asked, s));
-        if (hit) values.push({ text: hit, table: t.id, column: c.name, value: v });
-      }
-    }
-  }
-  return { values, columns };
-}
+type Scores = Map<string, number>;
 
 /** Links a question to the catalog (see the file's header). */
 export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions = {}): LinkedSchema {
-  const maxTables = opts.maxTables ?? 6;
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const asked = words(question);
-  const scores = new Map<string, number>();
-  const add = (id: string, s: number) => scores.set(id, (scores.get(id) ?? 0) + s);
+  const ev = evidenceOf(catalog);
+  const scores = lexicalScores(catalog, question, opts);
+  const terms = questionTerms(ev, question);
+  const { values, hinted } = addEvidence(catalog, ev, scores, question, terms, opts.hints ?? []);
 
+  // Priors: what a table looks like (size, a copy's name), then its dataset.
+  for (const [id, sc] of scores) scores.set(id, sc * prior(byId.get(id)!));
+  const home = homeDatasets(byId, scores, opts.home ?? [], hinted);
+  for (const [id, sc] of scores) if (home.has(datasetOf(id))) scores.set(id, sc * 1.5);
+
+  const all = catalog.tables.length <= (opts.allUpTo ?? 12);
+  const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
+  let chosen: string[];
+  if (all) {
+    chosen = [
+      ...ranked.map(([id]) => id),
+      ...catalog.tables.map((t) => t.id).filter((id) => !scores.has(id)),
+    ];
+  } else {
+    chosen = preferJoined(catalog, core(byId, ranked, home, opts.maxTables ?? 6), hinted);
+    for (const id of hinted) if (!chosen.includes(id)) chosen.push(id);
+    chosen = withValues(catalog, chosen, values, home, scores);
+    chosen = withConcepts(catalog, ev, chosen, terms, home, scores);
+    chosen = withMeasures(catalog, chosen, question, home, scores);
+    chosen = withBridges(catalog, chosen, scores);
+  }
+  const named = bestValues(values, chosen, home, scores);
+  const columns = mentionedColumns(ev, terms, catalog).filter((c) =>
+    chosen.includes(c.slice(0, c.lastIndexOf("."))),
+  );
+  return {
+    tables: chosen.map((id) => ({ id, score: Math.round((scores.get(id) ?? 0) * 100) / 100 })),
+    columns,
+    values: named,
+    joins: joinLines(catalog, chosen),
+    all,
+    total: catalog.tables.length,
+  };
+}
+
+/** BM25 over whole tables for the question, its recent turns (half) and embedding neighbours. */
+function lexicalScores(catalog: Catalog, question: string, opts: LinkOptions): Scores {
+  const scores: Scores = new Map();
+  const add = (id: string, s: number) => scores.set(id, (scores.get(id) ?? 0) + s);
   const searchOpts = { boost: { name: 3, columns: 2, values: 1.5, text: 1 }, fuzzy: 0.2, prefix: true };
   const { search } = indexOf(catalog);
   for (const r of search.search(question, searchOpts)) add(catalog.tables[r.id as number].id, r.score);
   for (const turn of (opts.recent ?? []).slice(-2)) {
     for (const r of search.search(turn, searchOpts)) add(catalog.tables[r.id as number].id, r.score / 2);
   }
-
   // Embedding neighbours count like a strong lexical match, scaled by how close they are to the
   // closest one, so they lift tables words missed without drowning out the words.
-  const semantic = (opts.semantic ?? []).filter((m) => byId.has(m.id) && m.similarity > 0);
+  const known = new Set(catalog.tables.map((t) => t.id));
+  const semantic = (opts.semantic ?? []).filter((m) => known.has(m.id) && m.similarity > 0);
   if (semantic.length) {
     const lexTop = Math.max(1, ...scores.values());
     const closest = semantic[0].similarity;
     for (const m of semantic) add(m.id, lexTop * 0.8 * (m.similarity / closest) ** 4);
   }
+  return scores;
+}
 
-  const { values, columns } = mentioned(catalog, asked);
+/**
+ * Adds the column and value votes (weighted by specificity) and the authored context's hints to
+ * the lexical scores; returns the named values and the hinted tables.
+ */
+function addEvidence(
+  catalog: Catalog,
+  ev: Evidence,
+  scores: Scores,
+  question: string,
+  terms: string[],
+  hints: string[],
+): { values: ValueMatch[]; hinted: Set<string> } {
+  const add = (id: string, s: number) => scores.set(id, (scores.get(id) ?? 0) + s);
   const top = Math.max(1, ...scores.values());
-  for (const v of values) add(v.table, top);
-  for (const c of columns) add(c.slice(0, c.lastIndexOf(".")), top / 2);
+  const vote = votes(ev, terms);
+  const topVote = Math.max(1e-9, ...vote.values());
+  for (const [i, v] of vote) add(catalog.tables[i].id, (top * v) / topVote);
+  const values = namedValues(ev, question);
+  const holders = new Map<string, Set<string>>();
+  for (const v of values) holders.set(v.text, (holders.get(v.text) ?? new Set()).add(v.table));
+  for (const v of values) {
+    const spec = Math.log(1 + ev.tables / holders.get(v.text)!.size) / Math.log(1 + ev.tables);
+    add(v.table, top * spec);
+  }
   const hinted = new Set<string>();
-  for (const h of opts.hints ?? []) {
+  for (const h of hints) {
     for (const t of catalog.tables) if (h.toLowerCase().includes(t.id.toLowerCase())) hinted.add(t.id);
   }
   for (const id of hinted) add(id, top);
+  return { values, hinted };
+}
 
-  // Priors: first what a table looks like (size, a copy's name), then coherence with the best match.
-  const ranked = () => [...scores.entries()].sort((a, b) => b[1] - a[1]);
-  for (const [id, sc] of scores) scores.set(id, sc * prior(byId.get(id)!));
-  const best = ranked()[0]?.[0];
-  const dataset = best?.split(".").slice(0, -1).join(".");
-  for (const [id, sc] of scores) {
-    if (dataset && id.split(".").slice(0, -1).join(".") === dataset) scores.set(id, sc * 1.5);
+/**
+ * The datasets the question is about: the authored context's (and its hints'), else the one whose
+ * best tables of different shapes score highest together (the best counts fully, the next two half
+ * and a quarter), so a dataset of copies of one table does not win by numbers.
+ */
+function homeDatasets(
+  byId: Map<string, CatalogTable>,
+  scores: Scores,
+  home: string[],
+  hinted: Set<string>,
+): Set<string> {
+  const wanted = new Set([...home.map((d) => d.toLowerCase()), ...[...hinted].map(datasetOf)]);
+  const datasets = new Set([...scores.keys()].map(datasetOf));
+  const known = [...datasets].filter((d) => wanted.has(d.toLowerCase()));
+  if (known.length) return new Set(known);
+  const byDataset = new Map<string, [string, number][]>();
+  for (const [id, sc] of scores)
+    byDataset.set(datasetOf(id), [...(byDataset.get(datasetOf(id)) ?? []), [id, sc]]);
+  let best: [string, number] | undefined;
+  for (const [d, list] of byDataset) {
+    const shapes = new Set<string>();
+    let sum = 0;
+    for (const [id, sc] of list.sort((a, b) => b[1] - a[1])) {
+      if (shapes.size >= 3 || shapes.has(shapeOf(byId.get(id)!))) continue;
+      sum += sc / 2 ** shapes.size;
+      shapes.add(shapeOf(byId.get(id)!));
+    }
+    if (!best || sum > best[1]) best = [d, sum];
   }
+  return new Set(best ? [best[0]] : []);
+}
 
-  // A value named in the question belongs to one table: of the look-alikes that store it, the best.
+/** A table's column names, sorted: copies of a table share it. */
+const shapeOf = (t: CatalogTable) =>
+  t.columns
+    .map((c) => c.name.toLowerCase())
+    .sort()
+    .join(",");
+
+/**
+ * A value named in the question belongs to one table: of the tables that store it, a chosen one,
+ * else the best (home first).
+ */
+function bestValues(values: ValueMatch[], chosen: string[], home: Set<string>, scores: Scores): ValueMatch[] {
+  const rank = (id: string) => (chosen.includes(id) ? 1e12 : 0) + rankIn(home, scores, id);
   const bestFor = new Map<string, ValueMatch>();
   for (const v of values) {
     const seen = bestFor.get(v.text);
-    if (!seen || (scores.get(v.table) ?? 0) > (scores.get(seen.table) ?? 0)) bestFor.set(v.text, v);
+    if (!seen || rank(v.table) > rank(seen.table)) bestFor.set(v.text, v);
   }
-  const named = [...bestFor.values()];
+  return [...bestFor.values()];
+}
 
-  const all = catalog.tables.length <= (opts.allUpTo ?? 12);
-  let chosen: string[];
-  if (all) {
-    const order = ranked().map(([id]) => id);
-    chosen = [...order, ...catalog.tables.map((t) => t.id).filter((id) => !scores.has(id))];
-  } else {
-    const list = ranked();
-    const cut = (list[0]?.[1] ?? 0) * 0.25;
-    // One table per shape: a copy of a chosen table (same columns) would only crowd out others.
-    const shape = (id: string) =>
-      byId
-        .get(id)!
-        .columns.map((c) => c.name.toLowerCase())
-        .sort()
-        .join(",");
-    const shapes = new Set<string>();
-    chosen = [];
-    for (const [id, sc] of list) {
-      if (sc < cut || chosen.length >= maxTables) break;
-      if (shapes.has(shape(id))) continue;
-      shapes.add(shape(id));
-      chosen.push(id);
-    }
-    for (const id of [...hinted, ...named.map((v) => v.table)]) if (!chosen.includes(id)) chosen.push(id);
-    chosen = withBridges(catalog, chosen, scores);
+/** Each value the question names, when no chosen table stores it, brings the holder that joins best. */
+function withValues(
+  catalog: Catalog,
+  chosen: string[],
+  values: ValueMatch[],
+  home: Set<string>,
+  scores: Scores,
+): string[] {
+  const out = [...chosen];
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  // Held by a chosen table at home or joined to the core (not by a stray look-alike added for another value).
+  const holds = (id: string) =>
+    out.includes(id) &&
+    (home.has(datasetOf(id)) ||
+      joinDistance(
+        catalog,
+        chosen.filter((c) => c !== id).map((c) => byId.get(c)!),
+      )(byId.get(id)!) === 1);
+  for (const text of new Set(values.map((v) => v.text))) {
+    const same = values.filter((v) => v.text === text);
+    const holders = same.map((v) => v.table);
+    if (holders.some(holds)) continue;
+    const best =
+      bestJoined(catalog, holders, out, home, scores) ?? bestValues(same, out, home, scores)[0]?.table;
+    if (best) out.push(best);
   }
-  return {
-    tables: chosen.map((id) => ({ id, score: Math.round((scores.get(id) ?? 0) * 100) / 100 })),
-    columns: [...columns].filter((c) => chosen.includes(c.slice(0, c.lastIndexOf(".")))),
-    values: named,
-    all,
-    total: catalog.tables.length,
-  };
+  return out;
+}
+
+/**
+ * Of look-alikes (tables of the same name), the one that joins: a chosen table that joins none of
+ * the others gives way to a table of its name that does (`b.customers` with `customer_id` for
+ * `a.customers` with `client_id`, beside `orders`). Hinted tables stay.
+ */
+function preferJoined(catalog: Catalog, chosen: string[], hinted: Set<string>): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const name = (id: string) => id.split(".").pop()!.toLowerCase();
+  const out = [...chosen];
+  for (let i = 0; i < out.length; i++) {
+    const rest = out.filter((_, j) => j !== i).map((id) => byId.get(id)!);
+    const distance = joinDistance(catalog, rest);
+    if (!rest.length || hinted.has(out[i]) || distance(byId.get(out[i])!) === 1) continue;
+    const alike = catalog.tables.find(
+      (t) => name(t.id) === name(out[i]) && !out.includes(t.id) && distance(t) === 1,
+    );
+    if (alike) out[i] = alike.id;
+  }
+  return out;
+}
+
+/** Home first, then score. */
+const rankIn = (home: Set<string>, scores: Scores, id: string) =>
+  (home.has(datasetOf(id)) ? 1e9 : 0) + (scores.get(id) ?? 0);
+
+/**
+ * The core: the best tables, one per shape, at most `max`; a table outside the home datasets only
+ * when it scores above the home's best.
+ */
+function core(
+  byId: Map<string, CatalogTable>,
+  ranked: [string, number][],
+  home: Set<string>,
+  max: number,
+): string[] {
+  const cut = (ranked[0]?.[1] ?? 0) * 0.25;
+  const homeBest = ranked.find(([id]) => home.has(datasetOf(id)))?.[1] ?? 0;
+  const shape = (id: string) => shapeOf(byId.get(id)!);
+  const shapes = new Set<string>();
+  const chosen: string[] = [];
+  for (const [id, sc] of ranked) {
+    if (sc < cut || chosen.length >= max) break;
+    if (!home.has(datasetOf(id)) && sc <= homeBest) continue;
+    if (shapes.has(shape(id))) continue;
+    shapes.add(shape(id));
+    chosen.push(id);
+  }
+  return chosen;
+}
+
+/**
+ * Resolves each question term that names a column or a value and that no chosen table holds to
+ * the table that holds it and joins best: in a home dataset, joined to the chosen tables by keys,
+ * then by score (at most three such tables).
+ */
+function withConcepts(
+  catalog: Catalog,
+  ev: Evidence,
+  chosen: string[],
+  terms: string[],
+  home: Set<string>,
+  scores: Scores,
+): string[] {
+  const out = [...chosen];
+  let added = 0;
+  for (const term of [...terms].sort((a, b) => specificity(ev, b) - specificity(ev, a))) {
+    const all = ev.terms.get(term) ?? [];
+    // A term that names tables (an entity: "customers") is held by a table of that name, not by
+    // a key column that refers to it; any other term by a column, its values or its notes.
+    const named = all.filter((h) => h.field === "table");
+    const hits = named.length ? named : all.filter((h) => h.column !== undefined);
+    if (!hits.length || added >= 3) continue;
+    const holders = new Set(hits.map((h) => catalog.tables[h.table].id));
+    if (out.some((id) => holders.has(id))) continue;
+    const best = bestJoined(catalog, [...holders], out, home, scores);
+    if (!best) continue;
+    out.push(best);
+    added++;
+  }
+  return out;
+}
+
+/** Of the candidates, the one in a home dataset that joins the chosen tables best, then by score. */
+function bestJoined(
+  catalog: Catalog,
+  candidates: string[],
+  chosen: string[],
+  home: Set<string>,
+  scores: Scores,
+): string | undefined {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const distance = joinDistance(
+    catalog,
+    chosen.map((id) => byId.get(id)!),
+  );
+  const top = Math.max(1e-9, ...candidates.map((id) => scores.get(id) ?? 0));
+  let best: [string, number] | undefined;
+  for (const id of candidates) {
+    const d = distance(byId.get(id)!);
+    const rank =
+      (home.has(datasetOf(id)) ? 4 : 0) + (d === 1 ? 2 : d === 2 ? 1 : 0) + (scores.get(id) ?? 0) / top;
+    if (!best || rank > best[1]) best = [id, rank];
+  }
+  // A look-alike that neither lives at home nor joins the chosen tables is not a resolution.
+  return best && best[1] >= 1 ? best[0] : undefined;
+}
+
+/**
+ * A money or unit measure pulls the table of the home datasets that computes it (the most measure
+ * columns of that kind, joined to the chosen tables), and a line table brings the header it
+ * references when that header refers on (`order_items` → `orders` → `customers`).
+ */
+function withMeasures(
+  catalog: Catalog,
+  chosen: string[],
+  question: string,
+  home: Set<string>,
+  scores: Scores,
+): string[] {
+  const kinds = measureKinds(question);
+  if (!kinds.length) return chosen;
+  const out = [...chosen];
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const inHome = catalog.tables.filter((t) => home.has(datasetOf(t.id)));
+  for (const kind of kinds) {
+    const most = Math.max(0, ...inHome.map((t) => measures(t)[kind].length));
+    if (!most) continue;
+    const facts = inHome.filter((t) => measures(t)[kind].length === most).map((t) => t.id);
+    if (facts.some((id) => out.includes(id))) continue;
+    const best = bestJoined(catalog, facts, out, home, scores);
+    if (best) out.push(best);
+  }
+  for (const id of [...out]) {
+    const t = byId.get(id)!;
+    if (!home.has(datasetOf(id)) || references(t).length < 2) continue;
+    for (const k of references(t)) {
+      const header = inHome.find(
+        (h) => h.id !== id && datasetOf(h.id) === datasetOf(id) && owns(h, k) && references(h).length > 0,
+      );
+      if (header && !out.includes(header.id)) out.push(header.id);
+    }
+  }
+  return out;
+}
+
+/** `table.column` whose names the question's terms match. */
+function mentionedColumns(ev: Evidence, terms: string[], catalog: Catalog): string[] {
+  const out = new Set<string>();
+  for (const term of terms) {
+    for (const h of ev.terms.get(term) ?? []) {
+      if (h.field === "column" && h.column) out.add(`${catalog.tables[h.table].id}.${h.column}`);
+    }
+  }
+  return [...out];
 }
 
 /** Copies, archives and scratch tables: look-alikes a question rarely means. */
@@ -240,6 +474,7 @@ export function renderLinkedTables(catalog: Catalog, linked: LinkedSchema): stri
       `(${linked.total - linked.tables.length} more tables are not shown: list_tables and describe_table reach them.)`,
     );
   }
+  if (linked.joins.length) lines.push(`Joins between these tables: ${linked.joins.join("; ")}`);
   if (linked.values.length) {
     lines.push(
       "Values the question names: " +

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
 import { buildSystemContext } from "../context/system-context";
-import { KnowledgeBase, renderKnowledge, type Knowledge } from "../../context/knowledge";
+import { KnowledgeBase, linkHints, renderKnowledge, type Knowledge } from "../../context/knowledge";
 import { linkSchema, renderLinkedTables } from "../../context/linking";
 import type { CatalogCache } from "../../context/catalog";
 import { messageText, turnStartIndex } from "../context/history";
@@ -114,14 +114,12 @@ async function linkedTables(
       .filter((m) => m.getType() === "human")
       .slice(-2)
       .map(messageText);
-    const hints = chosen
-      ? [...chosen.glossary.map((g) => g.sql ?? ""), ...chosen.examples.map((e) => e.sql)]
-      : [];
+    const { hints, home } = chosen ? linkHints(chosen) : { hints: [], home: [] };
     // The embedding retriever (if any) reads the question with the turn before it, for follow-ups.
     const near = semantic ? await semantic.rank(c, [...recent.slice(-1), question].join("\n")) : undefined;
     return renderLinkedTables(
       c,
-      linkSchema(c, question, { recent, hints, ...(near ? { semantic: near } : {}) }),
+      linkSchema(c, question, { recent, hints, home, ...(near ? { semantic: near } : {}) }),
     );
   } catch {
     return undefined;
