@@ -59,7 +59,7 @@ export interface ThreadValues {
 }
 
 /** How much of a conversation a thread's `values` keep: the first question and the latest messages, each cut. */
-export const THREAD_VALUES = { messages: 12, chars: 500 } as const;
+const THREAD_VALUES = { messages: 12, chars: 500 } as const;
 
 const textOf = (content: unknown): string =>
   typeof content === "string"

@@ -60,7 +60,11 @@ export function makeGenerator(deps: AgentDeps) {
     const delta = usageOfModelCall(reply);
     emitUsage(config, state, delta);
     // The follow-ups came with the answer: offered only when they name nothing the prompt did not show.
-    const { body, followUps } = splitFollowUps(messageText(reply));
+    const text = messageText(reply);
+    const { body, followUps } = splitFollowUps(text);
+    // The stored answer is the answer alone: a client that shows the thread's messages as they are
+    // (the SDK's useStream, agent-chat-ui) never shows the block, whose questions travel in metadata.
+    if (body !== text) reply.content = body;
     const shown = messages.map((m) => messageText(m)).join("\n");
     const suggestions = visibleFollowUps(followUps, shown);
     if (suggestions.length) {
