@@ -1,9 +1,13 @@
 /**
  * API under load, through the functions emulator: N concurrent runs (default 50) on N threads with
- * the Vertex AI stand-in streaming at a fixed token delay and the DuckDB sample warehouse. Prints
- * errors, time to first token and inter-token gaps (p50/p99), with a single run measured in the same
- * session as the baseline. Then, in-process (the same express app, its Firestore client counted),
- * the Firestore round trips a run makes before its first token. Goal: ≤ 3.
+ * the Vertex AI stand-in streaming at a fixed token delay and the DuckDB sample warehouse, repeated
+ * (default 3 times; the emulator's first repetition starts its workers cold). Prints errors per
+ * repetition, time to first token and inter-token gaps (p50/p99), with a single run measured in the
+ * same session as the baseline, and what the stand-in did to its connections: it closes idle
+ * keep-alive connections after 1 s without notice, as real servers do on their own schedule, so a
+ * client reusing one it has just closed meets the race a retry must absorb. Then, in-process (the
+ * same express app, its Firestore client counted), the Firestore round trips a run makes before
+ * its first token. Goal: ≤ 3.
  */
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
@@ -25,6 +29,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
  */
 const EMULATOR_CONCURRENCY = Number(process.env.BENCH_EMULATOR_CONCURRENCY ?? 50);
 const TOKEN_DELAY_MS = 20;
+/** Repetitions of each concurrent wave. */
+const REPETITIONS = Math.max(1, Number(process.env.BENCH_REPETITIONS ?? 3));
 const root = path.resolve(import.meta.dirname, "../..");
 const require = createRequire(import.meta.url);
 
@@ -97,6 +103,21 @@ function row(name: string, runs: RunStats[], wallMs: number) {
     "gap p50 ms": pct(gaps, 50).toFixed(1),
     "gap p99 ms": pct(gaps, 99).toFixed(1),
   };
+}
+
+/**
+ * The bench's user. On a loaded machine the Auth emulator's call to the cold `beforeCreate`
+ * blocking function can pass its deadline; that is set-up, not a measured run, so it is tried again.
+ */
+async function signUpOnLoadedMachine(authUrl: string): Promise<Awaited<ReturnType<typeof signUp>>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await signUp(authUrl);
+    } catch (err) {
+      if (attempt >= 3 || !/BLOCKING_FUNCTION_ERROR_RESPONSE/.test(String(err))) throw err;
+      console.log(`sign-up attempt ${attempt} passed the blocking function's deadline; trying again`);
+    }
+  }
 }
 
 interface Rpc {
@@ -172,7 +193,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
   const server = createApp().listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   const apiUrl = `http://127.0.0.1:${server.address().port}`;
-  const user = await signUp(authUrl);
+  const user = await signUpOnLoadedMachine(authUrl);
   const client = new Client({
     apiUrl,
     defaultHeaders: { authorization: `Bearer ${user.idToken}` },
@@ -273,24 +294,28 @@ async function main() {
     },
   });
   try {
-    const user = await signUp(stack.urls.auth!);
+    const user = await signUpOnLoadedMachine(stack.urls.auth!);
     const question = "How many orders were placed in total?";
     const measure = async (client: Client, n: number, where: string) => {
       const threads: string[] = [];
       for (let i = 0; i < n; i++) threads.push((await client.threads.create()).thread_id);
       await oneRun(client, threads[0], question); // warm (DuckDB sample, LangChain)
       const single = await wave(client, threads.slice(0, 1), question);
-      const cold = await wave(client, threads, question);
-      const warm = await wave(client, threads, question);
-      const errors = [...cold.runs, ...warm.runs].filter((r) => !r.ok).map((r) => r.error);
-      return {
-        rows: [
-          row(`${where}: 1 run (baseline)`, single.runs, single.wallMs),
-          row(`${where}: ${n} concurrent, 1st wave`, cold.runs, cold.wallMs),
-          row(`${where}: ${n} concurrent, 2nd wave`, warm.runs, warm.wallMs),
-        ],
-        errors,
-      };
+      const rows: Record<string, string | number>[] = [
+        row(`${where}: 1 run (baseline)`, single.runs, single.wallMs),
+      ];
+      const errors: string[] = [];
+      for (let rep = 1; rep <= REPETITIONS; rep++) {
+        const before = { ...standin.connections };
+        const w = await wave(client, threads, question);
+        rows.push({
+          ...row(`${where}: ${n} concurrent, repetition ${rep}`, w.runs, w.wallMs),
+          "idle closes by stand-in": standin.connections.idleClosed - before.idleClosed,
+          "connections opened": standin.connections.opened - before.opened,
+        });
+        errors.push(...w.runs.filter((r) => !r.ok).map((r) => `${where} repetition ${rep}: ${r.error}`));
+      }
+      return { rows, errors };
     };
     const emuClient = new Client({
       apiUrl: stack.urls.api!,
@@ -309,7 +334,12 @@ async function main() {
     );
     console.table([...emu.rows, ...one.rows]);
     const errors = [...emu.errors, ...one.errors];
-    if (errors.length) console.log("errors:", [...new Set(errors)].slice(0, 5));
+    console.log(
+      `errors: ${errors.length} in ${2 * REPETITIONS} repetitions of ${EMULATOR_CONCURRENCY} and ${CONCURRENCY} ` +
+        `concurrent runs; the stand-in opened ${standin.connections.opened} connections and closed ` +
+        `${standin.connections.idleClosed} idle ones`,
+    );
+    for (const e of errors.slice(0, 10)) console.log(" ", e);
     console.log(
       "\nFirestore round trips before the first answer token (in-process app, counted on the client)",
     );
