@@ -69,8 +69,9 @@ export function transportFailure(err: unknown): TransportFailure | undefined {
     c = e.cause;
   }
   // An HTTP answer is the service's decision, never the transport's.
-  const status = (err as { status?: unknown; response?: { status?: unknown } })?.status;
-  if (words && typeof status !== "number") return { kind: "dropped", retryable: true };
+  const e = err as { status?: unknown; response?: { status?: unknown } };
+  const answered = typeof e?.status === "number" || typeof e?.response?.status === "number";
+  if (words && !answered) return { kind: "dropped", retryable: true };
   return undefined;
 }
 
