@@ -120,6 +120,25 @@ async function signUpOnLoadedMachine(authUrl: string): Promise<Awaited<ReturnTyp
   }
 }
 
+/**
+ * What failed, counted: a model error by its code (what the issue is about), an HTTP status from
+ * the API, the API itself unreachable (the emulator's proxy), or the first words of anything else.
+ */
+function errorKinds(runs: RunStats[]): string {
+  const counts = new Map<string, number>();
+  for (const r of runs) {
+    if (r.ok) continue;
+    const e = r.error ?? "no answer token";
+    const kind =
+      /"(model:[a-z_]+)"/.exec(e)?.[1] ??
+      (/Unable to connect to LangGraph server/.test(e) ? "API unreachable" : undefined) ??
+      /HTTP (\d{3})/.exec(e)?.[0] ??
+      e.slice(0, 40);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${k} ×${n}`).join(", ");
+}
+
 interface Rpc {
   at: number;
   end: number;
@@ -310,6 +329,7 @@ async function main() {
         const w = await wave(client, threads, question);
         rows.push({
           ...row(`${where}: ${n} concurrent, repetition ${rep}`, w.runs, w.wallMs),
+          "errors by kind": errorKinds(w.runs),
           "idle closes by stand-in": standin.connections.idleClosed - before.idleClosed,
           "connections opened": standin.connections.opened - before.opened,
         });
