@@ -14,7 +14,6 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { Agent, setGlobalDispatcher } from "undici";
 import { startStack } from "../../scripts/stack.mjs";
 import { BENCH_ACCESS_ENV } from "./app-server";
 import { signUp } from "../support/auth-emulator";
@@ -302,9 +301,6 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
 }
 
 async function main() {
-  // The bench's own client waits up to 15 minutes for an answer to start: undici's default (300 s
-  // for response headers) would count the slowest cold starts on a loaded machine as failures.
-  setGlobalDispatcher(new Agent({ headersTimeout: 900_000, bodyTimeout: 900_000 }));
   const standin = await startVertexStandin({
     script: apiScript(),
     tokenDelayMs: TOKEN_DELAY_MS,
