@@ -7,6 +7,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  STANDIN_IDLE_CLOSE_MS,
+  closeIdleConnections,
+  dropConnection,
+  type ConnectionStats,
+} from "./standin-connections";
 
 /** A REST cell value (`v`): strings for scalars, arrays of {v}, {f:[…]} for records. */
 type RestValue = string | null | { v: RestValue }[] | { f: { v: RestValue }[] };
@@ -54,6 +60,17 @@ export interface QueryScript {
   error?: ScriptedError & { at: "dryRun" | "insert" | "results" };
   /** Fail the first N dry runs or inserts with this error, then succeed (quota/rate tests). */
   transient?: ScriptedError & { times: number };
+  /**
+   * Drop the connection under the next `times` calls of one kind (dry run, insert, getQueryResults,
+   * jobs.get) without answering: before doing anything, or — `afterWork` — after doing it (an
+   * insert then has created its job, though the client never hears so).
+   */
+  drops?: {
+    at: "dryRun" | "insert" | "results" | "status";
+    times: number;
+    with: "reset" | "close";
+    afterWork?: boolean;
+  };
 }
 export interface RecordedRequest {
   method: string;
@@ -107,7 +124,9 @@ const err = (e: ScriptedError) => ({
           ? "PERMISSION_DENIED"
           : e.code === 429
             ? "RESOURCE_EXHAUSTED"
-            : "INVALID_ARGUMENT",
+            : e.code === 409
+              ? "ALREADY_EXISTS"
+              : "INVALID_ARGUMENT",
   },
 });
 
@@ -119,6 +138,12 @@ export class BigQueryStandin {
   private server?: Server;
   private jobSeq = 0;
   url = "";
+  /** What the server did to its connections: opened, closed when idle, dropped. */
+  readonly connections: ConnectionStats = { opened: 0, idleClosed: 0, dropped: 0 };
+  /** Jobs created (dry runs excluded), whatever the client heard. */
+  get jobCount(): number {
+    return this.jobs.size;
+  }
 
   addTable(table: StandinTable): this {
     this.tables.push(table);
@@ -149,6 +174,7 @@ export class BigQueryStandin {
         this.send(res, 500, err({ code: 500, reason: "internalError", message: String(e) })),
       );
     });
+    closeIdleConnections(this.server, STANDIN_IDLE_CLOSE_MS, this.connections, false);
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
     return this.url;
@@ -205,6 +231,7 @@ export class BigQueryStandin {
           404,
           err({ code: 404, reason: "notFound", message: `Not found: Job ${m[1]}:${m[2]}` }),
         );
+      if (this.dropped(res, job.script, "status")) return;
       return this.send(res, 200, this.jobResource(job));
     }
     if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/datasets\/([^/]+)\/tables$/))) {
@@ -266,6 +293,15 @@ export class BigQueryStandin {
     );
   }
 
+  /** Drops the connection when the script says so for this call; true when it did. */
+  private dropped(res: ServerResponse, s: QueryScript, at: string, afterWork = false): boolean {
+    const d = s.drops;
+    if (!d || d.at !== at || d.times <= 0 || Boolean(d.afterWork) !== afterWork) return false;
+    d.times--;
+    dropConnection(res, d.with, this.connections);
+    return true;
+  }
+
   private script(sql: string): QueryScript {
     const s = this.scripts.find((x) => (x.match instanceof RegExp ? x.match.test(sql) : x.match(sql)));
     if (!s) throw new Error(`BigQuery stand-in: no script matches SQL: ${sql}`);
@@ -286,11 +322,16 @@ export class BigQueryStandin {
       return this.send(res, s.transient.code, err(s.transient));
     }
     const dry = body?.configuration?.dryRun === true;
+    if (this.dropped(res, s, dry ? "dryRun" : "insert")) return;
     const ref = {
       projectId,
       jobId: body?.jobReference?.jobId ?? `job_${++this.jobSeq}`,
       location: body?.jobReference?.location,
     };
+    if (!dry && this.jobs.has(ref.jobId)) {
+      const message = `Already Exists: Job ${projectId}:${ref.location ?? "US"}.${ref.jobId}`;
+      return this.send(res, 409, err({ code: 409, reason: "duplicate", message }));
+    }
     if (dry) {
       if (s.error?.at === "dryRun") return this.send(res, s.error.code, err(s.error));
       return this.send(res, 200, {
@@ -320,6 +361,7 @@ export class BigQueryStandin {
     };
     this.jobs.set(ref.jobId, job);
     if (s.error?.at === "insert") job.state = "DONE";
+    if (this.dropped(res, s, "insert", true)) return;
     this.send(res, 200, this.jobResource(job));
   }
 
@@ -352,6 +394,7 @@ export class BigQueryStandin {
     if (!job)
       return this.send(res, 404, err({ code: 404, reason: "notFound", message: `Not found: Job ${jobId}` }));
     const s = job.script;
+    if (this.dropped(res, s, "results")) return;
     if (job.cancelled) {
       return this.send(
         res,

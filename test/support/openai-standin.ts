@@ -11,6 +11,12 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { embedText } from "./embedding-space";
+import {
+  STANDIN_IDLE_CLOSE_MS,
+  closeIdleConnections,
+  dropConnection,
+  type ConnectionStats,
+} from "./standin-connections";
 import { holdOrPause } from "./vertex-standin";
 import {
   roleOf,
@@ -31,6 +37,8 @@ export interface OpenAIStandinOptions {
   apiKey?: string;
   charsPerChunk?: number;
   tokenDelayMs?: number;
+  /** Idle connections are closed after this long, without notice (default STANDIN_IDLE_CLOSE_MS). */
+  idleCloseMs?: number;
 }
 
 interface ChatMessage {
@@ -59,6 +67,8 @@ export interface OpenAIStandin {
   /** `http://127.0.0.1:<port>/v1`, the value of QUARRY_OPENAI_BASE_URL. */
   baseUrl: string;
   requests: RecordedOpenAIRequest[];
+  /** What the server did to its connections: opened, closed when idle, reset. */
+  connections: ConnectionStats;
   setScript(script: Script): void;
   /** `/v1/embeddings` requests served so far. */
   embeddingRequests(): number;
@@ -133,6 +143,7 @@ export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promi
   let calls = 0;
   let embeddingRequests = 0;
   const requests: RecordedOpenAIRequest[] = [];
+  const connections: ConnectionStats = { opened: 0, idleClosed: 0, dropped: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -169,15 +180,17 @@ export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promi
           res.once("close", () => resolve({ aborted: !res.writableFinished, chunksSent: sent.n })),
         );
         requests.push({ body, authorization, request, reply, closed });
+        if (reply.drop?.afterChunks === 0) return dropConnection(res, reply.drop.with, connections);
         if (reply.error) return sendError(res, reply.error.status, reply.error.message, "api_error");
         if (!body.stream) return complete(res, body, reply);
-        await stream(res, body, reply, opts, sent);
+        await stream(res, body, reply, opts, sent, connections);
       })().catch((err: unknown) => {
         if (!res.headersSent) sendError(res, 500, String(err), "server_error");
         else res.destroy();
       });
     });
   });
+  closeIdleConnections(server, opts.idleCloseMs ?? STANDIN_IDLE_CLOSE_MS, connections, false);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
@@ -186,6 +199,7 @@ export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promi
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    connections,
     embeddingRequests: () => embeddingRequests,
     setScript(s) {
       script = s;
@@ -242,6 +256,7 @@ async function stream(
   reply: ScriptReply,
   opts: OpenAIStandinOptions,
   sent: { n: number },
+  connections: ConnectionStats,
 ) {
   // Each completion has its own id, as real servers give (LangChain uses it as the message id).
   const base = {
@@ -272,6 +287,7 @@ async function stream(
     if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
     await holdOrPause(res, reply, i);
     if (res.destroyed) return;
+    if (reply.drop?.afterChunks === i) return dropConnection(res, reply.drop.with, connections);
     write({ choices: [{ index: 0, delta: deltas[i], finish_reason: null }] });
   }
   write({

@@ -44,6 +44,13 @@ export interface ScriptReply {
   /** Stand-ins: send this many chunks, then wait for `resume` (a test's release) before the rest. */
   pauseAfterChunks?: number;
   resume?: Promise<unknown>;
+  /**
+   * Stand-ins: drop the connection after this many chunks (0: before the status line, nothing
+   * sent), after any hold or pause at that chunk — with a TCP reset (ECONNRESET), or closed the way
+   * a server closes a keep-alive connection it considers idle (the client reads "other side
+   * closed", UND_ERR_SOCKET). The scripted model ignores it.
+   */
+  drop?: { afterChunks: number; with: "reset" | "close" };
 }
 
 export type Script = (req: ScriptRequest) => ScriptReply | Promise<ScriptReply>;

@@ -10,6 +10,12 @@
  */
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import {
+  STANDIN_IDLE_CLOSE_MS,
+  closeIdleConnections,
+  dropConnection,
+  type ConnectionStats,
+} from "./standin-connections";
 import { makeSelfSignedCert, trustCertificate } from "./vertex-standin-cert";
 import {
   roleOf,
@@ -32,6 +38,8 @@ export interface StandinOptions {
   port?: number;
   /** The Gemini Developer API key this stand-in accepts (any other is refused with API_KEY_INVALID). */
   apiKey?: string;
+  /** Idle connections are closed after this long, without notice (default STANDIN_IDLE_CLOSE_MS). */
+  idleCloseMs?: number;
 }
 
 interface RecordedStandinRequest {
@@ -58,6 +66,8 @@ export interface VertexStandin {
   certFile: string;
   certPem: string;
   requests: RecordedStandinRequest[];
+  /** What the server did to its connections: opened, closed when idle, reset. */
+  connections: ConnectionStats;
   /** Replaces the script for the following requests. */
   setScript(script: Script): void;
   stop(): Promise<void>;
@@ -105,6 +115,7 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
   let script = opts.script ?? smartScript();
   let calls = 0;
   const requests: RecordedStandinRequest[] = [];
+  const connections: ConnectionStats = { opened: 0, idleClosed: 0, dropped: 0 };
 
   const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -152,6 +163,7 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
           request,
           reply,
         });
+        if (reply.drop?.afterChunks === 0) return dropConnection(res, reply.drop.with, connections);
         if (reply.error) return sendError(res, reply.error.status, reply.error.message);
         if (reply.blocked) {
           res.writeHead(200, {
@@ -173,13 +185,14 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
           res.writeHead(200, { "content-type": "application/json" });
           return res.end(JSON.stringify(response(reply, reply.text ?? "", true)));
         }
-        await stream(res, reply, url.searchParams.get("alt") === "sse", opts, sent);
+        await stream(res, reply, url.searchParams.get("alt") === "sse", opts, sent, connections);
       })().catch((err) => {
         if (!res.headersSent) sendError(res, 500, String(err));
         else res.destroy();
       });
     });
   });
+  closeIdleConnections(server, opts.idleCloseMs ?? STANDIN_IDLE_CLOSE_MS, connections, true);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
@@ -190,6 +203,7 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
     certFile: cert.certFile,
     certPem: cert.cert,
     requests,
+    connections,
     setScript(s) {
       script = s;
     },
@@ -262,6 +276,7 @@ async function stream(
   sse: boolean,
   opts: StandinOptions,
   sent: { n: number },
+  connections: ConnectionStats,
 ) {
   const text = reply.text ?? "";
   const size = opts.charsPerChunk ?? 8;
@@ -275,6 +290,7 @@ async function stream(
     if (res.destroyed) return;
     await holdOrPause(res, reply, i);
     if (res.destroyed) return;
+    if (reply.drop?.afterChunks === i) return dropConnection(res, reply.drop.with, connections);
     const body = JSON.stringify(response(reply, pieces[i], i === pieces.length - 1));
     res.write(sse ? `data: ${body}\r\n\r\n` : `${i ? ",\r\n" : ""}${body}`);
     sent.n++;

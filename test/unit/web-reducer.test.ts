@@ -215,6 +215,22 @@ describe("chatReducer: a live run", () => {
     expect(s.turns[0].error).toMatch(/Try again/);
   });
 
+  it("an answer cut mid-stream keeps the text that arrived, once, and says it is incomplete", () => {
+    const message =
+      "The connection to Vertex AI was cut in the middle of the answer (ECONNRESET), so the answer above is " +
+      "incomplete. Quarry does not retry an answer that has started (you would see its text twice).";
+    const s = run(
+      [
+        chunk("m1", "Revenue grew "),
+        chunk("m1", "in every "),
+        { type: "stream", event: "error", data: { error: "model:interrupted", message } },
+        { type: "finished" },
+      ],
+      live,
+    );
+    expect(s.turns[0]).toMatchObject({ status: "error", answer: "Revenue grew in every ", error: message });
+  });
+
   it("stop marks the turn stopped and its unfinished query as not finished", () => {
     const s = run([{ type: "stopped" }], live);
     expect(s.turns[0].status).toBe("stopped");

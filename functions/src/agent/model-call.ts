@@ -8,14 +8,25 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { QuarryError } from "../errors";
 import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
+import { MODEL_TRANSPORT_RETRY } from "./model/transport";
+import { backoffMs, pause, transportFailure } from "../transport";
 import { askUserTool } from "./nodes/clarify";
 
 const NOSTREAM_TAG = "langsmith:nostream";
+
+type Invocable = {
+  invoke: (m: BaseMessage[], c: object) => Promise<AIMessage>;
+  withConfig: (c: object) => Invocable;
+};
 
 /**
  * Calls the model for a node. A failure of the model service becomes a `model:*` QuarryError that
  * says what to change (bad key, quota, unknown model, safety block, network); an empty answer is
  * one too, so the user never gets a blank reply.
+ *
+ * A request that fails at the transport (a connection closed or reset under it, refused while a
+ * server restarts) is sent again — bounded in attempts and time, after a jittered wait — as long as
+ * none of its tokens reached the user. Once one has, it is not: the user would see text twice.
  */
 export async function callModel(
   deps: AgentDeps,
@@ -28,29 +39,23 @@ export async function callModel(
       new QuarryError("model:not_configured", "No AI model is configured: see the README's quick start.")
     );
   }
-  let runnable = deps.model as { invoke: (m: BaseMessage[], c: object) => Promise<AIMessage> };
+  let runnable = deps.model as unknown as Invocable;
   if (opts.withTools) {
     if (!deps.model.bindTools) throw new Error("The chat model does not support tool calling (bindTools).");
     // The planner may also ask the user (routed to the clarify node, never invoked as a tool).
     const tools = deps.agent.clarify === false ? deps.tools : [...deps.tools, askUserTool];
-    runnable = deps.model.bindTools(tools) as typeof runnable;
+    runnable = deps.model.bindTools(tools) as unknown as Invocable;
   }
   // The node's own config carries LangGraph's callbacks (stream handlers) and metadata.
   const tags = [...(config.tags ?? []), `quarry:${opts.node}`];
   if (!opts.streamToUser) tags.push(NOSTREAM_TAG);
-  let reply: AIMessage;
-  try {
-    reply = await runnable.invoke(opts.messages, {
-      ...config,
-      runName: `quarry_${opts.node}`,
-      tags,
-      metadata: { ...config.metadata, quarry_node: opts.node },
-    });
-  } catch (err) {
-    // An abort (Stop, disconnect) is not the model's fault: it keeps its own handling.
-    if (config.signal?.aborted) throw err;
-    throw classifyModelError(err, deps.modelInfo) ?? err;
-  }
+  const callConfig = {
+    ...config,
+    runName: `quarry_${opts.node}`,
+    tags,
+    metadata: { ...config.metadata, quarry_node: opts.node },
+  };
+  const reply = await invokeWithRetry(deps, runnable, opts.messages, callConfig, !!opts.streamToUser);
   // Only the answer is checked: an internal call may legitimately say nothing (the planner with no
   // tool to call), while an empty answer would leave the user with a blank reply.
   if (opts.streamToUser && isEmpty(reply)) {
@@ -61,6 +66,45 @@ export async function callModel(
     throw emptyReplyError(deps.modelInfo, reason);
   }
   return reply;
+}
+
+/** The call, sent again after a transport failure while nothing of it reached the user. */
+async function invokeWithRetry(
+  deps: AgentDeps,
+  runnable: Invocable,
+  messages: BaseMessage[],
+  config: LangGraphRunnableConfig,
+  streamToUser: boolean,
+): Promise<AIMessage> {
+  const policy = MODEL_TRANSPORT_RETRY;
+  const started = Date.now();
+  // Set by the first token with content that this call streams (the tokens the user sees).
+  let streamed = false;
+  const watch = {
+    handleLLMNewToken(token: string, _i: unknown, _r: unknown, _p: unknown, _t: unknown, fields?: object) {
+      const chunk = (fields as { chunk?: { message?: { tool_call_chunks?: unknown[] } } } | undefined)?.chunk;
+      if (token || chunk?.message?.tool_call_chunks?.length) streamed = true;
+    },
+  };
+  const watched = runnable.withConfig({ callbacks: [watch] });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await watched.invoke(messages, config);
+    } catch (err) {
+      // An abort (Stop, disconnect) is not the model's fault: it keeps its own handling.
+      if (config.signal?.aborted) throw err;
+      const userSaw = streamToUser && streamed;
+      const wait = backoffMs(policy, attempt);
+      const again =
+        transportFailure(err)?.retryable &&
+        !userSaw &&
+        attempt < policy.attempts &&
+        Date.now() + wait - started < policy.budgetMs;
+      if (!again)
+        throw classifyModelError(err, deps.modelInfo, { streamed: userSaw, attempts: attempt }) ?? err;
+      await pause(wait, config.signal);
+    }
+  }
 }
 
 function isEmpty(reply: AIMessage): boolean {

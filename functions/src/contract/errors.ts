@@ -33,6 +33,8 @@ export const ERROR_CODES = [
   "model:not_found",
   "model:safety",
   "model:network",
+  "model:connection_lost",
+  "model:interrupted",
   "model:unavailable",
   "model:bad_request",
   "model:empty",

@@ -7,6 +7,8 @@
  * one-query question with parallel tool calls, SQL, a result table, streamed tokens and usage; turn a
  * bad key into a specific error with the question kept; and abort the upstream request on cancel.
  */
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAgentGraph, resolveModel } from "../../../functions/src/agent";
@@ -250,14 +252,21 @@ describe("model service errors become specific codes", () => {
   });
 
   it("an unreachable server is a network error naming the address", { timeout: 30_000 }, async () => {
+    // A port nothing listens on: the connection is refused (port 9 would be refused by fetch itself).
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
     const { h } = await graphFor(PROVIDERS[2], {
       ...PROVIDERS[2].env(),
-      QUARRY_OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      QUARRY_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
     });
     const out = await runTurn(h, "t-openai-down", "hello");
     expect(out.error).toMatchObject({
       code: "model:network",
-      message: expect.stringMatching(/127\.0\.0\.1:9.*running/),
+      message: expect.stringMatching(
+        new RegExp(`could not reach .*127\\.0\\.0\\.1:${port}.*ECONNREFUSED.*running`),
+      ),
     });
   });
 

@@ -8,6 +8,7 @@
 import type { ModelProvider } from "../../config";
 import { QuarryError } from "../../errors";
 import { PROVIDER_NAMES } from "./choose";
+import { transportFailure, type TransportFailure } from "../../transport";
 
 /** What the running model is, for messages (never the key). */
 export interface ModelInfo {
@@ -18,26 +19,9 @@ export interface ModelInfo {
   endpoint?: string;
 }
 
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_SOCKET",
-  "CERT_HAS_EXPIRED",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-]);
-
 interface Facts {
   status?: number;
   text: string;
-  networkCode?: string;
 }
 
 function facts(err: unknown): Facts {
@@ -55,15 +39,12 @@ function facts(err: unknown): Facts {
   const parts = [e?.name, e?.message, e?.errorDetails, e?.error].map((p) =>
     typeof p === "string" ? p : p === undefined ? "" : JSON.stringify(p),
   );
-  let networkCode: string | undefined;
-  for (let c: unknown = err, depth = 0; c && depth < 5; depth++) {
-    const code = (c as { code?: unknown }).code;
-    if (typeof code === "string" && NETWORK_CODES.has(code)) networkCode = code;
+  for (let c: unknown = (err as { cause?: unknown })?.cause, depth = 0; c && depth < 4; depth++) {
     const msg = (c as { message?: unknown }).message;
     if (typeof msg === "string") parts.push(msg);
     c = (c as { cause?: unknown }).cause;
   }
-  return { status, text: parts.join(" "), networkCode };
+  return { status, text: parts.join(" ") };
 }
 
 /**
@@ -101,15 +82,29 @@ function authMessage(info: ModelInfo): string {
   }
 }
 
+/** What the caller knows about the call that failed. */
+interface CallFacts {
+  /** Tokens of this call had reached the user when it failed. */
+  streamed?: boolean;
+  /** Attempts made (transport failures are retried while nothing reached the user). */
+  attempts?: number;
+}
+
 /**
  * Maps a model-service failure to a QuarryError with a `model:*` code, or returns undefined when
  * the error is not one (an abort, a bug): those keep their own handling.
  */
-export function classifyModelError(err: unknown, info: ModelInfo): QuarryError | undefined {
+export function classifyModelError(
+  err: unknown,
+  info: ModelInfo,
+  call: CallFacts = {},
+): QuarryError | undefined {
   if (err instanceof QuarryError) return err;
   const name = (err as { name?: unknown })?.name;
   if (name === "AbortError" || name === "RunAbortedError") return undefined;
-  const { status, text, networkCode } = facts(err);
+  const transport = transportFailure(err);
+  if (transport) return transportError(err, transport, info, call);
+  const { status, text } = facts(err);
   const service = info.provider ? PROVIDER_NAMES[info.provider] : "The model service";
   const opts = { cause: err };
   if (/SAFETY|PROHIBITED_CONTENT|BLOCKLIST|blockReason|GoogleAISafetyError|RECITATION/.test(text)) {
@@ -151,19 +146,6 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
       opts,
     );
   }
-  if (
-    networkCode ||
-    (status === undefined && /fetch failed|Connection error|socket hang up|ECONNREFUSED|network/i.test(text))
-  ) {
-    return new QuarryError(
-      "model:network",
-      `Quarry could not reach ${service}${info.endpoint ? ` at ${info.endpoint}` : ""}${networkCode ? ` (${networkCode})` : ""}. ` +
-        (info.provider === "openai"
-          ? "Check that the model server is running and QUARRY_OPENAI_BASE_URL is right, then ask again."
-          : "Check the network connection, then ask again."),
-      opts,
-    );
-  }
   if (status !== undefined && status >= 500) {
     return new QuarryError(
       "model:unavailable",
@@ -180,6 +162,52 @@ export function classifyModelError(err: unknown, info: ModelInfo): QuarryError |
     );
   }
   return undefined;
+}
+
+function where(info: ModelInfo): string {
+  const service = info.provider ? PROVIDER_NAMES[info.provider] : "The model service";
+  return `${service}${info.endpoint ? ` at ${info.endpoint}` : ""}`;
+}
+
+/**
+ * A failure of the connection itself, in three wordings: nothing answered (`model:network`, "could
+ * not reach"); the connection was dropped before any of the answer reached the user, on every
+ * attempt (`model:connection_lost`); or it was dropped after part of the answer was shown, which
+ * is never retried because the text would be shown twice (`model:interrupted`).
+ */
+function transportError(err: unknown, t: TransportFailure, info: ModelInfo, call: CallFacts): QuarryError {
+  const opts = { cause: err };
+  const code = t.code ? ` (${t.code})` : "";
+  if (call.streamed) {
+    return new QuarryError(
+      "model:interrupted",
+      `The connection to ${where(info)} was cut in the middle of the answer${code}, so the answer above is ` +
+        "incomplete. Quarry does not retry an answer that has started (you would see its text twice). Your " +
+        "question is saved: ask again for the whole answer.",
+      opts,
+    );
+  }
+  if (t.kind === "unanswered") {
+    return new QuarryError(
+      "model:network",
+      `Quarry could not reach ${where(info)}${code}. ` +
+        (info.provider === "openai"
+          ? "Check that the model server is running and QUARRY_OPENAI_BASE_URL is right, then ask again."
+          : "Check the network connection, then ask again."),
+      opts,
+    );
+  }
+  const tries = (call.attempts ?? 1) > 1 ? `, ${call.attempts} times in a row` : "";
+  // A library that kept the code tells a dropped connection apart; one that kept only words does not.
+  const what = t.code
+    ? `${where(info)} was reached but dropped the connection before its reply was complete${tries} (${t.code})`
+    : `The connection to ${where(info)} failed before any answer arrived${tries}`;
+  return new QuarryError(
+    "model:connection_lost",
+    `${what}. Your question is saved: ask again in a moment. If it keeps happening, the model service is ` +
+      "overloaded or something between Quarry and it is dropping connections.",
+    opts,
+  );
 }
 
 /** Raised when the model answers nothing at all (no text, no tool call). */

@@ -6,7 +6,7 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelConfig } from "../../config";
-import { asChatModel, MODEL_MAX_RETRIES } from "./common";
+import { asChatModel, LIBRARY_RETRY } from "./common";
 
 export async function createGeminiApiModel(cfg: ModelConfig, model: string): Promise<BaseChatModel> {
   const { ChatGoogleGenerativeAI } = await import("@langchain/google-genai");
@@ -15,7 +15,7 @@ export async function createGeminiApiModel(cfg: ModelConfig, model: string): Pro
       model,
       apiKey: cfg.geminiApiKey,
       temperature: cfg.temperature,
-      maxRetries: MODEL_MAX_RETRIES,
+      ...LIBRARY_RETRY,
       ...(cfg.geminiBaseUrl ? { baseUrl: cfg.geminiBaseUrl.replace(/\/$/, "") } : {}),
     }),
   );

@@ -13,6 +13,7 @@ import {
   type ModelStatus,
 } from "./choose";
 import type { ModelInfo } from "./errors";
+import { useModelKeepAlive } from "./transport";
 
 export {
   ModelConfigError,
@@ -39,6 +40,7 @@ export async function createModel(
 ): Promise<{ model: BaseChatModel; info: ModelInfo; status: ModelStatus }> {
   const status = resolveModel(cfg, facts);
   if (!status.ready) throw new ModelConfigError(status.message);
+  await useModelKeepAlive();
   const model = await BUILDERS[status.provider](cfg, status.model);
   return {
     model,

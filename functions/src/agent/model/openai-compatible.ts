@@ -6,7 +6,7 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelConfig } from "../../config";
-import { asChatModel, MODEL_MAX_RETRIES } from "./common";
+import { asChatModel, LIBRARY_RETRY } from "./common";
 
 export async function createOpenAICompatibleModel(cfg: ModelConfig, model: string): Promise<BaseChatModel> {
   const { ChatOpenAICompletions } = await import("@langchain/openai");
@@ -14,7 +14,7 @@ export async function createOpenAICompatibleModel(cfg: ModelConfig, model: strin
     new ChatOpenAICompletions({
       model,
       temperature: cfg.temperature,
-      maxRetries: MODEL_MAX_RETRIES,
+      ...LIBRARY_RETRY,
       streamUsage: true,
       // Local servers ignore the key, but the client refuses to start without one.
       apiKey: cfg.openaiApiKey ?? "not-needed",

@@ -9,7 +9,7 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelConfig } from "../../config";
-import { asChatModel, MODEL_MAX_RETRIES } from "./common";
+import { asChatModel, LIBRARY_RETRY } from "./common";
 
 export async function createVertexModel(cfg: ModelConfig, model: string): Promise<BaseChatModel> {
   const { ChatVertexAI } = await import("@langchain/google-vertexai");
@@ -17,27 +17,73 @@ export async function createVertexModel(cfg: ModelConfig, model: string): Promis
     model,
     temperature: cfg.temperature,
     location: cfg.location,
-    maxRetries: MODEL_MAX_RETRIES,
+    ...LIBRARY_RETRY,
     // An empty apiKey keeps a GOOGLE_API_KEY in the environment from switching the library to
     // the Gemini Developer API: this module is Vertex AI only.
     apiKey: "",
   };
   if (!cfg.emulatorHost) {
     return keepEveryStreamedPart(
-      asChatModel(new ChatVertexAI({ ...common, authOptions: { projectId: cfg.project } })),
+      surfaceStreamFailures(
+        asChatModel(new ChatVertexAI({ ...common, authOptions: { projectId: cfg.project } })),
+      ),
     );
   }
   // The stand-in needs no token: an auth client whose fetch is plain fetch.
   const authClient = { fetch: (url: string, init?: RequestInit) => fetch(url, init) };
   return keepEveryStreamedPart(
-    asChatModel(
-      new ChatVertexAI({
-        ...common,
-        endpoint: cfg.emulatorHost,
-        authOptions: { projectId: cfg.project, authClient: authClient as never },
-      }),
+    surfaceStreamFailures(
+      asChatModel(
+        new ChatVertexAI({
+          ...common,
+          endpoint: cfg.emulatorHost,
+          authOptions: { projectId: cfg.project, authClient: authClient as never },
+        }),
+      ),
     ),
   );
+}
+
+interface StreamingClient {
+  _buildData: (res: { body?: unknown }, opts: { responseType?: string }) => Promise<unknown>;
+}
+interface ChunkStream {
+  nextChunk: () => Promise<unknown>;
+}
+
+/**
+ * Works around @langchain/google-common 2.3.2 losing a failure of a streamed response's body:
+ * `ReadableAbstractStream.run()` is never awaited, so a connection cut in the middle of an answer
+ * becomes an unhandled rejection and the chunk stream never ends — the run would hang until the
+ * function's timeout. The library now reads a body that ends instead of failing, and its chunk
+ * reader rethrows the failure once the chunks that had fully arrived are consumed.
+ */
+function surfaceStreamFailures(model: BaseChatModel): BaseChatModel {
+  const client = (model as unknown as { streamedConnection?: { client?: StreamingClient } })
+    .streamedConnection?.client;
+  if (!client?._buildData) return model;
+  const build = client._buildData.bind(client);
+  client._buildData = async (res, opts) => {
+    if (opts?.responseType !== "stream" || !res?.body) return build(res, opts);
+    const failure: { error?: unknown } = {};
+    const stream = (await build({ body: endInsteadOfFailing(res.body, failure) }, opts)) as ChunkStream;
+    const next = stream.nextChunk.bind(stream);
+    stream.nextChunk = async () => {
+      const chunk = await next();
+      if (chunk === null && "error" in failure) throw failure.error;
+      return chunk;
+    };
+    return stream;
+  };
+  return model;
+}
+
+async function* endInsteadOfFailing(body: unknown, failure: { error?: unknown }): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const part of body as AsyncIterable<Uint8Array>) yield part;
+  } catch (err) {
+    failure.error = err;
+  }
 }
 
 interface GeminiApi {

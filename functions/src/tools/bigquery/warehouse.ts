@@ -5,9 +5,11 @@
  * budgets. It then runs with `maximumBytesBilled`, labels, location, a server-side job timeout and
  * our own deadline that cancels the job; rows are capped by paging with maxResults N+1.
  */
+import { randomUUID } from "node:crypto";
 import type { BigQuery, Job } from "@google-cloud/bigquery";
 import type { WarehouseConfig } from "../../config";
 import { withTimeout } from "../../timeout";
+import { transportFailure } from "../../transport";
 import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
 import { RowCollector, renderPreview } from "../result";
 import {
@@ -29,7 +31,7 @@ export const MIN_BILLED_PER_TABLE = 10 * 1024 * 1024;
 export interface BigQueryWarehouseOptions {
   /** A ready client (tests); default: one built from the config. */
   client?: BigQuery;
-  /** Retries of quota/rate/backend errors where nothing ran: attempts and first backoff. */
+  /** Retries of quota/rate/backend errors and dropped connections, where safe: attempts and first backoff. */
   retry?: { attempts: number; baseDelayMs: number };
 }
 
@@ -86,7 +88,7 @@ export class BigQueryWarehouse implements Warehouse {
       // tables.list omits description and row count; tables.get has them (metadata only, free).
       const infos = await Promise.all(
         tables.slice(0, 100).map(async (t) => {
-          const [meta] = await t.getMetadata().catch(() => [t.metadata]);
+          const [meta] = await this.withRetry(() => t.getMetadata()).catch(() => [t.metadata]);
           return tableInfo(`${projectId}.${datasetId}.${t.id}`, meta);
         }),
       );
@@ -112,12 +114,9 @@ export class BigQueryWarehouse implements Warehouse {
       const [meta] = await this.withRetry(() => t.getMetadata());
       const fields: BqField[] = meta.schema?.fields ?? [];
       // tabledata.list: a few rows without a query job, so describing a table costs nothing.
-      const [rows] = await t.getRows({
-        maxResults: 5,
-        autoPaginate: false,
-        wrapIntegers: true,
-        parseJSON: true,
-      });
+      const [rows] = await this.withRetry(() =>
+        t.getRows({ maxResults: 5, autoPaginate: false, wrapIntegers: true, parseJSON: true }),
+      );
       return {
         ...tableInfo(id, meta),
         columns: toColumns(fields),
@@ -201,21 +200,29 @@ export class BigQueryWarehouse implements Warehouse {
     const cap = Math.min(maxBytesPerQuery, remaining, personLeft);
     const maximumBytesBilled = Math.max(Math.min(cap, dry.estimatedBytes + headroom), headroom);
 
+    // Our own job id makes the insert idempotent: a retry after a dropped connection either creates
+    // the job or is told it exists (409), and then takes it — the query never runs twice.
+    const jobId = `quarry_${randomUUID()}`;
     let job: Job;
     try {
-      [job] = await this.withRetry(
-        () =>
-          this.bq.createQueryJob({
+      [job] = await this.withRetry(async (attempt): Promise<[Job, ...unknown[]]> => {
+        try {
+          return await this.bq.createQueryJob({
             query: dry.sql,
             location,
             useLegacySql: false,
             maximumBytesBilled: String(maximumBytesBilled),
             jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
             labels: labels(ctx),
-            jobPrefix: "quarry_",
-          }),
-        true,
-      );
+            jobId,
+          });
+        } catch (err) {
+          if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
+          const existing = this.bq.job(jobId, { location });
+          await this.withRetry(() => existing.getMetadata());
+          return [existing];
+        }
+      }, true);
     } catch (err) {
       throw mapBigQueryError(err);
     }
@@ -243,11 +250,8 @@ export class BigQueryWarehouse implements Warehouse {
     };
     try {
       for (;;) {
-        const [rows, , r] = (await this.race(job, job.getQueryResults(opts), deadline, ctx)) as unknown as [
-          any[],
-          unknown,
-          any,
-        ];
+        const page = this.withRetry(() => job.getQueryResults(opts));
+        const [rows, , r] = (await this.race(job, page, deadline, ctx)) as unknown as [any[], unknown, any];
         resp = r ?? {};
         if (resp.jobComplete === false) continue; // still running: poll again (the call itself waits)
         fields = resp.schema?.fields ?? fields;
@@ -260,7 +264,7 @@ export class BigQueryWarehouse implements Warehouse {
     } catch (err) {
       throw mapBigQueryError(err);
     }
-    const [meta] = await job.getMetadata().catch(() => [job.metadata]);
+    const [meta] = await this.withRetry(() => job.getMetadata()).catch(() => [job.metadata]);
     const stats: Stats = (meta as any)?.statistics?.query ?? {};
     const columns = toColumns(fields);
     const truncated = collector.truncated || totalRows > collector.rows.length;
@@ -299,15 +303,21 @@ export class BigQueryWarehouse implements Warehouse {
     });
   }
 
-  /** Bounded exponential backoff for errors where nothing ran (quota, rate, backend). */
-  private async withRetry<T>(fn: () => Promise<T>, onlyHttp = false): Promise<T> {
+  /**
+   * Bounded exponential backoff with jitter for errors where nothing ran (quota, rate, backend) and
+   * for connections dropped under a call that is safe to repeat: reads, dry runs, job status and
+   * results, and the insert with our own job id.
+   */
+  private async withRetry<T>(fn: (attempt: number) => Promise<T>, insert = false): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fn();
+        return await fn(attempt);
       } catch (err) {
         // An insert that failed inside the job (no HTTP code) may have run: never retry those.
         const httpLevel = typeof (err as { code?: unknown }).code === "number";
-        if (attempt >= this.retry.attempts || !isRetryable(err) || (onlyHttp && !httpLevel)) throw err;
+        const dropped = transportFailure(err)?.retryable === true;
+        const again = dropped || (isRetryable(err) && (!insert || httpLevel));
+        if (attempt >= this.retry.attempts || !again) throw err;
         const delay = this.retry.baseDelayMs * 2 ** (attempt - 1) * (1 + Math.random() * 0.25);
         await new Promise((r) => setTimeout(r, delay));
       }
