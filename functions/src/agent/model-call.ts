@@ -5,6 +5,7 @@
  */
 import type { BaseMessage, AIMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { QuarryError } from "../errors";
 import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
@@ -80,16 +81,21 @@ async function invokeWithRetry(
   const started = Date.now();
   // Set by the first token with content that this call streams (the tokens the user sees).
   let streamed = false;
-  const watch = {
+  const watch = BaseCallbackHandler.fromMethods({
     handleLLMNewToken(token: string, _i: unknown, _r: unknown, _p: unknown, _t: unknown, fields?: object) {
       const chunk = (fields as { chunk?: { message?: { tool_call_chunks?: unknown[] } } } | undefined)?.chunk;
       if (token || chunk?.message?.tool_call_chunks?.length) streamed = true;
     },
-  };
-  const watched = runnable.withConfig({ callbacks: [watch] });
+  });
+  // Awaited like LangGraph's own stream handler: a handler run in the background would queue every
+  // token callback behind it, and the tokens would reach the stream after the node has ended.
+  watch.awaitHandlers = true;
+  // Added to the node's own callbacks (LangGraph's stream handler among them).
+  const cbs = config.callbacks as { copy?: (extra: object[]) => unknown } | object[] | undefined;
+  const callbacks = Array.isArray(cbs) ? [...cbs, watch] : cbs?.copy ? cbs.copy([watch]) : [watch];
   for (let attempt = 1; ; attempt++) {
     try {
-      return await watched.invoke(messages, config);
+      return await runnable.invoke(messages, { ...config, callbacks });
     } catch (err) {
       // An abort (Stop, disconnect) is not the model's fault: it keeps its own handling.
       if (config.signal?.aborted) throw err;

@@ -445,12 +445,13 @@ describe("background runs", () => {
       const run = await threadDoc.collection("runs").doc(runId).get();
       expect(run.get("status")).toBe("error");
       expect(run.get("error")).toMatchObject({ error: "forbidden:not_member" });
-      // It never took the thread: no lease, no run recorded, no question stored.
+      // It never took the thread: no lease, no run recorded, no question stored (the only
+      // checkpoint is the thread's empty start, written when it was created).
       expect((await threadDoc.get()).get("lastRunId")).toBeUndefined();
       expect(
-        (await db.collection("checkpoints").doc(thread.thread_id).collection("checkpoints").limit(1).get())
+        (await db.collection("checkpoints").doc(thread.thread_id).collection("checkpoints").limit(2).get())
           .size,
-      ).toBe(0);
+      ).toBe(1);
     } finally {
       await app.close();
     }

@@ -280,6 +280,15 @@ describe("rejoining a run's stream", () => {
     expect(whole.length).toBeGreaterThan(3);
     expect(ids(fromMinusOne)).toEqual(ids(whole));
     expect(names(fromMinusOne)).toEqual(names(whole));
+    // The hook's rejoin after a reload also names the thread head it knows (checkpoint_id).
+    const head = (await client.threads.getState(thread.thread_id)).checkpoint;
+    const withHead: { event: string }[] = [];
+    for await (const ev of client.runs.joinStream(thread.thread_id, runId, {
+      lastEventId: "-1",
+      checkpointId: head.checkpoint_id ?? undefined,
+    } as never) as AsyncIterable<{ event: string }>)
+      withHead.push(ev);
+    expect(withHead.map((e) => e.event)).toEqual(names(whole));
   });
 
   it("refuses what it cannot join, saying why", async () => {

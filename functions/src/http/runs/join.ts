@@ -40,6 +40,11 @@ const StreamModeQuery = z.union([z.string(), z.array(z.string())]).transform((v,
 const JoinQuery = z.strictObject({
   stream_mode: StreamModeQuery.optional(),
   cancel_on_disconnect: z.enum(["true", "false", "0", "1"]).optional(),
+  /**
+   * The SDK's useStream sends the thread head it knows when it rejoins after a reload; the run's
+   * log replays from the event id, so it is accepted and not needed.
+   */
+  checkpoint_id: z.string().max(200).optional(),
 });
 
 export function joinRoutes(): Router {
