@@ -38,9 +38,19 @@ async function launchOutput(env: Record<string, string>): Promise<string> {
   let out = "";
   try {
     await new Promise<void>((resolve, reject) => {
+      // The launcher bounds each emulator's start itself; this bound only makes a launcher that
+      // neither gets ready nor exits fail with what it printed, instead of the test's timeout.
+      const stuck = setTimeout(
+        () => reject(new Error(`the launcher was not ready after 200 s:\n${out}`)),
+        200_000,
+      );
+      child.once("exit", () => clearTimeout(stuck));
       const onData = (c: Buffer) => {
         out += c.toString("utf8");
-        if (out.includes("[quarry] Ready.")) resolve();
+        if (out.includes("[quarry] Ready.")) {
+          clearTimeout(stuck);
+          resolve();
+        }
       };
       child.stdout.on("data", onData);
       child.stderr.on("data", (c: Buffer) => (out += c.toString("utf8")));
