@@ -61,7 +61,8 @@ export interface ThreadValues {
 /** How much of a conversation a thread's `values` keep: the first question and the latest messages, each cut. */
 const THREAD_VALUES = { messages: 12, chars: 500 } as const;
 
-const textOf = (content: unknown): string =>
+/** A message's content as text (a string, or the text parts of a list). */
+export const textOf = (content: unknown): string =>
   typeof content === "string"
     ? content
     : Array.isArray(content)

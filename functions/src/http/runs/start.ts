@@ -15,7 +15,7 @@ import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../con
 import { RunStreamBody, parse, questionText } from "../schemas";
 import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
-import { leaseHolder, type ThreadDoc } from "../thread-doc";
+import { leaseHolder, textOf, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter, runLog } from "./event-log";
@@ -260,12 +260,7 @@ function rerunQuestion(threadId: string, tuple: CheckpointTuple | undefined): st
     type?: string;
   }[];
   const human = [...messages].reverse().find((m) => (m._getType?.() ?? m.type) === "human");
-  const text =
-    typeof human?.content === "string"
-      ? human.content
-      : Array.isArray(human?.content)
-        ? human.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("")
-        : "";
+  const text = textOf(human?.content);
   if (!text.trim()) {
     throw new QuarryError(
       "bad_request:body",
