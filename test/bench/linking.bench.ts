@@ -12,14 +12,17 @@
  *   value, measures without a table's name; their gold SQL is checked on the sample first (it runs,
  *   and the engine reads exactly the gold tables). The heuristics are not tuned on them.
  * For each it prints:
- * - recall of the needed tables in what the planner gets, with the authored context's hints and
- *   without them, for the linking now and before issue #20 (fixtures/linking-before.ts, same run);
- * - the planner's prompt tokens (estimated, from the real graph's prompt) per question, against the
- *   same question at 5 tables, and against the old way that lists every table;
+ * - recall of the needed tables in what the planner gets, with the authored context (its notes in
+ *   the catalog, its glossary SQL and examples as hints, its dataset as home) and by linking alone
+ *   (none of it: the warehouse's own names, comments and values), for the linking now and before
+ *   issue #20 (fixtures/linking-before.ts, same run);
+ * - the planner's prompt tokens (estimated, from the real graph's prompt) per question, with and
+ *   without authored context, against the same question at 5 tables, and against the old way that
+ *   lists every table;
  * - model calls for a first question about a table the conversation has not seen: with its schema
  *   linked into the prompt vs the table list alone (scripted model, real tools).
  */
-import { mkdirSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
@@ -312,6 +315,7 @@ async function main() {
     ["development", read("eval/questions/shop.jsonl")],
     ["held-out", read("test/bench/fixtures/linking-heldout.jsonl")],
   ];
+  const noContext = mkdtempSync(path.join(os.tmpdir(), "quarry-no-context-"));
   const small = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry" });
   await checkGold(await getWarehouse(small.warehouse), sets[1][1]);
   const warehouses = [
@@ -321,30 +325,42 @@ async function main() {
   ] as const;
   const rows: Record<string, unknown>[] = [];
   const goals: string[] = [];
-  const smallTokens = new Map<string, number[]>();
+  const smallTokens = new Map<string, { context: number[]; alone: number[] }>();
   for (const [label, cfg] of warehouses) {
     const warehouse: Warehouse = await getWarehouse(cfg.warehouse);
     const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
+    // With authored context: its notes in the catalog, its glossary SQL and examples as hints, its
+    // dataset as home. Linking alone: none of it — the warehouse's own names, comments and values.
     const catalog = await buildCatalog(warehouse, knowledge.allNotes());
+    const bare = await buildCatalog(warehouse);
+    const aloneCfg = { ...cfg, contextDir: noContext };
     const hints = (q: string) => linkHints(knowledge.forQuestion(q));
     for (const [set, questions] of sets) {
       const now = recallOf(catalog, questions, hints, linkSchema);
-      const alone = recallOf(catalog, questions, () => ({ hints: [] }), linkSchema);
+      const alone = recallOf(bare, questions, () => ({ hints: [] }), linkSchema);
       const before = recallOf(catalog, questions, hints, linkSchemaBefore);
-      const beforeAlone = recallOf(catalog, questions, () => ({ hints: [] }), linkSchemaBefore);
-      const tokens: number[] = [];
-      for (const q of questions) tokens.push(await plannerTokens(cfg, q.question, { catalog }));
+      const beforeAlone = recallOf(bare, questions, () => ({ hints: [] }), linkSchemaBefore);
+      const tokens = { context: [] as number[], alone: [] as number[] };
+      for (const q of questions) {
+        tokens.context.push(await plannerTokens(cfg, q.question, { catalog }));
+        tokens.alone.push(await plannerTokens(aloneCfg, q.question, { catalog: bare }));
+      }
       if (cfg === small) smallTokens.set(set, tokens);
-      const ratios = tokens.map((t, i) => t / smallTokens.get(set)![i]);
-      const ratio = mean(tokens) / mean(smallTokens.get(set)!);
+      const ratio = (k: "context" | "alone") => {
+        const base = smallTokens.get(set)![k];
+        const each = tokens[k].map((t, i) => t / base[i]);
+        return { mean: mean(tokens[k]) / mean(base), max: Math.max(...each) };
+      };
+      const [rc, ra] = [ratio("context"), ratio("alone")];
       rows.push({
         warehouse: label,
         tables: catalog.tables.length,
         questions: `${set} (${questions.length})`,
         "recall, authored context: now (before)": `${now.recall.toFixed(3)} (${before.recall.toFixed(3)})`,
         "recall, linking alone: now (before)": `${alone.recall.toFixed(3)} (${beforeAlone.recall.toFixed(3)})`,
-        "planner prompt tokens, mean": Math.round(mean(tokens)),
-        "× the 5-table prompt (mean; max)": `${ratio.toFixed(2)}×; ${Math.max(...ratios).toFixed(2)}×`,
+        "planner prompt tokens, mean: context; alone": `${Math.round(mean(tokens.context))}; ${Math.round(mean(tokens.alone))}`,
+        "× the 5-table prompt, context (mean; max)": `${rc.mean.toFixed(2)}×; ${rc.max.toFixed(2)}×`,
+        "× the 5-table prompt, alone (mean; max)": `${ra.mean.toFixed(2)}×; ${ra.max.toFixed(2)}×`,
       });
       if (now.misses.length) console.log(`${label}, ${set}, with context: missed ${now.misses.join(", ")}`);
       if (alone.misses.length) console.log(`${label}, ${set}, alone: missed ${alone.misses.join(", ")}`);
@@ -353,7 +369,8 @@ async function main() {
         goals.push(
           `${label}: recall with authored context ≥ 0.95: ${met(now.recall >= 0.95)} (${now.recall.toFixed(3)}); ` +
             `linking alone ≥ 0.85: ${met(alone.recall >= 0.85)} (${alone.recall.toFixed(3)}); ` +
-            `prompt tokens ≤ 1.5× of 5 tables: ${met(ratio <= 1.5)} (${ratio.toFixed(2)}×)`,
+            `prompt tokens ≤ 1.5× of 5 tables: with context ${met(rc.mean <= 1.5)} (${rc.mean.toFixed(2)}×), ` +
+            `alone ${met(ra.mean <= 1.5)} (${ra.mean.toFixed(2)}×)`,
         );
       }
     }
@@ -361,9 +378,13 @@ async function main() {
       warehouse: label,
       tables: catalog.tables.length,
       questions: "baseline: every table listed, no schemas (tokens, one question)",
-      "planner prompt tokens, mean": await plannerTokens(cfg, "What was revenue by month in 2025?", {
-        tools: await toolsFor(cfg),
-      }),
+      "planner prompt tokens, mean: context; alone": await plannerTokens(
+        cfg,
+        "What was revenue by month in 2025?",
+        {
+          tools: await toolsFor(cfg),
+        },
+      ),
     });
   }
   console.log(
@@ -381,6 +402,7 @@ async function main() {
     { prompt: "table list only (baseline)", "model calls": listOnly },
   ]);
   await closeWarehouses();
+  rmSync(noContext, { recursive: true, force: true });
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

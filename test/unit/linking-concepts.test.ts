@@ -97,6 +97,34 @@ describe("join-aware resolution of a column concept", () => {
     },
   );
 
+  it("does not bring a table elsewhere for a word only its column notes hold", () => {
+    const catalog: Catalog = {
+      tables: [
+        table("sales.orders", 40_000, [col("order_id"), col("customer_id"), col("total", "DECIMAL(10,2)")]),
+        table("sales.customers", 5_000, [col("customer_id"), col("signup_date", "DATE")]),
+        // Joins sales.orders by key name, and its notes say "people".
+        table("hr.badges", 900, [
+          col("badge_id"),
+          col("customer_id", "INTEGER", {
+            description: "Visiting people, by the customer they came for; they sign in and go up.",
+          }),
+        ]),
+        ...filler(20),
+      ],
+      builtAt: 0,
+    };
+    const ids = linkSchema(catalog, "Order total for people who signed up in 2025", {
+      home: ["sales"],
+    }).tables.map((t) => t.id);
+    expect(ids).toEqual(expect.arrayContaining(["sales.orders", "sales.customers"]));
+    expect(ids).not.toContain("hr.badges");
+    // Two words read as one (signed up → signup) count as that, not as each word of the notes.
+    const terms = questionTerms(evidenceOf(catalog), "people who signed up");
+    expect(terms).toContain("signup");
+    expect(terms).not.toContain("sign");
+    expect(terms).not.toContain("up");
+  });
+
   it("resolves a value filter (business customers) the same way", () => {
     const ids = linkSchema(
       twoCustomers("b"),
@@ -177,5 +205,60 @@ describe("the home dataset", () => {
     expect(lines.join("\n")).toMatch(
       /Joins between these tables: .*shop\.orders\.customer_id = shop\.customers\.customer_id/,
     );
+  });
+});
+
+/**
+ * A shop, and three regional copies of a CRM (the same tables and columns) whose words fit the
+ * question at least as well, plus filler.
+ */
+function shopAndCrms(): Catalog {
+  const crm = (ds: string): CatalogTable[] => [
+    table(`${ds}.accounts`, 80_000, [col("account_id"), col("country", "VARCHAR", { values: ["DE", "US"] })]),
+    table(`${ds}.deals`, 90_000, [col("deal_id"), col("account_id"), col("revenue", "DECIMAL(12,2)")]),
+  ];
+  return {
+    tables: [
+      table("shop.orders", 40_000, [
+        col("order_id"),
+        col("customer_id"),
+        col("order_date", "DATE"),
+        col("revenue", "DECIMAL(10,2)"),
+      ]),
+      table("shop.customers", 5_000, [
+        col("customer_id"),
+        col("country", "VARCHAR", { values: ["DE", "US"] }),
+      ]),
+      ...crm("crm_us"),
+      ...crm("crm_eu"),
+      ...crm("crm_apac"),
+      ...filler(10),
+    ],
+    builtAt: 0,
+  };
+}
+
+describe("when the words do not settle the dataset", () => {
+  const q = "Which country brings the most revenue?";
+
+  it("shows the closest datasets' tables too, copies of one dataset counted once, and says so", () => {
+    const catalog = shopAndCrms();
+    const linked = linkSchema(catalog, q);
+    const ids = linked.tables.map((t) => t.id);
+    // Without the copies counted once, the CRM's three regions would fill the places.
+    expect(ids).toEqual(expect.arrayContaining(["shop.orders", "shop.customers"]));
+    const crms = new Set(ids.filter((id) => id.startsWith("crm_")).map((id) => id.split(".")[0]));
+    expect(crms.size).toBe(1);
+    expect(linked.datasets).toHaveLength(2);
+    expect(linked.datasets).toContain("shop");
+    expect(renderLinkedTables(catalog, linked).join("\n")).toContain(
+      `The question's words fit tables in 2 datasets (${linked.datasets.join(", ")})`,
+    );
+  });
+
+  it("shows the authored context's dataset alone", () => {
+    const linked = linkSchema(shopAndCrms(), q, { home: ["shop"] });
+    expect(linked.tables.map((t) => t.id).sort()).toEqual(["shop.customers", "shop.orders"]);
+    expect(linked.datasets).toEqual([]);
   });
 });

@@ -142,11 +142,17 @@ export function specificity(ev: Evidence, term: string): number {
 export function questionTerms(ev: Evidence, question: string): string[] {
   const s = stems(question);
   const out = new Set(s.filter((t) => ev.terms.has(t)));
+  const parts = new Set<string>();
   for (let i = 0; i + 1 < s.length; i++) {
     const joined = s[i] + s[i + 1];
-    for (const j of [joined, joined.replace(/s$/, "")]) if (ev.terms.has(j)) out.add(j);
+    for (const j of [joined, joined.replace(/s$/, "")]) {
+      if (!ev.terms.has(j)) continue;
+      out.add(j);
+      parts.add(s[i]).add(s[i + 1]);
+    }
   }
-  return [...out];
+  // Two words read as one ("signed up" → signup) mean that, not each word alone.
+  return [...out].filter((t) => !parts.has(t));
 }
 
 /** Each table's vote: per term, its best field's weight × the term's specificity, summed. */

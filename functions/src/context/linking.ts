@@ -49,6 +49,11 @@ export interface LinkedSchema {
   values: ValueMatch[];
   /** Key joins among the chosen tables (`a.k = b.k`). */
   joins: string[];
+  /**
+   * The datasets shown, best first, when the question's words fit more than one (no authored
+   * context settled it); empty otherwise.
+   */
+  datasets: string[];
   /** True when the whole catalog was small enough to give in full. */
   all: boolean;
   /** Tables in the catalog. */
@@ -109,24 +114,45 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
 
   // Priors: what a table looks like (size, a copy's name), then its dataset.
   for (const [id, sc] of scores) scores.set(id, sc * prior(byId.get(id)!));
-  const home = homeDatasets(byId, scores, opts.home ?? [], hinted);
+  const all = catalog.tables.length <= (opts.allUpTo ?? 12);
+  const given = givenHome(scores, opts.home ?? [], hinted);
+  const [first, ...others] = given.size ? [given] : closeDatasets(catalog, scores).map((d) => new Set([d]));
+  const home = first ?? new Set<string>();
+  const base = new Map(scores);
   for (const [id, sc] of scores) if (home.has(datasetOf(id))) scores.set(id, sc * 1.5);
 
-  const all = catalog.tables.length <= (opts.allUpTo ?? 12);
-  const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
   let chosen: string[];
+  const shown = [...home];
   if (all) {
+    const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
     chosen = [
       ...ranked.map(([id]) => id),
       ...catalog.tables.map((t) => t.id).filter((id) => !scores.has(id)),
     ];
   } else {
-    chosen = preferJoined(catalog, core(byId, ranked, home, opts.maxTables ?? 6), hinted);
-    for (const id of hinted) if (!chosen.includes(id)) chosen.push(id);
-    chosen = withValues(catalog, chosen, values, home, scores);
-    chosen = withConcepts(catalog, ev, chosen, terms, home, scores);
-    chosen = withMeasures(catalog, chosen, question, home, scores);
-    chosen = withBridges(catalog, chosen, scores);
+    const pick = (at: Set<string>, sc: Scores, max: number) => {
+      const ranked = [...sc.entries()].sort((a, b) => b[1] - a[1]);
+      let out = preferJoined(catalog, core(byId, ranked, at, max), hinted);
+      for (const id of hinted) if (!out.includes(id)) out.push(id);
+      out = withValues(catalog, out, values, at, sc);
+      out = withConcepts(catalog, ev, out, terms, at, sc);
+      out = withMeasures(catalog, out, question, at, sc);
+      return withBridges(catalog, out, sc);
+    };
+    chosen = pick(home, scores, opts.maxTables ?? 6);
+    // The words did not settle the dataset: the closest others' own tables follow, fewer each.
+    for (const other of others) {
+      const sc = new Map(base);
+      for (const [id, v] of sc) if (other.has(datasetOf(id))) sc.set(id, v * 1.5);
+      const own = pick(other, sc, HEDGE_CORE).filter(
+        (id) => other.has(datasetOf(id)) && !chosen.includes(id),
+      );
+      for (const id of own.slice(0, HEDGE_TABLES)) {
+        chosen.push(id);
+        scores.set(id, base.get(id) ?? 0);
+      }
+      if (own.length) shown.push(...other);
+    }
   }
   const named = bestValues(values, chosen, home, scores);
   const columns = mentionedColumns(ev, terms, catalog).filter((c) =>
@@ -137,6 +163,7 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
     columns,
     values: named,
     joins: joinLines(catalog, chosen),
+    datasets: shown.length > 1 ? shown : [],
     all,
     total: catalog.tables.length,
   };
@@ -196,25 +223,41 @@ function addEvidence(
   return { values, hinted };
 }
 
-/**
- * The datasets the question is about: the authored context's (and its hints'), else the one whose
- * best tables of different shapes score highest together (the best counts fully, the next two half
- * and a quarter), so a dataset of copies of one table does not win by numbers.
- */
-function homeDatasets(
-  byId: Map<string, CatalogTable>,
-  scores: Scores,
-  home: string[],
-  hinted: Set<string>,
-): Set<string> {
+/** The datasets the authored context (and its hints) are about, among those the question touches. */
+function givenHome(scores: Scores, home: string[], hinted: Set<string>): Set<string> {
   const wanted = new Set([...home.map((d) => d.toLowerCase()), ...[...hinted].map(datasetOf)]);
   const datasets = new Set([...scores.keys()].map(datasetOf));
-  const known = [...datasets].filter((d) => wanted.has(d.toLowerCase()));
-  if (known.length) return new Set(known);
+  return new Set([...datasets].filter((d) => wanted.has(d.toLowerCase())));
+}
+
+/**
+ * When the words do not settle the dataset: another dataset scoring at least this share of the
+ * best one's is shown too (at most two others, each by its best two tables and what they bring,
+ * at most four tables).
+ */
+const HEDGE_RATIO = 0.6;
+const HEDGE_DATASETS = 2;
+const HEDGE_CORE = 2;
+const HEDGE_TABLES = 4;
+
+/**
+ * The datasets the question may be about, best first: the best, then up to two others that score
+ * nearly as well — copies of a dataset (the same tables and columns: regional variants, replicas)
+ * count once, by their best. A dataset scores by its best tables of different shapes (the best
+ * fully, the next two half and a quarter), so a dataset of copies of one table does not win by
+ * numbers.
+ */
+function closeDatasets(catalog: Catalog, scores: Scores): string[] {
+  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const signature = new Map<string, string[]>();
+  for (const t of catalog.tables) {
+    const d = datasetOf(t.id);
+    signature.set(d, [...(signature.get(d) ?? []), `${t.id.split(".").pop()}:${shapeOf(t)}`]);
+  }
   const byDataset = new Map<string, [string, number][]>();
   for (const [id, sc] of scores)
     byDataset.set(datasetOf(id), [...(byDataset.get(datasetOf(id)) ?? []), [id, sc]]);
-  let best: [string, number] | undefined;
+  const ranked: [string, number][] = [];
   for (const [d, list] of byDataset) {
     const shapes = new Set<string>();
     let sum = 0;
@@ -223,9 +266,19 @@ function homeDatasets(
       sum += sc / 2 ** shapes.size;
       shapes.add(shapeOf(byId.get(id)!));
     }
-    if (!best || sum > best[1]) best = [d, sum];
+    ranked.push([d, sum]);
   }
-  return new Set(best ? [best[0]] : []);
+  ranked.sort((a, b) => b[1] - a[1]);
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const [d, sum] of ranked) {
+    const sig = signature.get(d)!.sort().join("|");
+    if (seen.has(sig)) continue;
+    seen.add(sig);
+    if (out.length && (sum < ranked[0][1] * HEDGE_RATIO || out.length > HEDGE_DATASETS)) break;
+    out.push(d);
+  }
+  return out;
 }
 
 /** A table's column names, sorted: copies of a table share it. */
@@ -346,14 +399,20 @@ function withConcepts(
   for (const term of [...terms].sort((a, b) => specificity(ev, b) - specificity(ev, a))) {
     const all = ev.terms.get(term) ?? [];
     // A term that names tables (an entity: "customers") is held by a table of that name, not by
-    // a key column that refers to it; any other term by a column, its values or its notes.
+    // a key column that refers to it; any other term by a column or its values — or, at home, by
+    // a column's notes (a word of a description elsewhere is too weak to bring a table).
     const named = all.filter((h) => h.field === "table");
-    const hits = named.length ? named : all.filter((h) => h.column !== undefined);
+    const columns = all.filter((h) => h.column !== undefined && h.field !== "text");
+    const notes = all.filter(
+      (h) => h.column !== undefined && home.has(datasetOf(catalog.tables[h.table].id)),
+    );
+    const hits = named.length ? named : columns.length ? columns : notes;
     if (!hits.length || added >= 3) continue;
     const holders = new Set(hits.map((h) => catalog.tables[h.table].id));
     if (out.some((id) => holders.has(id))) continue;
-    const best = bestJoined(catalog, [...holders], out, home, scores);
-    if (!best) continue;
+    // Joined to the core (the tables chosen before), not to another concept's table.
+    const best = bestJoined(catalog, [...holders], chosen, home, scores);
+    if (!best || out.includes(best)) continue;
     out.push(best);
     added++;
   }
@@ -377,12 +436,13 @@ function bestJoined(
   let best: [string, number] | undefined;
   for (const id of candidates) {
     const d = distance(byId.get(id)!);
-    const rank =
-      (home.has(datasetOf(id)) ? 4 : 0) + (d === 1 ? 2 : d === 2 ? 1 : 0) + (scores.get(id) ?? 0) / top;
+    const place = (home.has(datasetOf(id)) ? 4 : 0) + (d === 1 ? 2 : d === 2 ? 1 : 0);
+    // A look-alike that neither lives at home nor joins the chosen tables is not a resolution.
+    if (!place) continue;
+    const rank = place + (scores.get(id) ?? 0) / top;
     if (!best || rank > best[1]) best = [id, rank];
   }
-  // A look-alike that neither lives at home nor joins the chosen tables is not a resolution.
-  return best && best[1] >= 1 ? best[0] : undefined;
+  return best?.[0];
 }
 
 /**
@@ -475,6 +535,12 @@ export function renderLinkedTables(catalog: Catalog, linked: LinkedSchema): stri
     );
   }
   if (linked.joins.length) lines.push(`Joins between these tables: ${linked.joins.join("; ")}`);
+  if (linked.datasets.length) {
+    lines.push(
+      `The question's words fit tables in ${linked.datasets.length} datasets (${linked.datasets.join(", ")}), ` +
+        "best first: use the one whose columns answer it, and ask which is meant when that is unclear.",
+    );
+  }
   if (linked.values.length) {
     lines.push(
       "Values the question names: " +
