@@ -262,3 +262,25 @@ describe("when the words do not settle the dataset", () => {
     expect(linked.datasets).toEqual([]);
   });
 });
+
+describe("a dataset's fit", () => {
+  it("ranks a dataset whose matching tables join up before one whose matches are scattered", () => {
+    // Both hold `customers` with `country` and a table with `revenue`; in `joined` they share
+    // customer_id, in `scattered` they share no key (and are bigger, which would rank it first).
+    const ds = (name: string, rows: number, key: string): CatalogTable[] => [
+      table(`${name}.customers`, rows, [col("customer_id"), col("country", "VARCHAR")]),
+      table(`${name}.invoices`, rows, [col("invoice_id"), col(key), col("revenue", "DECIMAL(12,2)")]),
+    ];
+    const catalog: Catalog = {
+      tables: [
+        ...ds("joined", 1_000, "customer_id"),
+        ...ds("scattered", 900_000, "vendor_id"),
+        ...filler(10),
+      ],
+      builtAt: 0,
+    };
+    const linked = linkSchema(catalog, "Revenue of customers by country");
+    expect(linked.datasets[0]).toBe("joined");
+    expect(linked.tables[0].id.startsWith("joined.")).toBe(true);
+  });
+});

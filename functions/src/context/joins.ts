@@ -20,7 +20,7 @@ function keysOf(t: CatalogTable): Set<string> {
 /** `a.b.c` → `a.b`. */
 export const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
 
-function connects(a: CatalogTable, b: CatalogTable): boolean {
+export function connects(a: CatalogTable, b: CatalogTable): boolean {
   const ka = keysOf(a);
   for (const k of keysOf(b)) if (k !== "id" && ka.has(k)) return true;
   return false;

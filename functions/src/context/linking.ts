@@ -11,8 +11,11 @@
  *    verified examples) are pulled in; optionally, the closest tables by embedding add too.
  * 2. Priors: bigger tables, and names that do not mark a copy (`archive.orders`, `orders_raw`).
  * 3. Home: the datasets the authored context is about (or that its hints read), else the dataset
- *    whose tables hold the most evidence; its tables rank first, and a table elsewhere is chosen
- *    only when it beats the home's best.
+ *    whose tables hold the most evidence and join up; its tables rank first, and a table elsewhere
+ *    is chosen only when it beats the home's best. With no authored context, the words often fit
+ *    several datasets about as well (a CRM's customers, a shop's customers): the closest others
+ *    (copies of a dataset counted once) are shown too, each by its own few tables, and the prompt
+ *    says so, so the planner picks by the columns or asks.
  * 4. Core: the best tables, one per shape (copies with the same columns do not crowd out others).
  * 5. Join-aware concepts: a term the core does not hold ("by country", "signup", "business") is
  *    resolved to a table that holds it, preferring the home dataset and tables that join to the
@@ -37,7 +40,7 @@ import {
   type Evidence,
   type ValueMatch,
 } from "./evidence";
-import { datasetOf, joinDistance, joinLines, owns, references, withBridges } from "./joins";
+import { connects, datasetOf, joinDistance, joinLines, owns, references, withBridges } from "./joins";
 import { words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
 
@@ -231,21 +234,24 @@ function givenHome(scores: Scores, home: string[], hinted: Set<string>): Set<str
 }
 
 /**
- * When the words do not settle the dataset: another dataset scoring at least this share of the
- * best one's is shown too (at most two others, each by its best two tables and what they bring,
- * at most four tables).
+ * When the words do not settle the dataset: another dataset scoring at least half the best one's
+ * is shown too (at most four others, each by its best two tables and what they bring, at most four
+ * tables). Chosen on the development questions (test/bench/linking.bench.ts).
  */
-const HEDGE_RATIO = 0.6;
-const HEDGE_DATASETS = 2;
+const HEDGE_RATIO = 0.5;
+const HEDGE_DATASETS = 4;
 const HEDGE_CORE = 2;
 const HEDGE_TABLES = 4;
+/** A dataset's next best table counts this much less when it joins none of the ones before it. */
+const UNJOINED = 0.5;
 
 /**
- * The datasets the question may be about, best first: the best, then up to two others that score
- * nearly as well — copies of a dataset (the same tables and columns: regional variants, replicas)
- * count once, by their best. A dataset scores by its best tables of different shapes (the best
- * fully, the next two half and a quarter), so a dataset of copies of one table does not win by
- * numbers.
+ * The datasets the question may be about, best first: the best, then up to four others that score
+ * at least half as well — copies of a dataset (the same tables and columns: regional variants,
+ * replicas) count once, by their best. A dataset scores by its best tables of different shapes
+ * (the best fully, the next two half and a quarter, each halved again when it joins none of the
+ * ones before it by a key), so a dataset of copies of one table does not win by numbers, and one
+ * whose matches join up beats one whose matches are scattered.
  */
 function closeDatasets(catalog: Catalog, scores: Scores): string[] {
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
@@ -260,11 +266,15 @@ function closeDatasets(catalog: Catalog, scores: Scores): string[] {
   const ranked: [string, number][] = [];
   for (const [d, list] of byDataset) {
     const shapes = new Set<string>();
+    const counted: CatalogTable[] = [];
     let sum = 0;
     for (const [id, sc] of list.sort((a, b) => b[1] - a[1])) {
-      if (shapes.size >= 3 || shapes.has(shapeOf(byId.get(id)!))) continue;
-      sum += sc / 2 ** shapes.size;
-      shapes.add(shapeOf(byId.get(id)!));
+      const t = byId.get(id)!;
+      if (shapes.size >= 3 || shapes.has(shapeOf(t))) continue;
+      const joined = !counted.length || counted.some((c) => connects(c, t));
+      sum += (sc / 2 ** shapes.size) * (joined ? 1 : UNJOINED);
+      shapes.add(shapeOf(t));
+      counted.push(t);
     }
     ranked.push([d, sum]);
   }
