@@ -251,9 +251,17 @@ describe("when the words do not settle the dataset", () => {
     expect(crms.size).toBe(1);
     expect(linked.datasets).toHaveLength(2);
     expect(linked.datasets).toContain("shop");
-    expect(renderLinkedTables(catalog, linked).join("\n")).toContain(
-      `The question's words fit tables in 2 datasets (${linked.datasets.join(", ")})`,
+    const prompt = renderLinkedTables(catalog, linked).join("\n");
+    expect(prompt).toContain(`The question's words fit tables in 2 datasets (${linked.datasets.join(", ")})`);
+    // The other dataset's tables in brief: columns and types on the table's line, no values.
+    const other = linked.tables.filter((t) => !t.id.startsWith(`${linked.datasets[0]}.`));
+    expect(other.length).toBeGreaterThan(0);
+    expect(other.every((t) => t.brief)).toBe(true);
+    expect(linked.tables.filter((t) => t.id.startsWith(`${linked.datasets[0]}.`)).some((t) => t.brief)).toBe(
+      false,
     );
+    for (const t of other)
+      expect(prompt).toMatch(new RegExp(`^- ${t.id.replace(".", "\\.")}, \\d+ rows: \\w+_id INTEGER, `, "m"));
   });
 
   it("shows the authored context's dataset alone", () => {

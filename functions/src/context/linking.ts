@@ -45,8 +45,11 @@ import { words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
 
 export interface LinkedSchema {
-  /** Best first. */
-  tables: { id: string; score: number }[];
+  /**
+   * Best first. `brief`: a table of another dataset the words fit nearly as well, shown by its
+   * columns and types only.
+   */
+  tables: { id: string; score: number; brief?: boolean }[];
   /** `table.column` whose names or values the question mentions. */
   columns: string[];
   values: ValueMatch[];
@@ -126,6 +129,7 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
 
   let chosen: string[];
   const shown = [...home];
+  const brief = new Set<string>();
   if (all) {
     const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
     chosen = [
@@ -143,7 +147,8 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
       return withBridges(catalog, out, sc);
     };
     chosen = pick(home, scores, opts.maxTables ?? 6);
-    // The words did not settle the dataset: the closest others' own tables follow, fewer each.
+    // The words did not settle the dataset: the closest others' own tables follow, fewer each
+    // (in brief in the prompt).
     for (const other of others) {
       const sc = new Map(base);
       for (const [id, v] of sc) if (other.has(datasetOf(id))) sc.set(id, v * 1.5);
@@ -152,6 +157,7 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
       );
       for (const id of own.slice(0, HEDGE_TABLES)) {
         chosen.push(id);
+        brief.add(id);
         scores.set(id, base.get(id) ?? 0);
       }
       if (own.length) shown.push(...other);
@@ -162,7 +168,11 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
     chosen.includes(c.slice(0, c.lastIndexOf("."))),
   );
   return {
-    tables: chosen.map((id) => ({ id, score: Math.round((scores.get(id) ?? 0) * 100) / 100 })),
+    tables: chosen.map((id) => ({
+      id,
+      score: Math.round((scores.get(id) ?? 0) * 100) / 100,
+      ...(brief.has(id) ? { brief: true } : {}),
+    })),
     columns,
     values: named,
     joins: joinLines(catalog, chosen),
@@ -519,26 +529,32 @@ function prior(t: CatalogTable): number {
   return f;
 }
 
+/**
+ * A table as prompt lines: id, rows, description, then columns with types, notes and values; in
+ * brief, its columns and types on one line.
+ */
+function renderTable(t: CatalogTable, brief = false): string {
+  const head = [
+    t.id,
+    t.rowCount !== undefined ? `${t.rowCount} rows` : "",
+    t.partitioning ? `partitioned by ${t.partitioning}` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+  if (brief) return `- ${head}: ${t.columns.map((c) => `${c.name} ${c.type}`).join(", ")}`;
+  const cols = t.columns.map((c) => {
+    const vals = c.values?.length
+      ? ` [${c.values.slice(0, 12).join(", ")}${c.values.length > 12 ? ", …" : ""}]`
+      : "";
+    return `    ${c.name} ${c.type}${c.description ? ` — ${c.description}` : ""}${vals}`;
+  });
+  return `- ${head}${t.description ? `: ${t.description}` : ""}\n${cols.join("\n")}`;
+}
+
 /** The linked tables as prompt lines: id, rows, description, then columns with types, notes and values. */
 export function renderLinkedTables(catalog: Catalog, linked: LinkedSchema): string[] {
   const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const lines = linked.tables.map(({ id }) => {
-    const t = byId.get(id)!;
-    const head = [
-      t.id,
-      t.rowCount !== undefined ? `${t.rowCount} rows` : "",
-      t.partitioning ? `partitioned by ${t.partitioning}` : "",
-    ]
-      .filter(Boolean)
-      .join(", ");
-    const cols = t.columns.map((c) => {
-      const vals = c.values?.length
-        ? ` [${c.values.slice(0, 12).join(", ")}${c.values.length > 12 ? ", …" : ""}]`
-        : "";
-      return `    ${c.name} ${c.type}${c.description ? ` — ${c.description}` : ""}${vals}`;
-    });
-    return `- ${head}${t.description ? `: ${t.description}` : ""}\n${cols.join("\n")}`;
-  });
+  const lines = linked.tables.map(({ id, brief }) => renderTable(byId.get(id)!, brief));
   if (!linked.all && linked.total > linked.tables.length) {
     lines.push(
       `(${linked.total - linked.tables.length} more tables are not shown: list_tables and describe_table reach them.)`,
@@ -548,7 +564,8 @@ export function renderLinkedTables(catalog: Catalog, linked: LinkedSchema): stri
   if (linked.datasets.length) {
     lines.push(
       `The question's words fit tables in ${linked.datasets.length} datasets (${linked.datasets.join(", ")}), ` +
-        "best first: use the one whose columns answer it, and ask which is meant when that is unclear.",
+        "best first (the others' tables in brief: describe_table gives their notes and values); use the one whose " +
+        "columns answer it, and ask which is meant when that is unclear.",
     );
   }
   if (linked.values.length) {
