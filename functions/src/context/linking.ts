@@ -40,7 +40,8 @@ import {
   type Evidence,
   type ValueMatch,
 } from "./evidence";
-import { connects, datasetOf, joinDistance, joinLines, owns, references, withBridges } from "./joins";
+import { datasetOf, joinDistance, joinLines, owns, references, withBridges } from "./joins";
+import { HEDGE_CORE, HEDGE_TABLES, closeDatasets, givenHome, shapeOf, type Scores } from "./datasets";
 import { words } from "./knowledge";
 import type { SemanticMatch } from "./semantic";
 
@@ -107,8 +108,6 @@ function indexOf(catalog: Catalog): Indexed {
   indexes.set(catalog, idx);
   return idx;
 }
-
-type Scores = Map<string, number>;
 
 /** Links a question to the catalog (see the file's header). */
 export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions = {}): LinkedSchema {
@@ -235,78 +234,6 @@ function addEvidence(
   for (const id of hinted) add(id, top);
   return { values, hinted };
 }
-
-/** The datasets the authored context (and its hints) are about, among those the question touches. */
-function givenHome(scores: Scores, home: string[], hinted: Set<string>): Set<string> {
-  const wanted = new Set([...home.map((d) => d.toLowerCase()), ...[...hinted].map(datasetOf)]);
-  const datasets = new Set([...scores.keys()].map(datasetOf));
-  return new Set([...datasets].filter((d) => wanted.has(d.toLowerCase())));
-}
-
-/**
- * When the words do not settle the dataset: another dataset scoring at least half the best one's
- * is shown too (at most four others, each by its best two tables and what they bring, at most four
- * tables). Chosen on the development questions (test/bench/linking.bench.ts).
- */
-const HEDGE_RATIO = 0.5;
-const HEDGE_DATASETS = 4;
-const HEDGE_CORE = 2;
-const HEDGE_TABLES = 4;
-/** A dataset's next best table counts this much less when it joins none of the ones before it. */
-const UNJOINED = 0.5;
-
-/**
- * The datasets the question may be about, best first: the best, then up to four others that score
- * at least half as well — copies of a dataset (the same tables and columns: regional variants,
- * replicas) count once, by their best. A dataset scores by its best tables of different shapes
- * (the best fully, the next two half and a quarter, each halved again when it joins none of the
- * ones before it by a key), so a dataset of copies of one table does not win by numbers, and one
- * whose matches join up beats one whose matches are scattered.
- */
-function closeDatasets(catalog: Catalog, scores: Scores): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const signature = new Map<string, string[]>();
-  for (const t of catalog.tables) {
-    const d = datasetOf(t.id);
-    signature.set(d, [...(signature.get(d) ?? []), `${t.id.split(".").pop()}:${shapeOf(t)}`]);
-  }
-  const byDataset = new Map<string, [string, number][]>();
-  for (const [id, sc] of scores)
-    byDataset.set(datasetOf(id), [...(byDataset.get(datasetOf(id)) ?? []), [id, sc]]);
-  const ranked: [string, number][] = [];
-  for (const [d, list] of byDataset) {
-    const shapes = new Set<string>();
-    const counted: CatalogTable[] = [];
-    let sum = 0;
-    for (const [id, sc] of list.sort((a, b) => b[1] - a[1])) {
-      const t = byId.get(id)!;
-      if (shapes.size >= 3 || shapes.has(shapeOf(t))) continue;
-      const joined = !counted.length || counted.some((c) => connects(c, t));
-      sum += (sc / 2 ** shapes.size) * (joined ? 1 : UNJOINED);
-      shapes.add(shapeOf(t));
-      counted.push(t);
-    }
-    ranked.push([d, sum]);
-  }
-  ranked.sort((a, b) => b[1] - a[1]);
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const [d, sum] of ranked) {
-    const sig = signature.get(d)!.sort().join("|");
-    if (seen.has(sig)) continue;
-    seen.add(sig);
-    if (out.length && (sum < ranked[0][1] * HEDGE_RATIO || out.length > HEDGE_DATASETS)) break;
-    out.push(d);
-  }
-  return out;
-}
-
-/** A table's column names, sorted: copies of a table share it. */
-const shapeOf = (t: CatalogTable) =>
-  t.columns
-    .map((c) => c.name.toLowerCase())
-    .sort()
-    .join(",");
 
 /**
  * A value named in the question belongs to one table: of the tables that store it, a chosen one,
