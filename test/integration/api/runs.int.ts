@@ -439,6 +439,31 @@ describe("run control", () => {
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 
+  it("runs.join and a joined stream answer only once the run has released the thread, so the next run is accepted", async () => {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "quarry", { input: ask("hello") });
+    await client.runs.join(thread.thread_id, run.run_id);
+    // What a run looks like between its log's end marker and its release: the end marker is
+    // written, the thread still held by it. The hold runs out in 4 s and nothing renews it.
+    const doc = db.collection("threads").doc(thread.thread_id);
+    const held = async () =>
+      doc.update({
+        status: "busy",
+        run: { runId: run.run_id, expiresAt: Timestamp.fromMillis(Date.now() + 4_000), cancel: false },
+      });
+    const body = { assistant_id: "quarry", input: ask("hello again"), stream_mode: ["values"] };
+    const next = () =>
+      call(api, `/threads/${thread.thread_id}/runs/stream`, { method: "POST", token: alice.idToken, body });
+    await held();
+    // Answered before the thread is free, the next run would meet the hold (409).
+    await client.runs.join(thread.thread_id, run.run_id);
+    expect((await next()).status).toBe(200);
+    // The same for the run's joined stream (the SDK's joinStream), held again.
+    await held();
+    await collect(client.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Ev>);
+    expect((await next()).status).toBe(200);
+  });
+
   it("a model error becomes an error event; the message is kept and the next turn works", async () => {
     const thread = await client.threads.create();
     const events = await collect(

@@ -24,7 +24,7 @@ import { NO_OUTPUT } from "../sse";
 import { leaseHolder } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import { RunLogWriter, followRunLog, runLog } from "./event-log";
-import { ensureKnownRun, watchRunHeld } from "./join";
+import { ensureKnownRun, untilReleased, watchRunHeld } from "./join";
 import { checkRun, ensureThread, startRun } from "./start";
 
 /** The task queue (and its function) that runs background runs. */
@@ -138,6 +138,8 @@ async function untilEnded(store: ThreadStore, threadId: string, runId: string): 
     onEvent: () => {},
     watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
   });
+  // The end marker lands just before the release: the caller may start the next run at once.
+  await untilReleased(store, threadId, runId);
 }
 
 /** The thread's state as the Agent Server's join and wait answer it: its values. */

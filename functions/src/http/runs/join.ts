@@ -138,6 +138,9 @@ async function join(
     watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
     signal: ac.signal,
   });
+  // The run writes its log's end marker before it releases the thread: a client that starts the
+  // next run as soon as this stream ends must find the thread free.
+  if (how !== "lost" && how !== "aborted") await untilReleased(store, threadId, runId, ac.signal);
   if (how === "lost") {
     sse.send("error", {
       error: "unavailable:run",
@@ -146,6 +149,28 @@ async function join(
     });
   }
   sse.end();
+}
+
+/** Resolves once `runId` no longer holds the thread (released, or its lease run out), or on `signal`. */
+export function untilReleased(
+  store: ThreadStore,
+  threadId: string,
+  runId: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let stop: (() => void) | undefined;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      stop?.();
+      resolve();
+    };
+    signal?.addEventListener("abort", finish, { once: true });
+    stop = watchRunHeld(store, threadId, runId, finish);
+    if (done) stop();
+  });
 }
 
 /**
