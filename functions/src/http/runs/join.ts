@@ -159,14 +159,15 @@ export function untilReleased(
   signal?: AbortSignal,
 ): Promise<void> {
   return new Promise((resolve) => {
-    let stop: (() => void) | undefined;
     let done = false;
+    let stop = () => {};
     const finish = () => {
       if (done) return;
       done = true;
-      stop?.();
+      stop();
       resolve();
     };
+    if (signal?.aborted) return finish();
     signal?.addEventListener("abort", finish, { once: true });
     stop = watchRunHeld(store, threadId, runId, finish);
     if (done) stop();
