@@ -86,9 +86,17 @@ export function closeDatasets(catalog: Catalog, scores: Scores): string[] {
   return out;
 }
 
-/** A table's column names, sorted: copies of a table share it. */
-export const shapeOf = (t: CatalogTable) =>
-  t.columns
-    .map((c) => c.name.toLowerCase())
-    .sort()
-    .join(",");
+const shapes = new WeakMap<CatalogTable, string>();
+
+/** A table's column names, sorted: copies of a table share it (kept per table, asked per question). */
+export function shapeOf(t: CatalogTable): string {
+  let shape = shapes.get(t);
+  if (shape === undefined) {
+    shape = t.columns
+      .map((c) => c.name.toLowerCase())
+      .sort()
+      .join(",");
+    shapes.set(t, shape);
+  }
+  return shape;
+}

@@ -124,7 +124,10 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
   const [first, ...others] = given.size ? [given] : closeDatasets(catalog, scores).map((d) => new Set([d]));
   const home = first ?? new Set<string>();
   const base = new Map(scores);
-  for (const [id, sc] of scores) if (home.has(datasetOf(id))) scores.set(id, sc * 1.5);
+  /** The scores with the tables of `at` ranked first (×1.5). */
+  const boosted = (at: Set<string>): Scores =>
+    new Map([...base].map(([id, v]) => [id, at.has(datasetOf(id)) ? v * 1.5 : v]));
+  for (const [id, sc] of boosted(home)) scores.set(id, sc);
 
   let chosen: string[];
   const shown = [...home];
@@ -149,9 +152,7 @@ export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions
     // The words did not settle the dataset: the closest others' own tables follow, fewer each
     // (in brief in the prompt).
     for (const other of others) {
-      const sc = new Map(base);
-      for (const [id, v] of sc) if (other.has(datasetOf(id))) sc.set(id, v * 1.5);
-      const own = pick(other, sc, HEDGE_CORE).filter(
+      const own = pick(other, boosted(other), HEDGE_CORE).filter(
         (id) => other.has(datasetOf(id)) && !chosen.includes(id),
       );
       for (const id of own.slice(0, HEDGE_TABLES)) {
