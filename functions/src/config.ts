@@ -77,6 +77,12 @@ export interface WarehouseConfig {
     path?: string;
     /** Extra tables from local CSV/Parquet files: table name → file path. */
     files: Record<string, string>;
+    /** DuckDB's `memory_limit` per worker process, MiB (its buffer pool; also bounds the worker's address space). */
+    memoryMiB: number;
+    /** DuckDB threads per worker process. */
+    threads: number;
+    /** Worker processes that run DuckDB apart from the function (0: in the function's own process). */
+    workers: number;
   };
   /** Rows kept for the client (table, chart, CSV). */
   maxRows: number;
@@ -256,6 +262,10 @@ export function readConfig(env: Env): RuntimeConfig {
       duckdb: {
         path: env.QUARRY_DUCKDB_PATH || undefined,
         files: pairs(env.QUARRY_DUCKDB_FILES),
+        // A quarter of the function's memory by default: the function's own heap and its runs need the rest.
+        memoryMiB: bounded(env, "QUARRY_DUCKDB_MEMORY_MIB", Math.floor(int(env, "QUARRY_MEMORY_MIB", 1024) / 4), 64, 65_536),
+        threads: bounded(env, "QUARRY_DUCKDB_THREADS", 1, 1, 64),
+        workers: bounded(env, "QUARRY_DUCKDB_WORKERS", 2, 0, 16),
       },
       maxRows: int(env, "QUARRY_MAX_ROWS", 10_000),
       previewRows: int(env, "QUARRY_PREVIEW_ROWS", 50),
@@ -340,6 +350,12 @@ function num(env: Env, name: string, fallback: number): number {
 function int(env: Env, name: string, fallback: number): number {
   const n = num(env, name, fallback);
   if (!Number.isInteger(n)) throw new ConfigError(`${name} must be a whole number, got "${env[name]}".`);
+  return n;
+}
+
+function bounded(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const n = int(env, name, fallback);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got "${env[name]}".`);
   return n;
 }
 

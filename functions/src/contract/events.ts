@@ -27,8 +27,10 @@ export interface QueryResult {
   preview: string;
   /** Rows included in the preview. */
   previewRows: number;
-  /** Rows the query produced (may exceed rows.length). */
+  /** Rows the query produced (may exceed rows.length); a lower bound when `totalRowsAtLeast`. */
   totalRows: number;
+  /** True when reading stopped at the caps and the rest could not be counted cheaply: "more than totalRows". */
+  totalRowsAtLeast?: boolean;
   /** True when rows were cut by the row or character cap. */
   truncated: boolean;
   estimatedBytes: number;
@@ -64,6 +66,7 @@ export type WarehouseErrorCategory =
   | "bytes_limit"
   | "timeout"
   | "quota"
+  | "too_large"
   | "bad_input"
   | "internal";
 

@@ -3,6 +3,7 @@
  * who asked (from the query context), the SQL, how it ended (ok, error, or refused by a check —
  * scope, budget, quota, a write), bytes billed, the job and its duration.
  */
+import { stripSqlWrapping } from "./policy";
 import {
   WarehouseError,
   type QueryContext,
@@ -71,7 +72,8 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
         return result;
       } catch (err) {
         const category = err instanceof WarehouseError ? err.category : "internal";
-        report(ctx, sql, started, {
+        // The statement as the engine saw it (a Markdown fence and trailing semicolons stripped).
+        report(ctx, typeof sql === "string" ? stripSqlWrapping(sql) : String(sql), started, {
           outcome: REFUSALS.has(category) ? "refused" : "error",
           error: { category, message: (err as Error).message },
           ...(estimatedBytes !== undefined ? { estimatedBytes } : {}),

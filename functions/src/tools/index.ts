@@ -31,8 +31,13 @@ async function open(cfg: WarehouseConfig): Promise<Warehouse> {
     const { BigQueryWarehouse } = await import("./bigquery/warehouse.js");
     return BigQueryWarehouse.create(cfg);
   }
-  const { DuckDbWarehouse } = await import("./duckdb/warehouse.js");
-  return DuckDbWarehouse.open(cfg);
+  if (cfg.duckdb.workers === 0) {
+    const { DuckDbWarehouse } = await import("./duckdb/warehouse.js");
+    return DuckDbWarehouse.open(cfg);
+  }
+  // Worker processes by default: a query that outgrows memory ends there, not in the function.
+  const { DuckDbPool } = await import("./duckdb/pool.js");
+  return DuckDbPool.open(cfg);
 }
 
 /** Closes every cached warehouse (tests, graceful shutdown). */

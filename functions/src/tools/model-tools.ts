@@ -13,6 +13,7 @@ import {
   type ToolRunnableConfig,
 } from "@langchain/core/tools";
 import { z } from "zod";
+import { stripSqlWrapping } from "./policy";
 import { renderError, renderQuery, renderSchema, renderTables } from "./render";
 import { WarehouseError, type QueryContext, type ToolArtifact, type ToolName, type Warehouse } from "./types";
 
@@ -29,14 +30,19 @@ export interface ToolCaps {
 
 const DEFAULT_CAPS: ToolCaps = { previewRows: 50, previewChars: 8_000 };
 
+/**
+ * The query context the executor put in the run's configuration, whole: every field it set reaches
+ * the warehouse (the person's email for the audit log, what is left of their day's bytes for the
+ * gate); only missing identifiers get placeholders.
+ */
 function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
   const q = (config?.configurable as { quarry?: Partial<QuarryToolContext> } | undefined)?.quarry ?? {};
   return {
+    ...q,
     userId: q.userId ?? "anonymous",
     threadId: q.threadId ?? "none",
     runId: q.runId ?? "none",
     bytesBilledSoFar: q.bytesBilledSoFar ?? 0,
-    onEstimate: q.onEstimate,
     signal: config?.signal,
   };
 }
@@ -139,7 +145,7 @@ export function createWarehouseTools(
         const result = await warehouse.query(sql, contextOf(config));
         return [renderQuery(result), { kind: "query", result }];
       } catch (err) {
-        return errorOutput(err, typeof sql === "string" ? sql : undefined);
+        return errorOutput(err, typeof sql === "string" ? stripSqlWrapping(sql) : undefined);
       }
     },
   );

@@ -7,12 +7,28 @@ import { WarehouseError, type QueryContext } from "./types";
 /** Longest SQL accepted; a real analytical query is far shorter, and the model pays for every token. */
 export const MAX_SQL_CHARS = 100_000;
 
-/** Refuses empty, oversized or non-string SQL before any engine sees it. */
+/** One Markdown code fence around the whole text, with or without a language tag (```sql … ```). */
+const FENCE = /^```[A-Za-z0-9_-]*[ \t]*\r?\n?([\s\S]*?)\r?\n?[ \t]*```$/;
+
+/**
+ * The statement a model meant: chat models often wrap a tool's SQL in one Markdown fence and end it
+ * with a semicolon. Both are stripped (one fence, trailing semicolons and space), so the statement
+ * runs on the first try and the person and the audit log see the statement itself. Anything inside
+ * is left alone: two statements in a fence are still two statements, refused by the engine's check.
+ */
+export function stripSqlWrapping(sql: string): string {
+  let text = sql.trim();
+  const fenced = FENCE.exec(text);
+  if (fenced) text = fenced[1].trim();
+  return text.replace(/(?:\s*;)+$/, "").trim();
+}
+
+/** Refuses empty, oversized or non-string SQL before any engine sees it; strips a fence and trailing semicolons. */
 export function checkSqlInput(sql: unknown): string {
   if (typeof sql !== "string") {
     throw new WarehouseError("bad_input", `The sql argument must be a string, got ${describe(sql)}.`);
   }
-  const trimmed = sql.trim();
+  const trimmed = stripSqlWrapping(sql);
   if (!trimmed || /^(;|\s)*$/.test(trimmed)) {
     throw new WarehouseError("bad_input", "The SQL is empty. Send one SELECT statement.");
   }

@@ -10,6 +10,7 @@ import { emit, emitPhase, emitUsage } from "../emit";
 import { pendingToolCalls } from "../context/history";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 import type { DryRunResult, QueryContext, ToolArtifact, WarehouseErrorCategory } from "../../tools/types";
+import { stripSqlWrapping } from "../../tools/policy";
 import { withTimeout } from "../../timeout";
 
 const TIMED_OUT = Symbol("timed out");
@@ -137,7 +138,7 @@ async function runOne(
 
 function failure(call: ToolCall, id: string, category: WarehouseErrorCategory, message: string) {
   const artifact: ToolArtifact = { kind: "error", category, message, details: {} };
-  if (call.name === "bq_query" && typeof call.args.sql === "string") artifact.sql = call.args.sql;
+  if (call.name === "bq_query" && typeof call.args.sql === "string") artifact.sql = stripSqlWrapping(call.args.sql);
   const content = `Error (${category}): ${message}`;
   return {
     call,

@@ -22,7 +22,7 @@ export function mapDuckDbError(err: unknown, interruptedBy?: "timeout" | "cancel
   let category: WarehouseErrorCategory = "invalid_query";
   if (kind === "Catalog") category = "not_found";
   else if (kind === "Permission") category = "refused";
-  else if (kind === "Out of Memory") category = "quota";
+  else if (kind === "Out of Memory") return tooLarge(raw, err);
   else if (
     !["Parser", "Binder", "Conversion", "Invalid Input", "Not implemented", "Syntax", "Constraint"].includes(
       kind,
@@ -57,4 +57,15 @@ function positionOf(message: string): { line: number; column: number } | undefin
   const caret = lines[at + 1].indexOf("^");
   if (caret < 0) return undefined;
   return { line: Number(prefix[1]), column: caret - prefix[0].length + 1 };
+}
+
+/** The planner's message when one query needs more memory than a query may use. */
+export function tooLarge(engineMessage: string, cause?: unknown): WarehouseError {
+  return new WarehouseError(
+    "too_large",
+    "The query needed more memory than one query may use, so it was stopped. Return fewer rows or columns, " +
+      "aggregate in SQL, and do not build very large values (long REPEAT/string_agg results, wide cross joins).",
+    { engineMessage },
+    cause === undefined ? undefined : { cause },
+  );
 }

@@ -35,12 +35,19 @@ export interface DuckDbWarehouseOptions {
   timeoutMs?: number;
 }
 
+/** What the planner is told about DuckDB's SQL. */
+export const DUCKDB_DIALECT_NOTE =
+  "SQL dialect: DuckDB (PostgreSQL-like). Name tables as schema.table exactly as list_tables shows them " +
+  "(e.g. shop.orders). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
+  "COUNT(DISTINCT x), ILIKE; DECIMAL money sums are exact. Send one SELECT statement only: " +
+  "no DDL/DML, no files, no settings.";
+
 const FILES_SCHEMA = "files";
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export class DuckDbWarehouse implements Warehouse {
   readonly dialect = "duckdb" as const;
-  readonly dialectNote: string;
+  readonly dialectNote = DUCKDB_DIALECT_NOTE;
   private tables: TableInfo[] = [];
   private closed = false;
 
@@ -49,18 +56,19 @@ export class DuckDbWarehouse implements Warehouse {
     private readonly instance: DuckDBInstance,
     private readonly cfg: WarehouseConfig,
     private readonly timeoutMs: number,
-  ) {
-    this.dialectNote =
-      "SQL dialect: DuckDB (PostgreSQL-like). Name tables as schema.table exactly as list_tables shows them " +
-      "(e.g. shop.orders). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
-      "COUNT(DISTINCT x), ILIKE; DECIMAL money sums are exact. Send one SELECT statement only: " +
-      "no DDL/DML, no files, no settings.";
-  }
+  ) {}
 
   /** Opens the configured database read-only (the generated sample dataset unless `duckdb.path` is set). */
   static async open(cfg: WarehouseConfig, options: DuckDbWarehouseOptions = {}): Promise<DuckDbWarehouse> {
     const duck: Duck = await import("@duckdb/node-api");
-    const instance = await duck.DuckDBInstance.create(":memory:");
+    // The buffer pool and threads are bounded: joins, sorts and aggregates past the limit end as
+    // an "Out of Memory" error (too_large), and the worker process's address space is capped
+    // too (duckdb/pool.ts), so values built outside the pool cannot grow without a bound either.
+    const { memoryMiB, threads } = cfg.duckdb;
+    const instance = await duck.DuckDBInstance.create(":memory:", {
+      ...(memoryMiB ? { memory_limit: `${memoryMiB}MB` } : {}),
+      ...(threads ? { threads: String(threads) } : {}),
+    });
     const wh = new DuckDbWarehouse(duck, instance, cfg, options.timeoutMs ?? cfg.bigquery.timeoutMs);
     try {
       await wh.setUp(options);
@@ -206,27 +214,18 @@ export class DuckDbWarehouse implements Warehouse {
     try {
       const { dry, prepared } = await this.prepare(conn, sql, ctx);
       ctx.onEstimate?.(dry);
+      prepared.destroySync();
       if (interruptedBy) throw new Error("INTERRUPT");
-      const result = await prepared.stream();
-      const names = result.deduplicatedColumnNames();
-      const types = result.columnTypes();
-      const columns = names.map((n, i) => columnInfo(this.duck, n, types[i]));
-      const norm = createNormalizer(this.duck);
-      const collector = new RowCollector(this.cfg);
-      let total = 0;
-      for (;;) {
-        if (interruptedBy) throw new Error("INTERRUPT");
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        total += chunk.rowCount;
-        // Past the cap only the count matters; converting values would waste time and memory.
-        if (collector.isFull) {
-          collector.truncated = true;
-          continue;
-        }
-        for (const values of chunk.getRows()) {
-          if (!collector.add(Object.fromEntries(values.map((v, i) => [names[i], norm(v)])))) break;
-        }
+      const read = await this.readBounded(conn, dry.sql, () => interruptedBy);
+      if (interruptedBy) throw new Error("INTERRUPT");
+      const { columns, collector } = read;
+      let total = read.seen;
+      let atLeast = false;
+      if (collector.truncated) {
+        // Reading stopped at a cap: count the rest only if the engine can do it cheaply.
+        const counted = await this.countRows(conn, dry.sql, started + this.timeoutMs - Date.now());
+        if (counted === undefined) atLeast = true;
+        else total = Math.max(counted, total);
       }
       if (interruptedBy) throw new Error("INTERRUPT");
       const { preview, previewRows } = renderPreview(
@@ -243,6 +242,7 @@ export class DuckDbWarehouse implements Warehouse {
         preview,
         previewRows,
         totalRows: total,
+        ...(atLeast ? { totalRowsAtLeast: true } : {}),
         truncated: collector.truncated,
         estimatedBytes: 0,
         bytesProcessed: 0,
@@ -257,6 +257,54 @@ export class DuckDbWarehouse implements Warehouse {
       clearInterval(again);
       ctx.signal?.removeEventListener("abort", onAbort);
       conn.closeSync();
+    }
+  }
+
+  /**
+   * Runs the checked statement with a LIMIT of one row past the cap (DuckDB then computes no more
+   * rows than that), reading one row at a time and stopping at the row or character cap, so neither
+   * DuckDB nor this process ever holds more of a result than the caps allow. A statement DuckDB will
+   * not take as a subquery runs as it is, still read row by row up to the caps.
+   */
+  private async readBounded(conn: DuckDBConnection, sql: string, stopped: () => string | undefined) {
+    const limited = `SELECT * FROM (\n${sql}\n) AS quarry_result LIMIT ${this.cfg.maxRows + 1}`;
+    const prepared = await conn.prepare(limited).catch(() => conn.prepare(sql));
+    let result: Awaited<ReturnType<DuckDBPreparedStatement["stream"]>>;
+    try {
+      result = await prepared.stream();
+    } finally {
+      prepared.destroySync();
+    }
+    const names = result.deduplicatedColumnNames();
+    const columns = names.map((n, i) => columnInfo(this.duck, n, result.columnTypes()[i]));
+    // Half the result's cap: a row holding one huge value still fits, cut.
+    const norm = createNormalizer(this.duck, Math.floor(this.cfg.maxResultChars / 2));
+    const collector = new RowCollector(this.cfg);
+    let seen = 0;
+    reading: for (;;) {
+      if (stopped()) throw new Error("INTERRUPT");
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      for (let r = 0; r < chunk.rowCount; r++) {
+        seen++;
+        const values = chunk.getRowValues(r);
+        if (!collector.add(Object.fromEntries(values.map((v, i) => [names[i], norm(v)])))) break reading;
+      }
+    }
+    return { columns, collector, seen };
+  }
+
+  /** `count(*)` of the statement within `budgetMs` (at most 5 s); undefined when it cannot be had cheaply. */
+  private async countRows(conn: DuckDBConnection, sql: string, budgetMs: number): Promise<number | undefined> {
+    if (budgetMs <= 0) return undefined;
+    const timer = setTimeout(() => conn.interrupt(), Math.min(budgetMs, 5_000));
+    try {
+      const res = await conn.runAndReadAll(`SELECT count(*) FROM (\n${sql}\n) AS quarry_result`);
+      return Number(res.getRows()[0][0]);
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

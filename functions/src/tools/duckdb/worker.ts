@@ -1,0 +1,90 @@
+/**
+ * A DuckDB worker process (started by pool.ts): it opens the DuckDB warehouse and answers the
+ * parent's calls over the IPC channel. Running DuckDB here, under an address-space limit, means a
+ * query that builds huge values ends as an "Out of Memory" error in this process — or at worst
+ * ends this process — never the function instance and the other runs it serves.
+ */
+import { readFileSync } from "node:fs";
+import { DuckDbWarehouse } from "./warehouse";
+import { WarehouseError, type QueryContext } from "../types";
+import type { WarehouseConfig } from "../../config";
+import type { WorkerCall, WorkerReply, WireError } from "./wire";
+
+let warehouse: DuckDbWarehouse | undefined;
+const running = new Map<number, AbortController>();
+
+const send = (reply: WorkerReply) => {
+  if (process.connected) process.send!(reply);
+};
+
+function wire(err: unknown): WireError {
+  if (err instanceof WarehouseError) {
+    return { name: "WarehouseError", message: err.message, category: err.category, details: err.details };
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { name: e.name, message: e.message };
+}
+
+async function answer(call: Exclude<WorkerCall, { op: "cancel" }>): Promise<unknown> {
+  if (call.op === "open") {
+    warehouse = await DuckDbWarehouse.open(call.cfg as WarehouseConfig, call.options);
+    return null;
+  }
+  if (!warehouse) throw new Error("The DuckDB worker was called before it opened.");
+  switch (call.op) {
+    case "listTables":
+      return warehouse.listTables();
+    case "describeTable":
+      return warehouse.describeTable(call.table);
+    case "columnValues":
+      return warehouse.columnValues(call.table, call.column, call.limit);
+    case "dryRun":
+    case "query": {
+      const abort = new AbortController();
+      running.set(call.id, abort);
+      const ctx: QueryContext = {
+        ...call.ctx,
+        signal: abort.signal,
+        onEstimate: (dry) => send({ id: call.id, kind: "estimate", dry }),
+      };
+      try {
+        return call.op === "query" ? await warehouse.query(call.sql, ctx) : await warehouse.dryRun(call.sql, ctx);
+      } finally {
+        running.delete(call.id);
+      }
+    }
+    case "close":
+      await warehouse.close();
+      return null;
+  }
+}
+
+/**
+ * `--probe`: load DuckDB, open an empty instance, report the address space that took, and exit —
+ * the pool sizes each worker's limit from it (what this runtime needs before any query).
+ */
+async function probe(threads: number): Promise<void> {
+  const duck = await import("@duckdb/node-api");
+  const instance = await duck.DuckDBInstance.create(":memory:", { threads: String(threads) });
+  (await instance.connect()).closeSync();
+  const kb = /VmSize:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+  send({ id: 0, kind: "result", value: Number(kb ?? 0) / 1024 });
+  instance.closeSync();
+  process.disconnect();
+}
+
+const probing = process.argv.indexOf("--probe");
+if (probing >= 0) void probe(Number(process.argv[probing + 1]) || 1);
+
+process.on("message", (call: WorkerCall) => {
+  if (call.op === "cancel") {
+    running.get(call.id)?.abort();
+    return;
+  }
+  answer(call).then(
+    (value) => send({ id: call.id, kind: "result", value }),
+    (err: unknown) => send({ id: call.id, kind: "error", error: wire(err) }),
+  );
+});
+// The function instance went away: so does its worker.
+process.on("disconnect", () => process.exit(0));
