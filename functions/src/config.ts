@@ -398,3 +398,12 @@ export function config(): RuntimeConfig {
 export function checkEnvironmentAtLoad(): void {
   assertEmulatorEnvironment(process.env);
 }
+
+/**
+ * True while firebase-tools only discovers the functions (deploy, or the emulator before it
+ * starts them): the code is loaded with a bare environment and serves nothing, so nothing about
+ * the runtime configuration should be reported then.
+ */
+export function isDiscoveryPass(): boolean {
+  return process.env.FUNCTIONS_CONTROL_API === "true";
+}

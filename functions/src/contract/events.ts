@@ -135,6 +135,8 @@ export type QuarryEvent =
       columns: ColumnInfo[];
       rows: Row[];
       totalRows: number;
+      /** "More than totalRows": reading stopped at the caps and the rest was not counted. */
+      totalRowsAtLeast?: boolean;
       truncated: boolean;
       bytesProcessed: number;
       bytesBilled: number;

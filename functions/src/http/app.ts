@@ -1,7 +1,7 @@
 import cors from "cors";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import * as logger from "firebase-functions/logger";
-import { CORS_ORIGINS, config } from "../config";
+import { CORS_ORIGINS, config, isDiscoveryPass } from "../config";
 import { serverInfo } from "../contract/protocol";
 import { QuarryError, toErrorBody } from "../errors";
 import { accessProblem, requireAccess } from "../access/gate";
@@ -126,11 +126,20 @@ function mapBodyParserError(err: unknown): QuarryError | undefined {
   return undefined;
 }
 
-/** Says at start-up when no access policy is configured: the function then serves no run. */
+/**
+ * Says once, when an instance starts serving, how access is decided: the fail-closed words when no
+ * policy is configured (the function then serves no run), or the local open policy's line in the
+ * emulator. firebase-tools' discovery pass loads this code with a bare environment (without the
+ * launcher's local policy) and serves nothing, so it reports nothing.
+ */
 function reportAccessPolicy(): void {
+  if (isDiscoveryPass()) return;
   try {
     const problem = accessProblem();
     if (problem) logger.error(`Access: ${problem}`);
+    else if (config().access.localOpen) {
+      logger.info("Access: local open policy (QUARRY_ACCESS_POLICY=local-open): every Auth emulator account may use Quarry.");
+    }
   } catch (err) {
     logger.error(`Access: the configuration cannot be read: ${String(err)}`);
   }

@@ -12,8 +12,10 @@ import { QuarryError } from "../errors";
 export interface RunClaim {
   runId: string;
   leaseMs: number;
-  /** The run's question: the title of a thread that has none yet. */
+  /** The run's question: the title of a thread that has none yet, and its first `values`. */
   question: string;
+  /** The question's message id as the client sent it (kept in the thread's first `values`). */
+  questionId?: string;
   /** The checkpoint the run starts from, if the thread has one. */
   from?: string;
   strategy?: MultitaskStrategy;

@@ -13,6 +13,7 @@ import {
   leaseHolder,
   notFound,
   ownedBy,
+  threadValues,
   type RunClaim,
   type ThreadDoc,
   type ThreadValues,
@@ -163,6 +164,16 @@ export class ThreadStore {
       },
       lastRunId: run.runId,
       ...(doc.title ? {} : { title: autoTitle(run.question) }),
+      // A new thread carries its question from the commit that takes the lease (as the Agent
+      // Server's values do from the first checkpoint): clients that label threads by their values
+      // show the question while the first answer runs. Replaced by the full values at release.
+      ...(doc.values || !run.question.trim()
+        ? {}
+        : {
+            values: threadValues([
+              { type: "human", ...(run.questionId ? { id: run.questionId } : {}), content: run.question },
+            ]),
+          }),
     };
   }
 

@@ -9,7 +9,8 @@ export function renderQuery(result: QueryResult): string {
     result.bytesProcessed || result.bytesBilled
       ? `; ${result.bytesProcessed.toLocaleString("en-US")} bytes processed, ${result.bytesBilled.toLocaleString("en-US")} billed${result.cacheHit ? " (cache hit)" : ""}`
       : "";
-  return `Query returned ${result.totalRows.toLocaleString("en-US")} row${result.totalRows === 1 ? "" : "s"}${
+  const more = result.totalRowsAtLeast ? "more than " : "";
+  return `Query returned ${more}${result.totalRows.toLocaleString("en-US")} row${result.totalRows === 1 && !more ? "" : "s"}${
     result.truncated ? ` (the user's table shows the first ${result.rows.length})` : ""
   }${cost}.\n${result.preview}`;
 }

@@ -12,7 +12,19 @@ export interface Caps {
   previewChars: number;
 }
 
-/** Keeps rows until the row or character cap is hit; everything after only counts. */
+/** A text value cut to `max` characters, marked with an ellipsis; lists and records cut inside. */
+function cutLong(v: JsonValue, max: number): JsonValue {
+  if (typeof v === "string") return v.length > max ? `${v.slice(0, max - 1)}…` : v;
+  if (Array.isArray(v)) return v.map((x) => cutLong(x, max));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutLong(x, max)]));
+  return v;
+}
+
+/**
+ * Keeps rows until the row or character cap is hit; everything after only counts. A text value
+ * longer than half the character cap is cut (marked "…"), so a row holding one huge value still
+ * reaches the person's table instead of emptying it.
+ */
 export class RowCollector {
   readonly rows: Row[] = [];
   private chars = 2; // the enclosing [] of the JSON array the client receives
@@ -22,13 +34,19 @@ export class RowCollector {
 
   constructor(private readonly caps: Pick<Caps, "maxRows" | "maxResultChars">) {}
 
+  /** Characters per kept row so far (JSON), for sizing the next page of a paged read. */
+  get charsPerRow(): number {
+    return this.rows.length ? this.chars / this.rows.length : 0;
+  }
+
   /** Adds one row; returns false once the cap is reached (the caller may stop fetching). */
-  add(row: Row): boolean {
+  add(raw: Row): boolean {
     this.seen++;
     if (this.full) {
       this.truncated = true;
       return false;
     }
+    const row = cutLong(raw, Math.max(Math.floor(this.caps.maxResultChars / 2), 1)) as Row;
     const size = JSON.stringify(row).length + 1;
     if (this.rows.length >= this.caps.maxRows || this.chars + size > this.caps.maxResultChars) {
       this.full = true;

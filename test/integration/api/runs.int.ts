@@ -366,6 +366,39 @@ describe("run control", () => {
     expect(events).not.toContain("error");
   });
 
+  it("threads.search labels a new thread by its question while the first answer runs", async () => {
+    const thread = await client.threads.create();
+    const key = holds.newKey("label");
+    const question = `${holds.planner(key)} How many customers are there?`;
+    const id = `question-${key}`;
+    let listed: { messages?: Array<{ type: string; id?: string; content: unknown }> } | null | undefined;
+    let statusThen: string | undefined;
+    try {
+      for await (const ev of client.runs.stream(thread.thread_id, "quarry", {
+        input: { messages: [{ type: "human", content: question, id }] },
+        streamMode: ["messages-tuple"],
+      }) as AsyncIterable<Ev>) {
+        if (ev.event === "metadata") {
+          // The first answer is held before its model call: the list is what agent-chat-ui shows now.
+          await holds.waitHeld(key);
+          const found = (await client.threads.search({ limit: 50 })).find((t) => t.thread_id === thread.thread_id);
+          listed = found?.values as typeof listed;
+          statusThen = found?.status;
+          await holds.release(key);
+        }
+      }
+    } finally {
+      await holds.release(key);
+    }
+    expect(statusThen).toBe("busy");
+    expect(listed?.messages?.[0]).toEqual({ type: "human", id, content: question });
+    // At release the values are the conversation's, as before: the question, then the answer.
+    const after = await client.threads.get(thread.thread_id);
+    const messages = (after.values as { messages: Array<{ type: string; id?: string }> }).messages;
+    expect(messages[0]).toMatchObject({ type: "human", id });
+    expect(messages.at(-1)?.type).toBe("ai");
+  });
+
   it("a run given an earlier checkpoint continues from there, not from the latest", async () => {
     const thread = await client.threads.create();
     const turn = (q: string, checkpointId?: string) =>

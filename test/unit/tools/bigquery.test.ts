@@ -294,6 +294,45 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     expect(exact.truncated).toBe(false);
   });
 
+  it("runs fenced, semicolon-terminated SQL on the first try: the dry run and the job get the bare statement", async () => {
+    standin.onQuery({ match: /^SELECT 1 AS id$/, totalBytesProcessed: 0, fields: ID, rows: [[1]] });
+    const r = await (await open()).query("```sql\nSELECT 1 AS id;\n```", ctx);
+    expect(r.rows).toEqual([{ id: 1 }]);
+    expect(r.sql).toBe("SELECT 1 AS id");
+    expect(standin.inserts().map((b) => b.configuration.query?.query)).toEqual(["SELECT 1 AS id", "SELECT 1 AS id"]);
+    // Two statements inside one fence are still a script, refused after the dry run.
+    standin.onQuery({ match: /^SELECT 1; SELECT 2$/, statementType: "SCRIPT" });
+    const e = await failure((await open()).query("```sql\nSELECT 1; SELECT 2;\n```", ctx));
+    expect(e.category).toBe("refused");
+    expect(realInserts()).toHaveLength(1);
+  });
+
+  it("reads results a bounded page at a time: pages sized by bytes, reading ends at the character cap", async () => {
+    const WIDE: RestField[] = [{ name: "id", type: "INTEGER" }, { name: "blob", type: "STRING" }];
+    standin.onQuery({
+      match: /wide_rows/,
+      fields: WIDE,
+      rows: Array.from({ length: 40 }, (_, i) => [i, "w".repeat(100_000)]),
+      pageSize: 3,
+    });
+    const r = await (await open({ QUARRY_MAX_ROWS: "1000" })).query("SELECT wide_rows", ctx);
+    expect(r.truncated).toBe(true);
+    expect(r.totalRows).toBe(40);
+    expect(JSON.stringify(r.rows).length).toBeLessThanOrEqual(2_000_000);
+    const pages = standin.calls("GET", "/queries/").map((q) => Number(q.query.maxResults));
+    expect(pages[0]).toBe(500);
+    // After the first page the width is known: no later page asks for more than the cap holds.
+    for (const asked of pages.slice(1)) expect(asked).toBeLessThanOrEqual(2_000_000 / 100_000);
+    // Reading stopped at the cap: not every row was fetched.
+    expect(pages.length).toBeLessThan(40 / 3);
+
+    standin.onQuery({ match: /one_huge/, fields: WIDE, rows: [[1, "h".repeat(3_000_000)]] });
+    const huge = await (await open()).query("SELECT one_huge", ctx);
+    expect(huge.rows).toHaveLength(1);
+    expect((huge.rows[0].blob as string).length).toBe(1_000_000);
+    expect((huge.rows[0].blob as string).endsWith("…")).toBe(true);
+  });
+
   it("normalizes every BigQuery type to JSON-safe values", async () => {
     const fields: RestField[] = [
       { name: "small", type: "INTEGER" },

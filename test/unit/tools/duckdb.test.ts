@@ -168,6 +168,28 @@ describe("DuckDB warehouse on the sample dataset", () => {
     }
   });
 
+  it("runs SQL wrapped in one Markdown fence with a trailing semicolon on the first try, as the bare statement", async () => {
+    for (const wrapped of [
+      "```sql\nSELECT count(*) AS n FROM shop.orders;\n```",
+      "```\nSELECT count(*) AS n FROM shop.orders\n```",
+      "SELECT count(*) AS n FROM shop.orders ; ",
+      "```SQL SELECT count(*) AS n FROM shop.orders;```",
+    ]) {
+      const r = await wh.query(wrapped, ctx);
+      expect(r.rows, wrapped).toEqual([{ n: data.orders.length }]);
+      expect(r.sql, wrapped).toBe("SELECT count(*) AS n FROM shop.orders");
+    }
+    // Still exactly one read-only statement: two inside a fence, or a write in one, are refused.
+    for (const bad of [
+      "```sql\nSELECT 1; DROP TABLE shop.orders;\n```",
+      "```sql\nSELECT 1;\nSELECT 2;\n```",
+      "```sql\nDELETE FROM shop.orders;\n```",
+    ]) {
+      expect((await refusal(wh, bad)).category, bad).toBe("refused");
+    }
+    expect((await refusal(wh, "```sql\n;\n```")).category).toBe("bad_input");
+  });
+
   it("maps engine errors to categories with positions", async () => {
     const e1 = await refusal(wh, "SELECT nme FROM shop.customers");
     expect(e1.category).toBe("invalid_query");

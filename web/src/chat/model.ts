@@ -13,7 +13,7 @@ export type ResultView = Pick<
   QueryResult,
   "columns" | "rows" | "totalRows" | "truncated" | "bytesProcessed" | "bytesBilled" | "cacheHit"
 > &
-  Partial<Pick<QueryResult, "durationMs">>;
+  Partial<Pick<QueryResult, "durationMs" | "totalRowsAtLeast">>;
 
 /** One tool call of a turn: a query (with its SQL) or a schema look-up that failed. */
 export interface QueryView {
@@ -126,6 +126,7 @@ export function toResultView(
     rows: r.rows ?? [],
     totalRows: r.totalRows ?? r.rows?.length ?? 0,
     truncated: !!r.truncated,
+    ...(r.totalRowsAtLeast ? { totalRowsAtLeast: true } : {}),
     bytesProcessed: r.bytesProcessed ?? 0,
     bytesBilled: r.bytesBilled ?? 0,
     cacheHit: !!r.cacheHit,

@@ -64,7 +64,8 @@ export function QueryCard({ query, index, question, settings, onPageSizeChange }
         <>
           <div className="result-bar">
             <span className="small muted">
-              {formatCount(r.totalRows)} row{r.totalRows === 1 ? "" : "s"}
+              {r.totalRowsAtLeast ? "more than " : ""}
+              {formatCount(r.totalRows)} row{r.totalRows === 1 && !r.totalRowsAtLeast ? "" : "s"}
               {r.truncated ? ` (showing the first ${formatCount(r.rows.length)})` : ""}
             </span>
             <button

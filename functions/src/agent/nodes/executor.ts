@@ -40,6 +40,7 @@ export function makeExecutor(deps: AgentDeps) {
           columns: r.columns,
           rows: r.rows,
           totalRows: r.totalRows,
+          ...(r.totalRowsAtLeast ? { totalRowsAtLeast: true } : {}),
           truncated: r.truncated,
           bytesProcessed: r.bytesProcessed,
           bytesBilled: r.bytesBilled,

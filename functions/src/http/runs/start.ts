@@ -176,7 +176,11 @@ export async function startRun(
   }
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
   const question = rerun ? rerunQuestion(threadId, tuple) : asking;
-  const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}) };
+  const message = body.input?.messages[0];
+  // The question's id, the client's or ours: the same in the checkpoint and in the thread's values.
+  const messageId = message ? (message.id ?? randomUUID()) : undefined;
+  const questionId = rerun ? undefined : messageId;
+  const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}), ...(questionId ? { questionId } : {}) };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
@@ -195,7 +199,6 @@ export async function startRun(
   // A rerun has no first checkpoint of its own before the graph's first step (the model call):
   // its lease is taken now, alone, so its tokens stream as they come.
   if (rerun) await runSaver.claimAlone((along) => store.commitAlone(along));
-  const message = body.input?.messages[0];
   const result = await executeRun(out, store, runSaver, build(runSaver), {
     threadId,
     uid,
@@ -203,7 +206,7 @@ export async function startRun(
     leaseMs,
     modes,
     input: message
-      ? { type: "human", content: message.content, id: message.id ?? randomUUID() }
+      ? { type: "human", content: message.content, id: messageId! }
       : rerun
         ? { rerun: true }
         : { resume: answerText(resume) },

@@ -25,6 +25,9 @@ import { createBigQueryClient } from "./client";
 import { isRetryable, mapBigQueryError } from "./errors";
 import { normalizeRow, toColumns, type BqField } from "./normalize";
 
+/** Rows asked for in a result's first page, before the row width is known. */
+const FIRST_PAGE_ROWS = 500;
+
 /** BigQuery bills at least 10 MB per referenced table, so the cap needs that much headroom. */
 export const MIN_BILLED_PER_TABLE = 10 * 1024 * 1024;
 
@@ -229,7 +232,12 @@ export class BigQueryWarehouse implements Warehouse {
     return this.collect(job, dry, ctx, started);
   }
 
-  /** Pages results until N+1 rows (or the character cap), under a deadline that cancels the job. */
+  /**
+   * Pages results until N+1 rows (or the character cap), under a deadline that cancels the job.
+   * Pages are bounded by bytes as well as rows: the first asks for at most FIRST_PAGE_ROWS rows,
+   * later ones for as many rows as fit the character cap at the width seen so far (BigQuery
+   * itself also ends a page at about 10 MB).
+   */
   private async collect(
     job: Job,
     dry: DryRunResult,
@@ -243,7 +251,7 @@ export class BigQueryWarehouse implements Warehouse {
     let totalRows = 0;
     let resp: any;
     let opts: Record<string, unknown> = {
-      maxResults: maxRows + 1,
+      maxResults: Math.min(maxRows + 1, FIRST_PAGE_ROWS),
       autoPaginate: false,
       wrapIntegers: true,
       parseJSON: true,
@@ -259,7 +267,8 @@ export class BigQueryWarehouse implements Warehouse {
         for (const row of rows ?? []) if (!collector.add(normalizeRow(fields, row))) break;
         const wanted = maxRows + 1 - collector.seen;
         if (collector.isFull || !resp.pageToken || wanted <= 0) break;
-        opts = { ...opts, pageToken: resp.pageToken, maxResults: wanted };
+        const fit = Math.floor(this.cfg.maxResultChars / Math.max(collector.charsPerRow, 1));
+        opts = { ...opts, pageToken: resp.pageToken, maxResults: Math.max(Math.min(wanted, fit), 1) };
       }
     } catch (err) {
       throw mapBigQueryError(err);

@@ -277,8 +277,7 @@ export class DuckDbWarehouse implements Warehouse {
     }
     const names = result.deduplicatedColumnNames();
     const columns = names.map((n, i) => columnInfo(this.duck, n, result.columnTypes()[i]));
-    // Half the result's cap: a row holding one huge value still fits, cut.
-    const norm = createNormalizer(this.duck, Math.floor(this.cfg.maxResultChars / 2));
+    const norm = createNormalizer(this.duck);
     const collector = new RowCollector(this.cfg);
     let seen = 0;
     reading: for (;;) {
