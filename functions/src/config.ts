@@ -259,14 +259,7 @@ export function readConfig(env: Env): RuntimeConfig {
         timeoutMs: int(env, "QUARRY_QUERY_TIMEOUT_MS", 60_000),
         apiEndpoint: env.BIGQUERY_EMULATOR_HOST ? `http://${env.BIGQUERY_EMULATOR_HOST}` : undefined,
       },
-      duckdb: {
-        path: env.QUARRY_DUCKDB_PATH || undefined,
-        files: pairs(env.QUARRY_DUCKDB_FILES),
-        // A quarter of the function's memory by default: the function's own heap and its runs need the rest.
-        memoryMiB: bounded(env, "QUARRY_DUCKDB_MEMORY_MIB", Math.floor(int(env, "QUARRY_MEMORY_MIB", 1024) / 4), 64, 65_536),
-        threads: bounded(env, "QUARRY_DUCKDB_THREADS", 1, 1, 64),
-        workers: bounded(env, "QUARRY_DUCKDB_WORKERS", 2, 0, 16),
-      },
+      duckdb: duckdbConfig(env),
       maxRows: int(env, "QUARRY_MAX_ROWS", 10_000),
       previewRows: int(env, "QUARRY_PREVIEW_ROWS", 50),
       previewChars: int(env, "QUARRY_PREVIEW_CHARS", 8_000),
@@ -298,6 +291,23 @@ export function readConfig(env: Env): RuntimeConfig {
       clarify: env.QUARRY_CLARIFY !== "false",
     },
   });
+}
+
+function duckdbConfig(env: Env): WarehouseConfig["duckdb"] {
+  return {
+    path: env.QUARRY_DUCKDB_PATH || undefined,
+    files: pairs(env.QUARRY_DUCKDB_FILES),
+    // A quarter of the function's memory by default: the function's own heap and its runs need the rest.
+    memoryMiB: bounded(
+      env,
+      "QUARRY_DUCKDB_MEMORY_MIB",
+      Math.floor(int(env, "QUARRY_MEMORY_MIB", 1024) / 4),
+      64,
+      65_536,
+    ),
+    threads: bounded(env, "QUARRY_DUCKDB_THREADS", 1, 1, 64),
+    workers: bounded(env, "QUARRY_DUCKDB_WORKERS", 2, 0, 16),
+  };
 }
 
 function accessConfig(env: Env): AccessConfig {
@@ -355,7 +365,8 @@ function int(env: Env, name: string, fallback: number): number {
 
 function bounded(env: Env, name: string, fallback: number, min: number, max: number): number {
   const n = int(env, name, fallback);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got "${env[name]}".`);
+  if (n < min || n > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got "${env[name]}".`);
   return n;
 }
 

@@ -6,6 +6,7 @@
  * (`npm run audit -- export`).
  */
 import type { Firestore } from "firebase-admin/firestore";
+import type { AdminAction } from "../contract/admin";
 import type { QueryRecord } from "../tools/types";
 
 /** A query that ran, failed or was refused: the warehouse's report, under the person's uid and email. */
@@ -20,13 +21,7 @@ export interface AdminAudit {
   kind: "admin";
   uid: string;
   email: string | null;
-  action:
-    | "member.add"
-    | "member.update"
-    | "member.remove"
-    | "proposal.approve"
-    | "proposal.reject"
-    | "proposal.edit";
+  action: AdminAction;
   /** What it was done to: an email, a proposal id. */
   target: string;
   detail?: Record<string, unknown>;

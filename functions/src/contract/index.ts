@@ -4,6 +4,7 @@
  * anything, so the page bundles only these few constants.
  */
 export * from "./access";
+export * from "./admin";
 export * from "./errors";
 export * from "./events";
 export * from "./follow-ups";

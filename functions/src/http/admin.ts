@@ -7,7 +7,8 @@
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { accessStores, requireAdmin } from "../access/gate";
-import { ROLES } from "../contract/access";
+import { ROLES, type Me } from "../contract/access";
+import type { AuditAnswer, Member, MembersAnswer, UsageAnswer } from "../contract/admin";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
@@ -64,13 +65,13 @@ async function me(req: Request, res: Response): Promise<void> {
     email: caller.email ?? null,
     role: access.role,
     quotas: await quotas.figures(caller.uid, access.limits),
-  });
+  } satisfies Me);
 }
 
 async function listMembers(_req: Request, res: Response): Promise<void> {
   const { members } = await accessStores();
   const { allowedDomains, admins } = config().access;
-  res.json({ members: await members.list(), policy: { allowedDomains, admins } });
+  res.json({ members: await members.list(), policy: { allowedDomains, admins } } satisfies MembersAnswer);
 }
 
 async function addMember(req: Request, res: Response): Promise<void> {
@@ -82,7 +83,7 @@ async function addMember(req: Request, res: Response): Promise<void> {
     role: doc.role,
     ...(doc.quotas ? { quotas: doc.quotas } : {}),
   });
-  res.status(201).json(doc);
+  res.status(201).json(doc satisfies Member);
 }
 
 async function patchMember(req: Request, res: Response): Promise<void> {
@@ -93,7 +94,7 @@ async function patchMember(req: Request, res: Response): Promise<void> {
     throw new QuarryError("not_found:member", `${target} is not on the members list: add them first.`);
   const doc = await members.put(target, body, callerOf(req).email ?? callerOf(req).uid);
   await auditAction(req, "member.update", target, body);
-  res.json(doc);
+  res.json(doc satisfies Member);
 }
 
 async function removeMember(req: Request, res: Response): Promise<void> {
@@ -117,7 +118,10 @@ async function usage(req: Request, res: Response): Promise<void> {
     if (d.day === today) add(p.today, d);
     people.set(d.uid, p);
   }
-  res.json({ days, people: [...people.values()].sort((a, b) => b.period.bytes - a.period.bytes) });
+  res.json({
+    days,
+    people: [...people.values()].sort((a, b) => b.period.bytes - a.period.bytes),
+  } satisfies UsageAnswer);
 }
 
 type Totals = { questions: number; bytes: number; tokens: number };
@@ -131,5 +135,5 @@ function add(t: Totals, d: Totals) {
 async function readAudit(req: Request, res: Response): Promise<void> {
   const q = parse(AuditQuery, req.query, "query");
   const { audit } = await accessStores();
-  res.json(await audit.read(q));
+  res.json((await audit.read(q)) satisfies AuditAnswer);
 }

@@ -138,7 +138,9 @@ function reportAccessPolicy(): void {
     const problem = accessProblem();
     if (problem) logger.error(`Access: ${problem}`);
     else if (config().access.localOpen) {
-      logger.info("Access: local open policy (QUARRY_ACCESS_POLICY=local-open): every Auth emulator account may use Quarry.");
+      logger.info(
+        "Access: local open policy (QUARRY_ACCESS_POLICY=local-open): every Auth emulator account may use Quarry.",
+      );
     }
   } catch (err) {
     logger.error(`Access: the configuration cannot be read: ${String(err)}`);

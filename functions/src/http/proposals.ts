@@ -8,6 +8,7 @@
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { config } from "../config";
+import type { ProposalView, ProposalsAnswer } from "../contract/admin";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { auditAction } from "./admin-audit";
@@ -55,7 +56,7 @@ async function proposal(req: Request) {
 async function list(_req: Request, res: Response): Promise<void> {
   const snap = await (await feedback()).where("status", "==", "proposed").limit(500).get();
   res.json({
-    proposals: snap.docs.map((d) => {
+    proposals: snap.docs.map((d): ProposalView => {
       const p = d.data();
       return {
         id: d.id,
@@ -66,7 +67,7 @@ async function list(_req: Request, res: Response): Promise<void> {
         uid: p.uid,
       };
     }),
-  });
+  } satisfies ProposalsAnswer);
 }
 
 async function edit(req: Request, res: Response): Promise<void> {

@@ -16,7 +16,8 @@ export interface Caps {
 function cutLong(v: JsonValue, max: number): JsonValue {
   if (typeof v === "string") return v.length > max ? `${v.slice(0, max - 1)}…` : v;
   if (Array.isArray(v)) return v.map((x) => cutLong(x, max));
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutLong(x, max)]));
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutLong(x, max)]));
   return v;
 }
 

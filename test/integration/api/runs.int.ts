@@ -381,7 +381,9 @@ describe("run control", () => {
         if (ev.event === "metadata") {
           // The first answer is held before its model call: the list is what agent-chat-ui shows now.
           await holds.waitHeld(key);
-          const found = (await client.threads.search({ limit: 50 })).find((t) => t.thread_id === thread.thread_id);
+          const found = (await client.threads.search({ limit: 50 })).find(
+            (t) => t.thread_id === thread.thread_id,
+          );
           listed = found?.values as typeof listed;
           statusThen = found?.status;
           await holds.release(key);

@@ -299,7 +299,10 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     const r = await (await open()).query("```sql\nSELECT 1 AS id;\n```", ctx);
     expect(r.rows).toEqual([{ id: 1 }]);
     expect(r.sql).toBe("SELECT 1 AS id");
-    expect(standin.inserts().map((b) => b.configuration.query?.query)).toEqual(["SELECT 1 AS id", "SELECT 1 AS id"]);
+    expect(standin.inserts().map((b) => b.configuration.query?.query)).toEqual([
+      "SELECT 1 AS id",
+      "SELECT 1 AS id",
+    ]);
     // Two statements inside one fence are still a script, refused after the dry run.
     standin.onQuery({ match: /^SELECT 1; SELECT 2$/, statementType: "SCRIPT" });
     const e = await failure((await open()).query("```sql\nSELECT 1; SELECT 2;\n```", ctx));
@@ -308,7 +311,10 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
   });
 
   it("reads results a bounded page at a time: pages sized by bytes, reading ends at the character cap", async () => {
-    const WIDE: RestField[] = [{ name: "id", type: "INTEGER" }, { name: "blob", type: "STRING" }];
+    const WIDE: RestField[] = [
+      { name: "id", type: "INTEGER" },
+      { name: "blob", type: "STRING" },
+    ];
     standin.onQuery({
       match: /wide_rows/,
       fields: WIDE,

@@ -11,8 +11,9 @@ import { WarehouseError, type QueryContext, type QueryResult } from "../../../fu
 
 const ctx: QueryContext = { userId: "u1", threadId: "t1", runId: "r1", bytesBilledSoFar: 0 };
 const cfg = (): WarehouseConfig =>
-  structuredClone(readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test", QUARRY_QUERY_TIMEOUT_MS: "30000" }).warehouse);
-
+  structuredClone(
+    readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test", QUARRY_QUERY_TIMEOUT_MS: "30000" }).warehouse,
+  );
 
 const outcome = (p: Promise<QueryResult>) =>
   p.then(
@@ -27,7 +28,8 @@ const BOMBS = {
   repeat: "SELECT REPEAT('x', 1000000) AS big FROM shop.orders",
   crossJoin:
     "SELECT a.*, b.*, repeat(a.product_id::VARCHAR, 200) AS wide FROM shop.order_items a, shop.order_items b",
-  stringAgg: "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
+  stringAgg:
+    "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
 };
 
 describe("DuckDB worker pool under memory bombs", () => {

@@ -254,7 +254,10 @@ describe("DuckDB caps, timeouts and registered files", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-csv-"));
     const csv = path.join(dir, "targets.csv");
     writeFileSync(csv, "category,target\nBooks,1000.50\nToys,2500\n");
-    const wh = await DuckDbWarehouse.open({ ...baseCfg(), duckdb: { files: { targets: csv } } });
+    const wh = await DuckDbWarehouse.open({
+      ...baseCfg(),
+      duckdb: { ...baseCfg().duckdb, files: { targets: csv } },
+    });
     try {
       expect((await wh.listTables()).find((t) => t.id === "files.targets")).toMatchObject({ rowCount: 2 });
       const r = await wh.query(

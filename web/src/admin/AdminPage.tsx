@@ -4,6 +4,7 @@
  */
 import { useMemo } from "react";
 import type { Auth } from "firebase/auth";
+import { PartBoundary } from "../PartBoundary";
 import { adminApi } from "./api";
 import { MembersSection } from "./Members";
 import { UsageSection } from "./Usage";
@@ -38,10 +39,19 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
         <a href="#audit">Audit log</a>
         <a href="#proposals">Proposals</a>
       </nav>
-      <MembersSection api={api} />
-      <UsageSection api={api} />
-      <AuditSection api={api} />
-      <ProposalsSection api={api} />
+      {/* Each section on its own: one that cannot render leaves the others working. */}
+      <PartBoundary label="Members">
+        <MembersSection api={api} />
+      </PartBoundary>
+      <PartBoundary label="Usage">
+        <UsageSection api={api} />
+      </PartBoundary>
+      <PartBoundary label="Audit log">
+        <AuditSection api={api} />
+      </PartBoundary>
+      <PartBoundary label="Proposals">
+        <ProposalsSection api={api} />
+      </PartBoundary>
     </main>
   );
 }

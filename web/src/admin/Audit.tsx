@@ -4,7 +4,8 @@
  */
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { formatBytes } from "../data/format";
-import type { AdminApi, AuditEntry, AuditFilter } from "./api";
+import type { AuditEntry, AuditFilter } from "@quarry/functions/contract";
+import type { AdminApi } from "./api";
 import { useAction } from "./useLoad";
 
 /** A date input's day as the API's bounds: from its start, until the start of the next day. */
@@ -81,7 +82,8 @@ export function AuditSection({ api }: { api: AdminApi }) {
   );
 }
 
-function AuditRow({ entry }: { entry: AuditEntry }) {
+/** One audit entry: an admin action, or a query with its outcome, cost and — when it failed or was refused — why. */
+export function AuditRow({ entry }: { entry: AuditEntry }) {
   const who = entry.email ?? entry.uid;
   const when = new Date(entry.at).toLocaleString();
   if (entry.kind === "admin") {
@@ -95,7 +97,12 @@ function AuditRow({ entry }: { entry: AuditEntry }) {
     <li className="audit query">
       <time dateTime={entry.at}>{when}</time> <strong>{who}</strong> query {entry.outcome} ·{" "}
       {formatBytes(entry.bytesBilled)} · {entry.durationMs} ms
-      {entry.error && <span className="error"> · {entry.error}</span>}
+      {entry.error && (
+        <span className="error">
+          {" "}
+          · <strong>{entry.error.category.replace(/_/g, " ")}</strong>: {entry.error.message}
+        </span>
+      )}
       <pre>
         <code>{entry.sql}</code>
       </pre>

@@ -5,7 +5,8 @@
  */
 import { useCallback, useState, type FormEvent } from "react";
 import { ROLES, type Role } from "@quarry/functions/contract";
-import type { AdminApi, Member, MembersAnswer } from "./api";
+import type { Member, MembersAnswer } from "@quarry/functions/contract";
+import type { AdminApi } from "./api";
 import { QuotaEditor } from "./QuotaEditor";
 import { useAction, useLoad } from "./useLoad";
 

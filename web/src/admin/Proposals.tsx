@@ -4,7 +4,8 @@
  * is shown when it does not) or rejects. Approved ones are used by the agent within a minute.
  */
 import { useCallback, useState } from "react";
-import type { AdminApi, Proposal } from "./api";
+import type { ProposalView as Proposal } from "@quarry/functions/contract";
+import type { AdminApi } from "./api";
 import { useAction, useLoad } from "./useLoad";
 
 export function ProposalsSection({ api }: { api: AdminApi }) {

@@ -1,7 +1,8 @@
 /** Usage per person: questions, bytes billed and model tokens, today and over the last 30 days. */
 import { useCallback } from "react";
 import { formatBytes, formatCount } from "../data/format";
-import type { AdminApi, Totals, UsageAnswer } from "./api";
+import type { UsageAnswer, UsageTotals as Totals } from "@quarry/functions/contract";
+import type { AdminApi } from "./api";
 import { useLoad } from "./useLoad";
 
 const DAYS = 30;

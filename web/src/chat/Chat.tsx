@@ -2,6 +2,7 @@
 import { MAX_QUESTION_CHARS, type FirstScreen as FirstScreenData } from "@quarry/functions/contract";
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type RefObject } from "react";
 import type { ChatApi } from "./useChat";
+import { PartBoundary } from "../PartBoundary";
 import { TurnView } from "./TurnView";
 import { FirstScreen } from "../threads/FirstScreen";
 import type { Settings } from "../settings/useSettings";
@@ -60,16 +61,18 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen
           />
         )}
         {state.turns.map((t) => (
-          <TurnView
-            key={t.key}
-            turn={t}
-            settings={settings}
-            onPageSizeChange={onPageSizeChange}
-            onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
-            onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
-            onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
-            onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
-          />
+          // An answer that cannot render shows why; the conversation around it stays usable.
+          <PartBoundary key={t.key} label="This answer">
+            <TurnView
+              turn={t}
+              settings={settings}
+              onPageSizeChange={onPageSizeChange}
+              onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
+              onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
+              onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
+              onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
+            />
+          </PartBoundary>
         ))}
         {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
           <p className="small muted thread-usage">

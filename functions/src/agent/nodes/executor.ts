@@ -139,7 +139,8 @@ async function runOne(
 
 function failure(call: ToolCall, id: string, category: WarehouseErrorCategory, message: string) {
   const artifact: ToolArtifact = { kind: "error", category, message, details: {} };
-  if (call.name === "bq_query" && typeof call.args.sql === "string") artifact.sql = stripSqlWrapping(call.args.sql);
+  if (call.name === "bq_query" && typeof call.args.sql === "string")
+    artifact.sql = stripSqlWrapping(call.args.sql);
   const content = `Error (${category}): ${message}`;
   return {
     call,

@@ -180,7 +180,7 @@ export async function startRun(
   // The question's id, the client's or ours: the same in the checkpoint and in the thread's values.
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
-  const claim = { runId, leaseMs, question, strategy, ...(from ? { from } : {}), ...(questionId ? { questionId } : {}) };
+  const claim = { runId, leaseMs, question, strategy, from, questionId };
   store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(

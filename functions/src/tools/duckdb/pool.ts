@@ -134,7 +134,7 @@ class Worker {
 }
 
 /** A process's peak resident memory (VmHWM), MiB; undefined where /proc is not there. */
-export function residentPeakMiB(pid: number | undefined): number | undefined {
+function residentPeakMiB(pid: number | undefined): number | undefined {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
     return kb === undefined ? undefined : Number(kb) / 1024;
@@ -292,7 +292,9 @@ export class DuckDbPool implements Warehouse {
 
   query(sql: string, ctx: QueryContext): Promise<QueryResult> {
     if (ctx.signal?.aborted) {
-      return Promise.reject(new WarehouseError("timeout", "The query was cancelled because the run was cancelled."));
+      return Promise.reject(
+        new WarehouseError("timeout", "The query was cancelled because the run was cancelled."),
+      );
     }
     return this.run({ op: "query", sql, ctx: wireContext(ctx) }, ctx);
   }

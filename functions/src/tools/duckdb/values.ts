@@ -8,20 +8,13 @@ import type { ColumnInfo, JsonValue } from "../types";
 
 type Duck = typeof import("@duckdb/node-api");
 
-/** A text value cut to `maxChars` (the result's character cap), marked with an ellipsis. */
-export function cutText(s: string, maxChars: number): string {
-  return s.length > maxChars ? `${s.slice(0, Math.max(maxChars - 1, 0))}…` : s;
-}
-
-/** The normalizer; text longer than `maxChars` (default: no cut) is cut, so one value cannot outgrow the result's cap. */
-export function createNormalizer(duck: Duck, maxChars = Number.POSITIVE_INFINITY): (v: DuckDBValue) => JsonValue {
+export function createNormalizer(duck: Duck): (v: DuckDBValue) => JsonValue {
   const norm = (v: DuckDBValue): JsonValue => {
     if (v === null || v === undefined) return null;
     switch (typeof v) {
       case "boolean":
-        return v;
       case "string":
-        return cutText(v, maxChars);
+        return v;
       case "number":
         return Number.isFinite(v) ? v : String(v);
       case "bigint":
@@ -35,9 +28,9 @@ export function createNormalizer(duck: Duck, maxChars = Number.POSITIVE_INFINITY
     }
     if (v instanceof duck.DuckDBMapValue)
       return v.entries.map((e) => ({ key: norm(e.key), value: norm(e.value) }));
-    if (v instanceof duck.DuckDBBlobValue) return cutText(Buffer.from(v.bytes).toString("base64"), maxChars);
+    if (v instanceof duck.DuckDBBlobValue) return Buffer.from(v.bytes).toString("base64");
     // Decimal, date, time, timestamp, interval, UUID, bit, union: their SQL text is exact and readable.
-    return cutText(String(v), maxChars);
+    return String(v);
   };
   return norm;
 }

@@ -294,7 +294,11 @@ export class DuckDbWarehouse implements Warehouse {
   }
 
   /** `count(*)` of the statement within `budgetMs` (at most 5 s); undefined when it cannot be had cheaply. */
-  private async countRows(conn: DuckDBConnection, sql: string, budgetMs: number): Promise<number | undefined> {
+  private async countRows(
+    conn: DuckDBConnection,
+    sql: string,
+    budgetMs: number,
+  ): Promise<number | undefined> {
     if (budgetMs <= 0) return undefined;
     const timer = setTimeout(() => conn.interrupt(), Math.min(budgetMs, 5_000));
     try {

@@ -9,7 +9,11 @@ import type { DryRunResult, QueryContext, WarehouseErrorDetails } from "../types
 export type WireContext = Omit<QueryContext, "signal" | "onEstimate">;
 
 /** A call without its id (the pool numbers it). */
-export type WorkerRequest = WorkerCall extends infer C ? (C extends WorkerCall ? Omit<C, "id"> : never) : never;
+export type WorkerRequest = WorkerCall extends infer C
+  ? C extends WorkerCall
+    ? Omit<C, "id">
+    : never
+  : never;
 
 export type WorkerCall =
   | { id: number; op: "open"; cfg: unknown; options: DuckDbWarehouseOptions }

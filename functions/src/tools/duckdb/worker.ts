@@ -48,7 +48,9 @@ async function answer(call: Exclude<WorkerCall, { op: "cancel" }>): Promise<unkn
         onEstimate: (dry) => send({ id: call.id, kind: "estimate", dry }),
       };
       try {
-        return call.op === "query" ? await warehouse.query(call.sql, ctx) : await warehouse.dryRun(call.sql, ctx);
+        return call.op === "query"
+          ? await warehouse.query(call.sql, ctx)
+          : await warehouse.dryRun(call.sql, ctx);
       } finally {
         running.delete(call.id);
       }

@@ -1,0 +1,94 @@
+/**
+ * The admin API's shapes (`/admin/*`), shared by the routes (functions/src/http/admin.ts,
+ * proposals.ts) and the page's admin section: a shape changed on one side fails the typecheck of
+ * the other. `GET /me` is in access.ts.
+ */
+import type { QuotaLimits, Role } from "./access";
+
+/** A members-list entry (`GET|POST /admin/members`, `PATCH /admin/members/:email`). */
+export interface Member {
+  email: string;
+  role: Role;
+  /** Per-person quota overrides; a missing one is the deployment's default. */
+  quotas?: Partial<QuotaLimits>;
+  addedBy: string;
+  addedAt: string;
+  updatedAt: string;
+}
+
+/** `GET /admin/members`: the list, and the deployment's own policy (domains, admins). */
+export interface MembersAnswer {
+  members: Member[];
+  policy: { allowedDomains: string[]; admins: string[] };
+}
+
+/** Questions, bytes billed and model tokens. */
+export interface UsageTotals {
+  questions: number;
+  bytes: number;
+  tokens: number;
+}
+
+/** `GET /admin/usage?days=N`: per person, today and over the period. */
+export interface UsageAnswer {
+  days: number;
+  people: { uid: string; email: string | null; today: UsageTotals; period: UsageTotals }[];
+}
+
+/** How a query ended in the audit log: ran, failed in the engine, or refused by a check. */
+export type QueryOutcome = "ok" | "error" | "refused";
+
+/** What a failed or refused query's entry says went wrong: the tool error's category and words. */
+export interface AuditError {
+  category: string;
+  message: string;
+}
+
+/** What an admin did. */
+export type AdminAction =
+  "member.add" | "member.update" | "member.remove" | "proposal.approve" | "proposal.reject" | "proposal.edit";
+
+/** One audit-log entry as `GET /admin/audit` answers it. */
+export type AuditEntry = { at: string; uid: string; email: string | null } & (
+  | {
+      kind: "query";
+      threadId: string;
+      runId: string;
+      sql: string;
+      outcome: QueryOutcome;
+      bytesBilled: number;
+      estimatedBytes?: number;
+      durationMs: number;
+      jobId?: string;
+      error?: AuditError;
+    }
+  | { kind: "admin"; action: AdminAction; target: string; detail?: Record<string, unknown> }
+);
+
+/** `GET /admin/audit`: a page of entries, newest first; `next` is the cursor of the following page. */
+export interface AuditAnswer {
+  entries: AuditEntry[];
+  next?: string;
+}
+
+/** `GET /admin/audit`'s filters. */
+export interface AuditFilter {
+  person?: string;
+  since?: string;
+  until?: string;
+}
+
+/** A verified query proposed by up-votes, waiting for review (`GET /admin/proposals`). */
+export interface ProposalView {
+  id: string;
+  question: string;
+  sql: string | null;
+  note: string | null;
+  answer: string;
+  uid: string;
+}
+
+/** `GET /admin/proposals`. */
+export interface ProposalsAnswer {
+  proposals: ProposalView[];
+}
