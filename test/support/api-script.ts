@@ -10,11 +10,31 @@
  *   releases <key> before the rest (a stream caught mid-answer, for rejoining tests);
  * - "[midway]" makes the answer stream its first chunks and then stop until the function drops the
  *   model call (a cancel, a disconnect, a delete), bounded by the stand-in's HOLD_LIMIT_MS.
+ * - "[sql:<name>]" makes the planner's first query of the turn one of SCRIPTED_SQL, exactly as a
+ *   model might send it (in a Markdown fence, or a statement built to exhaust memory).
  */
 import { HOLD_ANSWER_WORD, HOLD_WORD, type HoldServer } from "./hold-control";
-import { questionOf, smartScript, type Script, type ScriptReply } from "./scripted-model-script";
+import {
+  currentTurnOf,
+  questionOf,
+  smartScript,
+  type Script,
+  type ScriptReply,
+} from "./scripted-model-script";
 
 const MODEL_ERROR = "[model-error]";
+const SQL_WORD = /\[sql:([\w-]+)\]/;
+
+/** Tool-call SQL a test can make the model send (see "[sql:<name>]"). */
+export const SCRIPTED_SQL: Record<string, string> = {
+  fenced: "```sql\nSELECT COUNT(*) AS orders FROM shop.orders;\n```",
+  "fenced-two": "```sql\nSELECT COUNT(*) AS orders FROM shop.orders;\nSELECT 1;\n```",
+  repeat: "SELECT REPEAT('x', 1000000) AS big FROM shop.orders",
+  "cross-join":
+    "SELECT a.*, b.*, repeat(a.product_id::VARCHAR, 200) AS wide FROM shop.order_items a, shop.order_items b",
+  "string-agg":
+    "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
+};
 export const MIDWAY = "[midway]";
 const PAUSE_ANSWER_WORD = /\[pause-answer:([\w-]+)\]/;
 const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
@@ -34,6 +54,12 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       const failed = await holdOn(key, opts.holds);
       if (failed) return failed;
     }
+    const scripted = req.role === "planner" ? SCRIPTED_SQL[SQL_WORD.exec(q)?.[1] ?? ""] : undefined;
+    const queried = currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === "bq_query");
+    if (scripted && queried)
+      return { text: "The results answer the question.", usage: { input: 10, output: 5 } };
+    if (scripted)
+      return { toolCalls: [{ name: "bq_query", args: { sql: scripted } }], usage: { input: 10, output: 5 } };
     const reply = await base(req);
     const pause = req.role === "generator" ? PAUSE_ANSWER_WORD.exec(q)?.[1] : undefined;
     if (pause && opts.holds) {
