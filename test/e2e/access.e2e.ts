@@ -206,6 +206,36 @@ describe("access in the browser", () => {
     await screenshot(admin, "access-04-members");
   });
 
+  it("the admin page shows every section with an audit log holding a failed and a refused query, errors in words", async () => {
+    const admin = await newPage();
+    await admin.goto(web);
+    await admin.getByRole("button", { name: "Continue as test user" }).click();
+    await admin.getByRole("button", { name: "+ New conversation" }).waitFor();
+    // The model sends a query with a misspelt column, then one that writes: one fails, one is refused.
+    await askInNewThread(admin, "[sql:bad-column] Which customers are there?");
+    await askInNewThread(admin, "[sql:delete] Remove the first order");
+    await admin.getByRole("link", { name: "Admin" }).click();
+    await admin.getByRole("heading", { name: "Administration" }).waitFor();
+    const filter = admin.getByRole("form", { name: "Filter the audit log" });
+    // Query entries carry the person's email: the filter by email finds them.
+    await filter.getByLabel("Person (email or uid)").fill(E2E_TEST_USER.email);
+    await filter.getByRole("button", { name: "Show entries" }).click();
+    const entries = admin.getByRole("list", { name: "Audit entries" });
+    const row = (sql: string) => entries.locator("li.audit.query").filter({ hasText: sql }).first();
+    await row("SELECT nme FROM shop.customers").waitFor();
+    await expect(row("SELECT nme FROM shop.customers").innerText()).resolves.toMatch(
+      /query error[\s\S]*invalid query: [\s\S]*nme/,
+    );
+    await expect(row("DELETE FROM shop.orders").innerText()).resolves.toMatch(
+      /query refused[\s\S]*refused: Only read-only SELECT/,
+    );
+    for (const name of ["Members", "Usage", "Audit log", "Proposals"]) {
+      await admin.getByRole("heading", { name, exact: true }).waitFor();
+    }
+    await expect(admin.getByText("This part could not be shown").count()).resolves.toBe(0);
+    await screenshot(admin, "access-05-audit-errors");
+  });
+
   it("a member over their questions-per-minute quota sees the quota message in the turn", async () => {
     const member = await account("limited");
     const admin = await newPage();

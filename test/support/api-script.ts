@@ -32,6 +32,8 @@ export const SCRIPTED_SQL: Record<string, string> = {
   repeat: "SELECT REPEAT('x', 1000000) AS big FROM shop.orders",
   "cross-join":
     "SELECT a.*, b.*, repeat(a.product_id::VARCHAR, 200) AS wide FROM shop.order_items a, shop.order_items b",
+  "bad-column": "SELECT nme FROM shop.customers",
+  delete: "DELETE FROM shop.orders WHERE order_id = 1",
   "string-agg":
     "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
 };
@@ -54,12 +56,8 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       const failed = await holdOn(key, opts.holds);
       if (failed) return failed;
     }
-    const scripted = req.role === "planner" ? SCRIPTED_SQL[SQL_WORD.exec(q)?.[1] ?? ""] : undefined;
-    const queried = currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === "bq_query");
-    if (scripted && queried)
-      return { text: "The results answer the question.", usage: { input: 10, output: 5 } };
-    if (scripted)
-      return { toolCalls: [{ name: "bq_query", args: { sql: scripted } }], usage: { input: 10, output: 5 } };
+    const scripted = scriptedSql(req);
+    if (scripted) return scripted;
     const reply = await base(req);
     const pause = req.role === "generator" ? PAUSE_ANSWER_WORD.exec(q)?.[1] : undefined;
     if (pause && opts.holds) {
@@ -75,6 +73,19 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       return { ...reply, text: LONG_ANSWER, holdAfterChunks: 3 };
     return reply;
   };
+}
+
+/**
+ * The planner's reply for a question with "[sql:<name>]": that SQL as its first query of the turn,
+ * then (after the tool's answer, whatever it was) no further query.
+ */
+export function scriptedSql(req: Parameters<Script>[0]): ScriptReply | undefined {
+  const sql = req.role === "planner" ? SCRIPTED_SQL[SQL_WORD.exec(questionOf(req))?.[1] ?? ""] : undefined;
+  if (!sql) return undefined;
+  const usage = { input: 10, output: 5 };
+  const queried = currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === "bq_query");
+  if (queried) return { text: "The results answer the question.", usage };
+  return { toolCalls: [{ name: "bq_query", args: { sql } }], usage };
 }
 
 /** Waits at the hold; a hold that cannot work or is never released fails the call, saying why. */

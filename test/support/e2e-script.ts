@@ -7,9 +7,11 @@
  * (hold-control.ts), and "[quota]" gets a 429. Answer-rendering cases (answer.e2e.ts): "revenue by
  * month" queries months as text (strftime → VARCHAR) sorted by revenue, as a real model wrote it,
  * and its answer ends with three follow-up questions after the marker; "[markdown]" gets an answer
- * with bold, a list, a table, a link and HTML tags (which the page must show as text).
+ * with bold, a list, a table, a link and HTML tags (which the page must show as text);
+ * "[sql:<name>]" sends one of api-script.ts' SCRIPTED_SQL as the planner's query.
  */
 import type { HoldServer } from "./hold-control";
+import { scriptedSql } from "./api-script";
 import { FOLLOW_UPS_MARKER } from "../../functions/src/contract/follow-ups";
 import { currentTurnOf, questionOf, smartScript, type Script } from "./scripted-model-script";
 
@@ -58,6 +60,8 @@ export function e2eScript(opts: { holds?: HoldServer } = {}): Script {
       return { error: { status: 429, message: "Resource has been exhausted (e.g. check quota)." } };
     }
     const q = questionOf(req);
+    const scripted = scriptedSql(req);
+    if (scripted) return scripted;
     if (req.role === "planner" && REVENUE_BY_MONTH.test(q)) {
       const used = currentTurnOf(req)
         .filter((t) => t.role === "tool")
