@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { readConfig, type WarehouseConfig } from "../../../functions/src/config";
 import { BigQueryWarehouse, MIN_BILLED_PER_TABLE } from "../../../functions/src/tools/bigquery/warehouse";
 import { createWarehouseTools } from "../../../functions/src/tools/model-tools";
+import { auditedWarehouse } from "../../../functions/src/tools/audited";
+import type { QueryRecord } from "../../../functions/src/tools/types";
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
 import { BigQueryStandin, type RestField } from "../../support/bigquery-standin";
 
@@ -448,5 +450,37 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
       args: { sql: "DELETE FROM x WHERE true" },
     });
     expect(m.content).toMatch(/^Error \(refused\): .*DELETE/);
+  });
+
+  it("the person reaches the gate through the tool: the audit names them by email, their day's bytes cap the query", async () => {
+    const records: QueryRecord[] = [];
+    const [bq] = createWarehouseTools(auditedWarehouse(await open(), (r) => records.push(r)));
+    // What the executor puts in the run's configuration for one query.
+    const quarry = {
+      userId: "uid-ann",
+      userEmail: "ann@example.com",
+      threadId: "t9",
+      runId: "r9",
+      bytesBilledSoFar: 0,
+    };
+    standin.onQuery({
+      match: /^SELECT 7 AS id$/,
+      totalBytesProcessed: 1_000,
+      fields: ID,
+      rows: [[7]],
+      referencedTables: [orders],
+    });
+    await bq.invoke(
+      { type: "tool_call", id: "c1", name: "bq_query", args: { sql: "SELECT 7 AS id" } },
+      { configurable: { quarry: { ...quarry, personBytesLeft: 5 * MIN_BILLED_PER_TABLE } } },
+    );
+    expect(records.at(-1)).toMatchObject({ userId: "uid-ann", userEmail: "ann@example.com", outcome: "ok" });
+    const m = await bq.invoke(
+      { type: "tool_call", id: "c2", name: "bq_query", args: { sql: "SELECT 7 AS id" } },
+      { configurable: { quarry: { ...quarry, personBytesLeft: 1_000 } } },
+    );
+    expect(m.content).toMatch(/^Error \(budget\): .*left of today's query quota/);
+    expect(records.at(-1)).toMatchObject({ userEmail: "ann@example.com", outcome: "refused" });
+    expect(realInserts()).toHaveLength(1);
   });
 });
