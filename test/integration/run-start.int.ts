@@ -3,6 +3,7 @@
  * thread store's lease taken in the commit of the run's first checkpoint (and the race it must
  * refuse), and the per-run RunCheckpointer that holds later steps back until the answer streams.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { FieldValue, Timestamp, type Firestore, type WriteBatch } from "@google-cloud/firestore";
 import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";

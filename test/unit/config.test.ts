@@ -1,3 +1,4 @@
+import { describe, it, expect } from "vitest";
 import { ConfigError, assertEmulatorEnvironment, readConfig } from "../../functions/src/config";
 
 describe("config", () => {
