@@ -30,7 +30,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { PromptRecorder } from "../../scripts/prompt-recorder";
 import { parseQuestions } from "../../eval/harness";
 import { createAgentGraph, turnInput } from "../../functions/src/agent";
-import { estimateTokens } from "../../functions/src/agent/context/history";
+import { estimateTokens } from "../../functions/src/agent/prompt-inputs/history";
 import { readConfig } from "../../functions/src/config";
 import {
   CatalogCache,

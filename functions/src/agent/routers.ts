@@ -1,5 +1,5 @@
 /** Pure routing functions with literal return types; graph.ts wires them to conditional edges. */
-import { pendingToolCalls } from "./context/history";
+import { pendingToolCalls } from "./prompt-inputs/history";
 import { ASK_USER } from "./ask-user";
 import type { QuarryStateType } from "./state";
 

@@ -12,7 +12,7 @@ import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ASK_USER } from "../ask-user";
 import { emitPhase } from "../emit";
-import { pendingToolCalls } from "../context/history";
+import { pendingToolCalls } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** What the client gets in the interrupt: the question, its choices, and the tool call it answers. */
