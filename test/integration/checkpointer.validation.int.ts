@@ -3,7 +3,6 @@
  * through its library API) against the Java Firestore emulator, plus its opt-in delta-channel tests.
  * Each checkpointer gets its own root collection, so "all threads" listings see only its own data.
  */
-import { beforeAll, afterAll } from "vitest";
 import type { Firestore } from "@google-cloud/firestore";
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import type { FirestoreCheckpointer } from "../../functions/src/checkpointer";

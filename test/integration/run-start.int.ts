@@ -179,9 +179,9 @@ describe("RunStore.claimLease", () => {
     await runsOf(store).claimLease(id, "alice", claim("meanwhile"), stale as never, commitOnly);
     await runsOf(store).releaseLease(id, "meanwhile", "idle");
     // Our checkpoint would hang off the one read before that run: refused, nothing taken.
-    await expect(runsOf(store).claimLease(id, "alice", claim("late"), stale as never, commitOnly)).rejects.toThrow(
-      /had another run \(meanwhile\)/,
-    );
+    await expect(
+      runsOf(store).claimLease(id, "alice", claim("late"), stale as never, commitOnly),
+    ).rejects.toThrow(/had another run \(meanwhile\)/);
     expect((await store.get(id, "alice")).run).toBeNull();
   });
 

@@ -54,7 +54,10 @@ describe("links", () => {
   });
 
   it("ignores links inside code and to other sites", () => {
-    const page = { path: "README.md", text: "`[x](nowhere.md)`\n\n```\n[y](nowhere.md)\n```\n[z](https://x.dev/a.md)" };
+    const page = {
+      path: "README.md",
+      text: "`[x](nowhere.md)`\n\n```\n[y](nowhere.md)\n```\n[z](https://x.dev/a.md)",
+    };
     expect(brokenLinks([page], () => false)).toEqual([]);
   });
 
@@ -111,9 +114,11 @@ describe("settings", () => {
 
 describe("error codes", () => {
   const table = (codes: readonly string[]) =>
-    ["| Code | What it means | What to do |", "| --- | --- | --- |", ...codes.map((c) => `| \`${c}\` | … | … |`)].join(
-      "\n",
-    );
+    [
+      "| Code | What it means | What to do |",
+      "| --- | --- | --- |",
+      ...codes.map((c) => `| \`${c}\` | … | … |`),
+    ].join("\n");
 
   it("passes with one row per code", () => {
     expect(errorCodeProblems(ERROR_CODES, table(ERROR_CODES))).toEqual([]);

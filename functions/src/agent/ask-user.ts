@@ -33,4 +33,3 @@ export const askUserTool: StructuredToolInterface = tool(
     schema: AskUserArgs,
   },
 ) as unknown as StructuredToolInterface;
-

@@ -22,4 +22,3 @@ export interface QueryView {
   error?: { category: WarehouseErrorCategory | string; message: string };
   status: "running" | "done" | "failed";
 }
-

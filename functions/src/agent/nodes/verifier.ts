@@ -10,7 +10,13 @@ import type { AgentDeps } from "../deps";
 import { emit, emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
 import { latestQuestion, messageText } from "../prompt-inputs/history";
-import { digestResults, failureSummary, findProblems, hasRows, refinementForBatch } from "../prompt-inputs/results";
+import {
+  digestResults,
+  failureSummary,
+  findProblems,
+  hasRows,
+  refinementForBatch,
+} from "../prompt-inputs/results";
 import { usageOfModelCall } from "../prompt-inputs/usage";
 import { ADEQUACY_PROMPT, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";

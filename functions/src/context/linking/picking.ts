@@ -9,7 +9,7 @@ import type { Evidence, ValueMatch } from "./evidence";
 import { datasetOf, joinDistance } from "./joins";
 
 /** Home first, then score. */
-export const rankIn = (home: Set<string>, scores: Scores, id: string) =>
+const rankIn = (home: Set<string>, scores: Scores, id: string) =>
   (home.has(datasetOf(id)) ? 1e9 : 0) + (scores.get(id) ?? 0);
 
 /**
@@ -62,7 +62,12 @@ export function preferJoined(catalog: Catalog, chosen: string[], hinted: Set<str
  * A value named in the question belongs to one table: of the tables that store it, a chosen one,
  * else the best (home first).
  */
-export function bestValues(values: ValueMatch[], chosen: string[], home: Set<string>, scores: Scores): ValueMatch[] {
+export function bestValues(
+  values: ValueMatch[],
+  chosen: string[],
+  home: Set<string>,
+  scores: Scores,
+): ValueMatch[] {
   const rank = (id: string) => (chosen.includes(id) ? 1e12 : 0) + rankIn(home, scores, id);
   const bestFor = new Map<string, ValueMatch>();
   for (const v of values) {

@@ -63,7 +63,9 @@ async function createRun(req: Request, res: Response): Promise<void> {
     );
   }
   const runId = randomUUID();
-  await (await runStore()).createQueued(threadId, runId, {
+  await (
+    await runStore()
+  ).createQueued(threadId, runId, {
     strategy: checked.body.multitask_strategy ?? "reject",
     uid,
   });

@@ -177,12 +177,7 @@ export function untilReleased(
  * A background run queued but not started yet (its run document says `pending`, or `running`
  * before its lease is taken) is not gone: its task has yet to run it.
  */
-export function watchRunHeld(
-  runs: RunStore,
-  threadId: string,
-  runId: string,
-  gone: () => void,
-): () => void {
+export function watchRunHeld(runs: RunStore, threadId: string, runId: string, gone: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   let done = false;
   let thread: ThreadDoc | undefined;

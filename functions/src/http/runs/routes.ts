@@ -90,8 +90,11 @@ async function runsOf(runs: RunStore, threadId: string, doc: ThreadDoc) {
   if (running) out.push(runObject(threadId, running, "running", { at, strategy: doc.run?.strategy }));
   for (const { runId, doc: run } of await runs.recentRuns(threadId, 20)) {
     if (has(runId)) continue;
-    const status = run.status === "pending" || run.status === "running" ? run.status : runStatusOf(run.status);
-    out.push(runObject(threadId, runId, status, { at: run.createdAt?.toDate() ?? at, strategy: run.strategy }));
+    const status =
+      run.status === "pending" || run.status === "running" ? run.status : runStatusOf(run.status);
+    out.push(
+      runObject(threadId, runId, status, { at: run.createdAt?.toDate() ?? at, strategy: run.strategy }),
+    );
   }
   if (doc.lastRunId && !has(doc.lastRunId)) {
     // Its log says how it ended (a stop included); without a log, the thread's status does.

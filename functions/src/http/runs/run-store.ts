@@ -68,7 +68,11 @@ export class RunStore {
   }
 
   /** Records a queued background run; fails if the id is taken. */
-  async createQueued(id: string, runId: string, run: { strategy: MultitaskStrategy; uid: string }): Promise<void> {
+  async createQueued(
+    id: string,
+    runId: string,
+    run: { strategy: MultitaskStrategy; uid: string },
+  ): Promise<void> {
     await this.runRef(id, runId).create({
       status: "pending" satisfies QueuedRunStatus,
       strategy: run.strategy,
@@ -78,7 +82,12 @@ export class RunStore {
   }
 
   /** Records a background run's status (and why it failed). */
-  async setStatus(id: string, runId: string, status: QueuedRunStatus, extra: { error?: unknown } = {}): Promise<void> {
+  async setStatus(
+    id: string,
+    runId: string,
+    status: QueuedRunStatus,
+    extra: { error?: unknown } = {},
+  ): Promise<void> {
     await this.runRef(id, runId).set({ status, ...extra }, { merge: true });
   }
 
