@@ -3,7 +3,7 @@
  * `runs.joinStream`) and runs waited on (`client.runs.wait`).
  *
  * A background run must finish although its client is gone, and an HTTPS function is not
- * guaranteed CPU once its response is sent (see the README's *Run lifecycle*). So `POST
+ * guaranteed CPU once its response is sent (see docs/runs.md). So `POST
  * /threads/:id/runs` records the run (`threads/{id}/runs/{runId}`, status `pending`) and enqueues
  * it on the `backgroundRun` task queue; the task-queue function (functions/src/index.ts) runs it
  * with the same code as a streamed run, its events going to the run's event log only. `runs.wait`
