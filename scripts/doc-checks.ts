@@ -5,7 +5,8 @@
  * - settings: the configuration page's table is the one generated from the declarations in
  *   functions/src/config/, and every `QUARRY_*` name read in code is declared, and every one a page
  *   names is read somewhere;
- * - error codes: the troubleshooting page has a row for every code of contract/errors.ts, and no other.
+ * - error codes: the troubleshooting page has a row for every code of contract/errors.ts, and no other;
+ * - reach: the README is at most 8 KB, and every other page is linked from the README or another page.
  * `npm run docs -- --check` (part of `npm run lint`) runs them on the repository.
  */
 import type { SettingDoc } from "../functions/src/config/settings";
@@ -73,6 +74,28 @@ export function brokenLinks(pages: Page[], exists: (path: string) => boolean): s
         problems.push(`${page.path}: link to ${link}: no heading #${anchor} in ${target}`);
       }
     }
+  }
+  return problems;
+}
+
+/** The front door's size limit, bytes. */
+export const README_MAX_BYTES = 8 * 1024;
+
+/** Pages no other page links to, and a README over its size. */
+export function reachProblems(pages: Page[]): string[] {
+  const problems: string[] = [];
+  const readme = pages.find((p) => p.path === "README.md");
+  const size = Buffer.byteLength(readme?.text ?? "", "utf8");
+  if (size > README_MAX_BYTES) problems.push(`README.md is ${size} bytes, more than ${README_MAX_BYTES}`);
+  const linked = new Set<string>();
+  for (const page of pages) {
+    for (const m of prose(page.text).matchAll(/\]\(([^)\s#]+)[^)]*\)/g)) {
+      if (!/^[a-z][a-z0-9+.-]*:/i.test(m[1])) linked.add(resolve(page.path, m[1]));
+    }
+  }
+  for (const page of pages) {
+    if (page.path !== "README.md" && !linked.has(page.path))
+      problems.push(`${page.path}: no page links to it`);
   }
   return problems;
 }

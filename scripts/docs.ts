@@ -11,6 +11,7 @@ import { SETTINGS } from "../functions/src/config/settings";
 import {
   brokenLinks,
   errorCodeProblems,
+  reachProblems,
   settingNames,
   settingProblems,
   withSettingsTables,
@@ -68,6 +69,7 @@ export function checkRepository(): string[] {
   for (const p of pages) if (p.path !== CONFIGURATION) for (const n of settingNames(p.text)) mentioned.add(n);
   return [
     ...brokenLinks(pages, (p) => existsSync(path.join(root, p))),
+    ...reachProblems(pages),
     ...settingProblems({
       settings: SETTINGS,
       configurationPage: read(CONFIGURATION),

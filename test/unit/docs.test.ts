@@ -9,6 +9,7 @@ import {
   anchors,
   brokenLinks,
   errorCodeProblems,
+  reachProblems,
   settingNames,
   settingProblems,
   withSettingsTables,
@@ -67,6 +68,25 @@ describe("links", () => {
       "run-event-log-run-log",
       "a-b-1",
     ]);
+  });
+});
+
+describe("reach", () => {
+  const pages = [
+    { path: "README.md", text: "# Quarry\n\n[runs](docs/runs.md)" },
+    { path: "docs/runs.md", text: "# Runs\n\n[api](api.md#x)" },
+    { path: "docs/api.md", text: "# API" },
+  ];
+
+  it("passes when every page is linked from the README or another page", () => {
+    expect(reachProblems(pages)).toEqual([]);
+  });
+
+  it("fails on a page nothing links to, and on a README over 8 KB", () => {
+    const orphan = [...pages, { path: "docs/lost.md", text: "# Lost" }];
+    expect(reachProblems(orphan)).toEqual(["docs/lost.md: no page links to it"]);
+    const big = [{ path: "README.md", text: "x".repeat(8 * 1024 + 1) }];
+    expect(reachProblems(big)).toEqual(["README.md is 8193 bytes, more than 8192"]);
   });
 });
 
