@@ -18,7 +18,6 @@ export default defineConfig({
     },
   },
   test: {
-    globals: true,
     // The Admin SDK in test processes must never probe the cloud metadata server.
     env: { METADATA_SERVER_DETECTION: "none" },
     // Cancelling a streaming model call leaves a rejection nobody awaits inside the client libraries

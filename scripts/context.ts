@@ -12,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { commandFirestore, runCommand } from "./cli";
 import { PromptCaptured, PromptRecorder } from "./prompt-recorder";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
-import { estimateTokens } from "../functions/src/agent/context/history";
+import { estimateTokens } from "../functions/src/agent/prompt-inputs/history";
 import { readConfig } from "../functions/src/config";
 import {
   CatalogCache,

@@ -3,6 +3,7 @@
  * Vertex AI stand-in, the real tools on DuckDB, and the FirestoreCheckpointer on the Firestore
  * emulator. Each turn uses a fresh graph and checkpointer, as a different function instance would.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import type { Firestore } from "@google-cloud/firestore";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { createAgentGraph, type QuarryEvent } from "../../functions/src/agent";

@@ -4,6 +4,7 @@
  * as JSON Lines, newest first, exactly those at or after `--since` (and of `--person`); a bad date
  * or an unknown option is refused with words saying what to write.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { Firestore, Timestamp } from "@google-cloud/firestore";

@@ -4,6 +4,7 @@
  * on every sign-up and sign-in through the Identity Toolkit REST API (what the Firebase JS SDK
  * calls). The integration stack's policy: example.com addresses and admin@quarry-admins.test.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
 import { MEMBER_DOMAIN, TEST_ADMIN_EMAIL, signUp } from "../support/auth-emulator";
 import { stackEnv } from "../support/stack-env";

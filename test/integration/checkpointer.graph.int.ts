@@ -2,6 +2,7 @@
  * FirestoreCheckpointer under a real StateGraph on the Java Firestore emulator: long conversations
  * resumed by fresh instances, a 5 MB value, forks, deletion, and two instances racing on a thread.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import type { Firestore } from "@google-cloud/firestore";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";

@@ -3,6 +3,7 @@
  * refresh on blobs still in use), a deleted blob reported with its thread and checkpoint, and the
  * published `@quarry/functions/checkpointer` subpath (built CommonJS with type declarations).
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import type { Firestore, Timestamp } from "@google-cloud/firestore";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -5,6 +5,7 @@
  * there skipped, one whose SQL fails the dry run refused with the reason — and the file still
  * validates. This file owns `approved_queries` while it runs (integration files run one at a time).
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { spawn } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { initializeApp, deleteApp, type App } from "firebase-admin/app";
 import { getFirestore } from "firebase-admin/firestore";
 import { signUp, type TestUser } from "../support/auth-emulator";

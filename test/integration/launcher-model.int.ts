@@ -4,6 +4,7 @@
  * configured and the three ways to get one. Each configuration runs the real launcher in its own
  * process with a clean environment and an empty HOME (no gcloud credentials on any machine).
  */
+import { describe, it, expect } from "vitest";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,3 +1,4 @@
+import { describe, it, expect, afterEach } from "vitest";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { ROOT, StackError, isPortFree, startStack, type Stack } from "../../scripts/stack.mjs";

@@ -3,6 +3,7 @@
  * events larger than a document split and joined again, replay after an id, following a live log
  * to its end marker, and a run lost without one.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
 import { randomUUID } from "node:crypto";

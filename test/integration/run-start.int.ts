@@ -3,6 +3,7 @@
  * thread store's lease taken in the commit of the run's first checkpoint (and the race it must
  * refuse), and the per-run RunCheckpointer that holds later steps back until the answer streams.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { FieldValue, Timestamp, type Firestore, type WriteBatch } from "@google-cloud/firestore";
 import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
@@ -10,6 +11,7 @@ import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
 import { QuarryError } from "../../functions/src/errors";
 import { RunCheckpointer } from "../../functions/src/http/runs/checkpointer";
 import type { RunClaim } from "../../functions/src/http/thread-doc";
+import { RunStore } from "../../functions/src/http/runs/run-store";
 import { ThreadStore } from "../../functions/src/http/thread-store";
 import { conversationGraph, turnInput } from "./checkpointer/conversation";
 import { emulatorFirestore, freshRoot } from "./checkpointer/firestore";
@@ -33,6 +35,16 @@ function storeOn(db: Firestore, collection = freshRoot("threads")) {
     collection,
     FieldValue as unknown as ConstructorParameters<typeof ThreadStore>[2],
     Timestamp as unknown as ConstructorParameters<typeof ThreadStore>[3],
+  );
+}
+
+/** The run store (the lease's operations) over a thread store. */
+function runsOf(store: ThreadStore) {
+  return new RunStore(
+    firestore as unknown as ConstructorParameters<typeof RunStore>[0],
+    store,
+    FieldValue as unknown as ConstructorParameters<typeof RunStore>[2],
+    Timestamp as unknown as ConstructorParameters<typeof RunStore>[3],
   );
 }
 
@@ -100,7 +112,7 @@ describe("FirestoreCheckpointer.putAlong", () => {
   });
 });
 
-describe("ThreadStore.claimLease", () => {
+describe("RunStore.claimLease", () => {
   const claim = (runId: string): RunClaim => ({ runId, leaseMs: 10_000, question: "How many orders?" });
 
   it("of two runs that read a free thread at once, exactly one gets the lease; the other a 409", async () => {
@@ -116,8 +128,8 @@ describe("ThreadStore.claimLease", () => {
       return batch.commit();
     };
     const results = await Promise.allSettled([
-      store.claimLease(id, "alice", claim("run-a"), snap as never, commitWith("a")),
-      store.claimLease(id, "alice", claim("run-b"), snap as never, commitWith("b")),
+      runsOf(store).claimLease(id, "alice", claim("run-a"), snap as never, commitWith("a")),
+      runsOf(store).claimLease(id, "alice", claim("run-b"), snap as never, commitWith("b")),
     ]);
     const won = results.filter((r) => r.status === "fulfilled");
     const lost = results.filter((r) => r.status === "rejected") as PromiseRejectedResult[];
@@ -141,7 +153,7 @@ describe("ThreadStore.claimLease", () => {
     const snap = await store.ref(id).get();
     await store.patchMetadata(id, "alice", { color: "blue" });
     const rpcs = countRpcs(firestore);
-    await store.claimLease(id, "alice", claim("run-c"), snap as never, (along) => {
+    await runsOf(store).claimLease(id, "alice", claim("run-c"), snap as never, (along) => {
       const batch = firestore.batch();
       along(batch as never);
       return batch.commit();
@@ -164,12 +176,12 @@ describe("ThreadStore.claimLease", () => {
       along(batch as never);
       return batch.commit();
     };
-    await store.claimLease(id, "alice", claim("meanwhile"), stale as never, commitOnly);
-    await store.releaseLease(id, "meanwhile", "idle");
+    await runsOf(store).claimLease(id, "alice", claim("meanwhile"), stale as never, commitOnly);
+    await runsOf(store).releaseLease(id, "meanwhile", "idle");
     // Our checkpoint would hang off the one read before that run: refused, nothing taken.
-    await expect(store.claimLease(id, "alice", claim("late"), stale as never, commitOnly)).rejects.toThrow(
-      /had another run \(meanwhile\)/,
-    );
+    await expect(
+      runsOf(store).claimLease(id, "alice", claim("late"), stale as never, commitOnly),
+    ).rejects.toThrow(/had another run \(meanwhile\)/);
     expect((await store.get(id, "alice")).run).toBeNull();
   });
 
@@ -178,14 +190,14 @@ describe("ThreadStore.claimLease", () => {
     const id = randomUUID();
     await store.create(id, "alice", {}, "raise");
     const snap = await store.ref(id).get();
-    expect(() => store.leaseUpdate(id, snap as never, "mallory", claim("x"))).toThrow(/not found/);
-    await store.claimLease(id, "alice", claim("first"), snap as never, (along) => {
+    expect(() => runsOf(store).leaseUpdate(id, snap as never, "mallory", claim("x"))).toThrow(/not found/);
+    await runsOf(store).claimLease(id, "alice", claim("first"), snap as never, (along) => {
       const batch = firestore.batch();
       along(batch as never);
       return batch.commit();
     });
     const held = await store.ref(id).get();
-    expect(() => store.leaseUpdate(id, held as never, "alice", claim("second"))).toThrow(
+    expect(() => runsOf(store).leaseUpdate(id, held as never, "alice", claim("second"))).toThrow(
       /already has a run in progress \(first\)/,
     );
   });

@@ -13,7 +13,7 @@ import {
   type RulesTestEnvironment,
 } from "@firebase/rules-unit-testing";
 import firebase from "firebase/compat/app";
-import { afterAll, beforeAll, beforeEach, describe, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, it, expect } from "vitest";
 import { stackEnv } from "../support/stack-env";
 
 type Db = firebase.firestore.Firestore;

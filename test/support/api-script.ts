@@ -26,7 +26,7 @@ const MODEL_ERROR = "[model-error]";
 const SQL_WORD = /\[sql:([\w-]+)\]/;
 
 /** Tool-call SQL a test can make the model send (see "[sql:<name>]"). */
-export const SCRIPTED_SQL: Record<string, string> = {
+const SCRIPTED_SQL: Record<string, string> = {
   fenced: "```sql\nSELECT COUNT(*) AS orders FROM shop.orders;\n```",
   "fenced-two": "```sql\nSELECT COUNT(*) AS orders FROM shop.orders;\nSELECT 1;\n```",
   repeat: "SELECT REPEAT('x', 1000000) AS big FROM shop.orders",

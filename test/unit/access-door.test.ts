@@ -4,6 +4,7 @@
  * is made — so addresses in the policy get in, every other one is refused, and without a policy
  * nobody is. (The blocking functions themselves run in test/integration/auth-blocking.int.ts.)
  */
+import { describe, it, expect } from "vitest";
 import { decideAtTheDoor, doorRefusal } from "../../functions/src/access/blocking";
 import type { AccessSettings } from "../../functions/src/access/policy";
 

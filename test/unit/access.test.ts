@@ -3,6 +3,7 @@
  * addresses only), fail closed without a policy, the sliding questions window, and the words and
  * Retry-After of each quota refusal.
  */
+import { describe, it, expect } from "vitest";
 import {
   decideAccess,
   policyConfigured,

@@ -1,3 +1,4 @@
+import { describe, it, expect } from "vitest";
 import { DEBIAN_CHROMIUM, chooseBrowser, type ChoiceInput } from "../support/browser";
 
 /** A Linux x64 machine holding exactly `files`. */

@@ -1,4 +1,5 @@
 /** FirestoreCheckpointer's pure parts: value codec, document ids, errors. Nothing running. */
+import { describe, it, expect } from "vitest";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { randomBytes } from "node:crypto";

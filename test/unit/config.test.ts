@@ -1,3 +1,4 @@
+import { describe, it, expect } from "vitest";
 import { ConfigError, assertEmulatorEnvironment, readConfig } from "../../functions/src/config";
 
 describe("config", () => {
@@ -25,5 +26,40 @@ describe("config", () => {
 
   it("fails clearly without a project id", () => {
     expect(() => readConfig({})).toThrow(/GOOGLE_CLOUD_PROJECT/);
+  });
+});
+
+describe("settings declared once (functions/src/config/)", () => {
+  const base = { GOOGLE_CLOUD_PROJECT: "demo-x" };
+
+  it("reads each concern's defaults from its declarations", () => {
+    const c = readConfig(base);
+    expect(c.warehouse.maxRows).toBe(10_000);
+    expect(c.access.cacheMs).toBe(30_000);
+    expect(c.runLog).toBe(true);
+    expect(c.agent.clarify).toBe(true);
+    expect(c.agent.adequacyCheck).toBe(false);
+    expect(c.apiUrl).toBe("https://us-central1-demo-x.cloudfunctions.net/api");
+  });
+
+  it("derives DuckDB's memory limit and threads from the function's memory unless set", () => {
+    expect(readConfig(base).warehouse.duckdb).toMatchObject({ memoryLimit: "512MB", threads: 1 });
+    expect(readConfig({ ...base, QUARRY_MEMORY_MIB: "4096" }).warehouse.duckdb).toMatchObject({
+      memoryLimit: "2048MB",
+      threads: 2,
+    });
+    expect(
+      readConfig({ ...base, QUARRY_DUCKDB_MEMORY_LIMIT: "1GB", QUARRY_DUCKDB_THREADS: "3" }).warehouse.duckdb,
+    ).toMatchObject({ memoryLimit: "1GB", threads: 3 });
+  });
+
+  it("refuses a value out of its bounds, saying why", () => {
+    expect(() => readConfig({ ...base, QUARRY_ACCESS_CACHE_SECONDS: "61" })).toThrow(
+      "QUARRY_ACCESS_CACHE_SECONDS must be at most 60 (a removed member must lose access within a minute), got 61.",
+    );
+    expect(() => readConfig({ ...base, QUARRY_MAX_ROWS: "1.5" })).toThrow(
+      /QUARRY_MAX_ROWS must be a whole number/,
+    );
+    expect(() => readConfig({ ...base, QUARRY_WAREHOUSE: "sqlite" })).toThrow(/one of duckdb, bigquery/);
   });
 });

@@ -1,4 +1,5 @@
 /** The test-support holds: a model call waits at a hold until the test, over HTTP, releases it. */
+import { describe, it, expect, afterEach } from "vitest";
 import { apiScript } from "../support/api-script";
 import { holdClient, startHoldServer, type HoldServer } from "../support/hold-control";
 import type { ScriptRequest } from "../support/scripted-model-script";

@@ -5,6 +5,7 @@
  *   wrote (MemorySaver), a finished run has none, a run stopped between nodes has the next node's.
  * - `NULL_TASK_ID` is the task id LangGraph gives a Command's update writes.
  */
+import { describe, it, expect } from "vitest";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   Annotation,

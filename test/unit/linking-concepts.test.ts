@@ -1,5 +1,5 @@
 /**
- * The column-vote and join-aware steps of schema linking (functions/src/context/evidence.ts,
+ * The column-vote and join-aware steps of schema linking (functions/src/context/linking/evidence.ts,
  * linking.ts, joins.ts) on small synthetic catalogs: how specific a column's term is across the
  * catalog, which of two look-alike `customers` tables a column concept resolves to (the one that
  * joins to the chosen `orders`), measures that bring their fact table and its header, the home
@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { linkSchema, renderLinkedTables, type Catalog, type CatalogTable } from "../../functions/src/context";
-import { evidenceOf, questionTerms, specificity, votes } from "../../functions/src/context/evidence";
+import { evidenceOf, questionTerms, specificity, votes } from "../../functions/src/context/linking/evidence";
 
 const col = (name: string, type = "INTEGER", extra: { description?: string; values?: string[] } = {}) => ({
   name,

@@ -1,5 +1,5 @@
 /**
- * Schema linking (functions/src/context/linking.ts) and the catalog it reads: value matching on the
+ * Schema linking (functions/src/context/linking/) and the catalog it reads: value matching on the
  * real sample catalog (DuckDB metadata and distinct values), and table choice among look-alikes on a
  * catalog too big to give whole.
  */

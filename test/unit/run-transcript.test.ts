@@ -2,6 +2,7 @@
  * The run lifecycle's pure steps: graph chunks → protocol events (RunTranscript), and how a run
  * ended from why it stopped (outcomeOf), with the protocol's status mappings.
  */
+import { describe, it, expect } from "vitest";
 import { AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import {
   runObject,

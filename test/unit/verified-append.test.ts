@@ -3,6 +3,7 @@
  * rest of the file stays byte for byte as it was, so the change to review and commit is the new
  * entry alone; where an insertion as text would read differently, the file is written out again.
  */
+import { describe, it, expect } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseContextFile } from "../../functions/src/context/authored";

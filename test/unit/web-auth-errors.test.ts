@@ -1,4 +1,5 @@
 /** Sign-in errors in words: a refusal by Quarry's sign-in check shows its own message, nothing else. */
+import { describe, it, expect } from "vitest";
 import { authErrorInWords } from "../../web/src/auth/auth-errors";
 
 describe("authErrorInWords", () => {

@@ -7,7 +7,7 @@ import type { ModelInfo } from "./model/errors";
 import type { VerifiedQueryItem } from "../context/authored";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
-import type { SemanticTables } from "../context/semantic";
+import type { SemanticTables } from "../context/linking/semantic";
 
 export interface AgentDeps {
   /** Unset when no model can run: every model call then fails with `modelUnavailable`. */

@@ -13,7 +13,7 @@ import type { KnowledgeBase } from "../context/knowledge";
 import type { QueryRecord } from "../tools/types";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
-import type { SemanticTables } from "../context/semantic";
+import type { SemanticTables } from "../context/linking/semantic";
 import type { Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 import type { FirstScreen } from "../contract/events";
@@ -178,7 +178,7 @@ async function semanticDeps(
   const { createEmbeddingModel } = await import("./model/embeddings.js");
   const embeddings = (await createEmbeddingModel(cfg.model, opts.credentialFacts))?.embeddings;
   if (!embeddings) return {};
-  const { SemanticTables } = await import("../context/semantic.js");
+  const { SemanticTables } = await import("../context/linking/semantic.js");
   const logger = await import("firebase-functions/logger");
   return {
     semantic: new SemanticTables(embeddings, {

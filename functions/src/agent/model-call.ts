@@ -11,7 +11,7 @@ import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
 import { MODEL_TRANSPORT_RETRY } from "./model/transport";
 import { backoffMs, pause, transportFailure } from "../transport";
-import { askUserTool } from "./nodes/clarify";
+import { askUserTool } from "./ask-user";
 
 const NOSTREAM_TAG = "langsmith:nostream";
 

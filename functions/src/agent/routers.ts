@@ -1,6 +1,6 @@
 /** Pure routing functions with literal return types; graph.ts wires them to conditional edges. */
-import { pendingToolCalls } from "./context/history";
-import { ASK_USER } from "./nodes/clarify";
+import { pendingToolCalls } from "./prompt-inputs/history";
+import { ASK_USER } from "./ask-user";
 import type { QuarryStateType } from "./state";
 
 type S = Pick<QuarryStateType, "messages" | "refusal" | "verdict">;

@@ -13,7 +13,7 @@ export { KnowledgeBase, renderKnowledge, linkHints, KNOWLEDGE_HEADINGS } from ".
 export { buildCatalog, CatalogCache, type Catalog, type CatalogTable } from "./catalog";
 export { FirestoreCatalogStore, catalogKey, warehouseCatalogKey } from "./catalog-store";
 export { linkSchema, renderLinkedTables } from "./linking";
-export { SemanticTables } from "./semantic";
+export { SemanticTables } from "./linking/semantic";
 
 export interface LoadReport {
   loaded: string[];

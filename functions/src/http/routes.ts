@@ -26,7 +26,7 @@ export function apiRoutes(): Router {
   r.use((req) => {
     throw new QuarryError(
       "not_found:route",
-      `No route ${req.method} ${req.path}. See the README for the API.`,
+      `No route ${req.method} ${req.path}. See docs/api.md for the API.`,
     );
   });
   return r;

@@ -7,6 +7,7 @@ import { config } from "../config";
 import { firestore } from "../services";
 import { accessStores } from "../access/gate";
 import type { QueryRecord } from "../tools/types";
+import { RunStore } from "./runs/run-store";
 import { ThreadStore } from "./thread-store";
 
 type Graph = import("../agent/index.js").QuarryGraph;
@@ -22,6 +23,16 @@ export function threadStore(): Promise<ThreadStore> {
     ([db, mod]) => new ThreadStore(db, config().threadsCollection, mod.FieldValue, mod.Timestamp),
   );
   return store;
+}
+
+let runs: Promise<RunStore> | undefined;
+
+/** The run store (leases, run documents, event logs), beside the thread store. */
+export function runStore(): Promise<RunStore> {
+  runs ??= Promise.all([firestore(), threadStore(), import("firebase-admin/firestore")]).then(
+    ([db, threads, mod]) => new RunStore(db, threads, mod.FieldValue, mod.Timestamp),
+  );
+  return runs;
 }
 
 export function checkpointSaver(): Promise<Checkpointer> {

@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
-import { checkpointSaver, agentGraph, threadStore } from "./runtime";
+import { checkpointSaver, agentGraph, runStore, threadStore } from "./runtime";
 import {
   CreateThreadBody,
   HistoryBody,
@@ -98,7 +98,7 @@ async function deleteThread(req: Request, res: Response): Promise<void> {
   const id = threadParam(req);
   const store = await threadStore();
   const running = await store.beginDelete(id, uid);
-  if (running) await store.waitForRelease(id, running, config().runLeaseSeconds * 1000);
+  if (running) await (await runStore()).waitForRelease(id, running, config().runLeaseSeconds * 1000);
   // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
   await (await checkpointSaver()).deleteThread(id);
   await store.delete(id);

@@ -4,6 +4,7 @@
  * refused on every route, with the SDK and raw HTTP; an admin adds and removes members; quotas are
  * atomic across instances; the audit log holds what ran and what admins did.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
 import { MEMBER_DOMAIN, TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";

@@ -4,6 +4,7 @@
  * (`runs.join`) and rejoined as a stream (`runs.joinStream`); `runs.wait` runs and answers; a run
  * whose client left with `on_disconnect: "continue"` finishes with its answer in the thread.
  */
+import { describe, it, expect, beforeAll } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp } from "../../support/auth-emulator";
 import { sdkClient } from "../../support/api-client";

@@ -5,6 +5,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import type { Client } from "@langchain/langgraph-sdk";
+import { beforeAll, describe, expect, it } from "vitest";
 import { signUp } from "../../support/auth-emulator";
 import { sdkClient } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";

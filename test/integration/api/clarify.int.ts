@@ -4,6 +4,7 @@
  * `command: { resume }` answers it and the same turn finishes with the chosen reading; answering
  * when nothing is asked, or answering badly, is refused with what to do.
  */
+import { describe, it, expect, beforeAll } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";

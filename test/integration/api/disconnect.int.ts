@@ -5,6 +5,7 @@
  * worker is marked idle), so through the emulator the run always goes on to the end. Everything
  * else is the integration stack's: the Firestore and Auth emulators and the Vertex AI stand-in.
  */
+import { it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, type Firestore } from "firebase-admin/firestore";
 import type { Client } from "@langchain/langgraph-sdk";

@@ -4,6 +4,7 @@
  * answers every request 503 `access:not_configured`, naming both settings — even for an admin's
  * verified address; and the local open policy is refused outside the emulator.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { signUp } from "../../support/auth-emulator";

@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeAll, afterEach } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";

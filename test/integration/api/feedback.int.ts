@@ -3,6 +3,7 @@
  * stored server-side; an up-vote on an answer that ran SQL becomes a proposal, which reaches the
  * context file only when approved (and only if the file still validates with it).
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -4,6 +4,7 @@
  * datasets with their tables; without starters, the team's most asked questions — only ones at
  * least two people asked, so no one's private question is shown to others.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { FieldValue, Firestore, Timestamp } from "@google-cloud/firestore";

@@ -3,6 +3,7 @@
  * SDK client: `GET /info`, `if_not_exists: "create"` on a run, threads found by `graph_id`, and the
  * thread's runs listed (running, then finished).
  */
+import { describe, it, expect, beforeAll } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";

@@ -5,6 +5,7 @@
  * client receives in pieces is exactly the run's whole stream — nothing lost, nothing repeated.
  * Runs are stopped at known points with the stand-in's holds, never by timing.
  */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";

@@ -9,6 +9,7 @@
  * on the SDK version agent-chat-ui's lockfile pins (1.8.10), the one Quarry's page uses (1.15.0)
  * and the latest release (2.0.0).
  */
+import { describe, it, expect, beforeAll, afterEach } from "vitest";
 import { JSDOM } from "jsdom";
 import { Client as Client1_15 } from "@langchain/langgraph-sdk";
 import { useStream as useStream1_15 } from "@langchain/langgraph-sdk/react";

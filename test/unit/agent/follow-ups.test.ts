@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AIMessage } from "@langchain/core/messages";
 import { closeWarehouses } from "../../../functions/src/tools";
 import { FOLLOW_UPS_MARKER, splitFollowUps } from "../../../functions/src/contract/follow-ups";
-import { namedIdentifiers, visibleFollowUps } from "../../../functions/src/agent/context/follow-ups";
+import { namedIdentifiers, visibleFollowUps } from "../../../functions/src/agent/prompt-inputs/follow-ups";
 import { byRole } from "../../support/scripted-model-script";
 import { harness, runTurn } from "./harness";
 

@@ -6,13 +6,20 @@ import {
   routeAfterPlanner,
   routeAfterVerifier,
 } from "../../../functions/src/agent/routers";
-import { findProblems, refinementFor, failureSummary } from "../../../functions/src/agent/context/results";
+import {
+  findProblems,
+  refinementFor,
+  failureSummary,
+} from "../../../functions/src/agent/prompt-inputs/results";
 import {
   priorConversation,
   splitForSummary,
   pendingToolCalls,
-} from "../../../functions/src/agent/context/history";
-import { buildSystemContext, renderPreamble } from "../../../functions/src/agent/context/system-context";
+} from "../../../functions/src/agent/prompt-inputs/history";
+import {
+  buildSystemContext,
+  renderPreamble,
+} from "../../../functions/src/agent/prompt-inputs/system-context";
 import { preflightVertex, ModelConfigError } from "../../../functions/src/agent/model";
 import { refusalFor } from "../../../functions/src/agent/nodes/ingress";
 import type { TurnResult } from "../../../functions/src/agent/state";

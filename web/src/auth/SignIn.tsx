@@ -39,10 +39,10 @@ async function signInOrSignUp(auth: Auth, email: string, password: string, creat
   }
 }
 
+/** Runs a sign-in step: busy while it runs, its failure in words. */
+type Run = (fn: () => Promise<unknown>) => Promise<void>;
+
 export function SignIn({ auth, local }: Props) {
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [mode, setMode] = useState<"signin" | "signup">("signin");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -60,7 +60,7 @@ export function SignIn({ auth, local }: Props) {
       .catch((e: unknown) => setError(authErrorInWords(e)));
   }, [auth, local]);
 
-  const run = async (fn: () => Promise<unknown>) => {
+  const run: Run = async (fn) => {
     setBusy(true);
     setError(null);
     setNotice(null);
@@ -73,97 +73,15 @@ export function SignIn({ auth, local }: Props) {
     }
   };
 
-  const onPassword = (e: FormEvent) => {
-    e.preventDefault();
-    void run(() => signInOrSignUp(auth, email.trim(), password, mode === "signup"));
-  };
-
-  const onEmailLink = (e: FormEvent) => {
-    e.preventDefault();
-    void run(async () => {
-      await sendSignInLinkToEmail(auth, email.trim(), { url: window.location.origin, handleCodeInApp: true });
-      window.localStorage.setItem(EMAIL_FOR_LINK, email.trim());
-      setNotice(`We sent a sign-in link to ${email.trim()}. Open it on this device.`);
-    });
-  };
-
   return (
     <main className="signin">
       <div className="signin-card">
         <h1>Quarry</h1>
         <p className="tagline">Ask your data a question. See the SQL, the rows and a chart.</p>
         {local ? (
-          <>
-            <button
-              type="button"
-              className="primary wide"
-              disabled={busy}
-              onClick={() => void run(() => signInOrSignUp(auth, TEST_USER.email, TEST_USER.password, false))}
-            >
-              Continue as test user
-            </button>
-            <p className="muted small">
-              Local emulator: accounts are not real and vanish when the stack stops.
-            </p>
-            <form onSubmit={onPassword} aria-label="Sign in with email and password">
-              <label htmlFor="email">Email</label>
-              <input
-                id="email"
-                type="email"
-                autoComplete="email"
-                required
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-              <label htmlFor="password">Password</label>
-              <input
-                id="password"
-                type="password"
-                autoComplete={mode === "signup" ? "new-password" : "current-password"}
-                required
-                minLength={6}
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-              />
-              <button type="submit" className="primary wide" disabled={busy}>
-                {mode === "signup" ? "Create account" : "Sign in"}
-              </button>
-              <button
-                type="button"
-                className="link"
-                onClick={() => setMode(mode === "signup" ? "signin" : "signup")}
-              >
-                {mode === "signup" ? "I already have an account" : "Create an account instead"}
-              </button>
-            </form>
-          </>
+          <LocalSignIn auth={auth} busy={busy} run={run} />
         ) : (
-          <>
-            <button
-              type="button"
-              className="primary wide"
-              disabled={busy}
-              onClick={() =>
-                void run(() => signInWithPopup(auth, new GoogleAuthProvider(), browserPopupRedirectResolver))
-              }
-            >
-              Sign in with Google
-            </button>
-            <form onSubmit={onEmailLink} aria-label="Sign in with an email link">
-              <label htmlFor="email">Or get a sign-in link by email</label>
-              <input
-                id="email"
-                type="email"
-                autoComplete="email"
-                required
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-              <button type="submit" className="wide" disabled={busy}>
-                Email me a link
-              </button>
-            </form>
-          </>
+          <CloudSignIn auth={auth} busy={busy} run={run} onNotice={setNotice} />
         )}
         {notice && (
           <p role="status" className="notice">
@@ -177,5 +95,115 @@ export function SignIn({ auth, local }: Props) {
         )}
       </div>
     </main>
+  );
+}
+
+/** The Auth emulator's sign-in: a one-click test user, or email and password. */
+function LocalSignIn({ auth, busy, run }: { auth: Auth; busy: boolean; run: Run }) {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [mode, setMode] = useState<"signin" | "signup">("signin");
+
+  const onPassword = (e: FormEvent) => {
+    e.preventDefault();
+    void run(() => signInOrSignUp(auth, email.trim(), password, mode === "signup"));
+  };
+
+  return (
+    <>
+      <button
+        type="button"
+        className="primary wide"
+        disabled={busy}
+        onClick={() => void run(() => signInOrSignUp(auth, TEST_USER.email, TEST_USER.password, false))}
+      >
+        Continue as test user
+      </button>
+      <p className="muted small">Local emulator: accounts are not real and vanish when the stack stops.</p>
+      <form onSubmit={onPassword} aria-label="Sign in with email and password">
+        <label htmlFor="email">Email</label>
+        <input
+          id="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <label htmlFor="password">Password</label>
+        <input
+          id="password"
+          type="password"
+          autoComplete={mode === "signup" ? "new-password" : "current-password"}
+          required
+          minLength={6}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+        <button type="submit" className="primary wide" disabled={busy}>
+          {mode === "signup" ? "Create account" : "Sign in"}
+        </button>
+        <button
+          type="button"
+          className="link"
+          onClick={() => setMode(mode === "signup" ? "signin" : "signup")}
+        >
+          {mode === "signup" ? "I already have an account" : "Create an account instead"}
+        </button>
+      </form>
+    </>
+  );
+}
+
+/** Production sign-in: Google, or a passwordless link by email. */
+function CloudSignIn({
+  auth,
+  busy,
+  run,
+  onNotice,
+}: {
+  auth: Auth;
+  busy: boolean;
+  run: Run;
+  onNotice(notice: string): void;
+}) {
+  const [email, setEmail] = useState("");
+
+  const onEmailLink = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      await sendSignInLinkToEmail(auth, email.trim(), { url: window.location.origin, handleCodeInApp: true });
+      window.localStorage.setItem(EMAIL_FOR_LINK, email.trim());
+      onNotice(`We sent a sign-in link to ${email.trim()}. Open it on this device.`);
+    });
+  };
+
+  return (
+    <>
+      <button
+        type="button"
+        className="primary wide"
+        disabled={busy}
+        onClick={() =>
+          void run(() => signInWithPopup(auth, new GoogleAuthProvider(), browserPopupRedirectResolver))
+        }
+      >
+        Sign in with Google
+      </button>
+      <form onSubmit={onEmailLink} aria-label="Sign in with an email link">
+        <label htmlFor="email">Or get a sign-in link by email</label>
+        <input
+          id="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+        <button type="submit" className="wide" disabled={busy}>
+          Email me a link
+        </button>
+      </form>
+    </>
   );
 }

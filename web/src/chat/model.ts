@@ -3,29 +3,12 @@
  * and how to rebuild them from the checkpointed messages after a reload.
  */
 import type { Phase, Usage } from "@quarry/functions/contract";
-import type { QueryResult, ToolArtifact, WarehouseErrorCategory } from "@quarry/functions/contract";
+import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
+import type { QueryView, ResultView } from "../results/query-view";
 import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
 
 export type { Phase };
-
-/** A query's rows and costs, enough for the table, chart and CSV (the server's QueryResult, trimmed). */
-export type ResultView = Pick<
-  QueryResult,
-  "columns" | "rows" | "totalRows" | "truncated" | "bytesProcessed" | "bytesBilled" | "cacheHit"
-> &
-  Partial<Pick<QueryResult, "durationMs" | "totalRowsAtLeast">>;
-
-/** One tool call of a turn: a query (with its SQL) or a schema look-up that failed. */
-export interface QueryView {
-  id: string;
-  tool: string;
-  sql?: string;
-  attempt?: number;
-  estimatedBytes?: number;
-  result?: ResultView;
-  error?: { category: WarehouseErrorCategory | string; message: string };
-  status: "running" | "done" | "failed";
-}
+export type { QueryView, ResultView } from "../results/query-view";
 
 interface RetryView {
   attempt: number;

@@ -76,39 +76,57 @@ export function DataTable({ columns, rows, caption, pageSize, onPageSizeChange }
           </tbody>
         </table>
       </div>
-      <div className="pager" role="group" aria-label="Table pages">
-        <button type="button" onClick={() => setPage(view.page - 1)} disabled={view.page === 0}>
-          ‹ Previous
-        </button>
-        <span aria-live="polite">
-          Rows {formatCount(view.from)}–{formatCount(view.to)} of {formatCount(view.total)}
-        </span>
-        <button
-          type="button"
-          onClick={() => setPage(view.page + 1)}
-          disabled={view.page >= view.pageCount - 1}
-        >
-          Next ›
-        </button>
-        {onPageSizeChange && (
-          <label className="page-size">
-            Rows per page{" "}
-            <select
-              value={pageSize}
-              onChange={(e) => {
-                onPageSizeChange(Number(e.target.value));
-                setPage(0);
-              }}
-            >
-              {PAGE_SIZES.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-      </div>
+      <Pager
+        view={view}
+        pageSize={pageSize}
+        onPage={setPage}
+        onPageSizeChange={
+          onPageSizeChange &&
+          ((n) => {
+            onPageSizeChange(n);
+            setPage(0);
+          })
+        }
+      />
+    </div>
+  );
+}
+
+/** The pager under the table: previous, where we are, next, and the page size. */
+function Pager({
+  view,
+  pageSize,
+  onPage,
+  onPageSizeChange,
+}: {
+  view: ReturnType<typeof paginate>;
+  pageSize: number;
+  onPage(page: number): void;
+  onPageSizeChange?(size: number): void;
+}) {
+  return (
+    <div className="pager" role="group" aria-label="Table pages">
+      <button type="button" onClick={() => onPage(view.page - 1)} disabled={view.page === 0}>
+        ‹ Previous
+      </button>
+      <span aria-live="polite">
+        Rows {formatCount(view.from)}–{formatCount(view.to)} of {formatCount(view.total)}
+      </span>
+      <button type="button" onClick={() => onPage(view.page + 1)} disabled={view.page >= view.pageCount - 1}>
+        Next ›
+      </button>
+      {onPageSizeChange && (
+        <label className="page-size">
+          Rows per page{" "}
+          <select value={pageSize} onChange={(e) => onPageSizeChange(Number(e.target.value))}>
+            {PAGE_SIZES.map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
     </div>
   );
 }

@@ -1,6 +1,6 @@
 /** One query of a turn: its SQL (copyable), costs, and its result as table, chart and CSV. */
 import { useState } from "react";
-import type { QueryView } from "../chat/model";
+import type { QueryView } from "./query-view";
 import { csvFileName, toCsv } from "../data/csv";
 import { formatBytes, formatCount } from "../data/format";
 import type { Settings } from "../settings/useSettings";

@@ -41,7 +41,7 @@ export function SetupCard({ model, local }: Props) {
           <p>
             The deployed function needs a model: set <code>QUARRY_MODEL_PROVIDER=gemini</code> and the secret
             with <code>firebase functions:secrets:set GEMINI_API_KEY</code>, or grant its service account{" "}
-            <code>roles/aiplatform.user</code> for Vertex AI, then deploy again (README, “Deploy”).
+            <code>roles/aiplatform.user</code> for Vertex AI, then deploy again (docs/deploy.md).
           </p>
         )}
       </div>

@@ -25,7 +25,6 @@ const when = (ms: number) =>
 
 export function ThreadList({ threads, currentId, error, onSelect, onNew, onRename, onDelete }: Props) {
   const [editing, setEditing] = useState<string | null>(null);
-  const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
 
@@ -39,17 +38,6 @@ export function ThreadList({ threads, currentId, error, onSelect, onNew, onRenam
     } finally {
       setBusy(null);
     }
-  };
-
-  const submitRename = (e: FormEvent, id: string) => {
-    e.preventDefault();
-    const title = draft.trim();
-    setEditing(null);
-    if (title) void act(id, () => onRename(id, title));
-  };
-
-  const onEditKey = (e: KeyboardEvent) => {
-    if (e.key === "Escape") setEditing(null);
   };
 
   return (
@@ -76,72 +64,110 @@ export function ThreadList({ threads, currentId, error, onSelect, onNew, onRenam
           {threads.map((t) => (
             <li key={t.id} className={t.id === currentId ? "current" : undefined} data-thread-id={t.id}>
               {editing === t.id ? (
-                <form onSubmit={(e) => submitRename(e, t.id)} className="rename">
-                  <label className="sr-only" htmlFor={`rename-${t.id}`}>
-                    New title
-                  </label>
-                  <input
-                    id={`rename-${t.id}`}
-                    autoFocus
-                    maxLength={MAX_TITLE_CHARS}
-                    value={draft}
-                    onChange={(e) => setDraft(e.target.value)}
-                    onKeyDown={onEditKey}
-                  />
-                  <button type="submit">Save</button>
-                  <button type="button" onClick={() => setEditing(null)}>
-                    Cancel
-                  </button>
-                </form>
+                <RenameForm
+                  thread={t}
+                  onDone={(title) => {
+                    setEditing(null);
+                    if (title) void act(t.id, () => onRename(t.id, title));
+                  }}
+                />
               ) : (
-                <>
-                  <button
-                    type="button"
-                    className="thread-open"
-                    aria-current={t.id === currentId ? "page" : undefined}
-                    onClick={() => onSelect(t.id)}
-                    disabled={busy === t.id}
-                  >
-                    <span className="thread-title">{t.title || "Untitled conversation"}</span>
-                    <span className="thread-when">{when(t.updatedAt)}</span>
-                  </button>
-                  <span className="thread-actions">
-                    <button
-                      type="button"
-                      className="icon"
-                      aria-label={`Rename “${t.title || "Untitled conversation"}”`}
-                      title="Rename"
-                      onClick={() => {
-                        setDraft(t.title);
-                        setEditing(t.id);
-                      }}
-                    >
-                      ✎
-                    </button>
-                    <button
-                      type="button"
-                      className="icon"
-                      aria-label={`Delete “${t.title || "Untitled conversation"}”`}
-                      title="Delete"
-                      onClick={() => {
-                        if (
-                          window.confirm(
-                            `Delete “${t.title || "Untitled conversation"}”? This cannot be undone.`,
-                          )
-                        ) {
-                          void act(t.id, () => onDelete(t.id));
-                        }
-                      }}
-                    >
-                      ✕
-                    </button>
-                  </span>
-                </>
+                <ThreadItem
+                  thread={t}
+                  current={t.id === currentId}
+                  busy={busy === t.id}
+                  onSelect={() => onSelect(t.id)}
+                  onRename={() => setEditing(t.id)}
+                  onDelete={() => void act(t.id, () => onDelete(t.id))}
+                />
               )}
             </li>
           ))}
         </ul>
       )}
     </nav>
+  );
+}
+
+/** Renaming a thread in place: Enter saves, Escape or Cancel leaves the title as it was. */
+function RenameForm({ thread, onDone }: { thread: ThreadSummary; onDone(title: string | null): void }) {
+  const [draft, setDraft] = useState(thread.title);
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onDone(draft.trim() || null);
+  };
+
+  const onEditKey = (e: KeyboardEvent) => {
+    if (e.key === "Escape") onDone(null);
+  };
+
+  return (
+    <form onSubmit={submit} className="rename">
+      <label className="sr-only" htmlFor={`rename-${thread.id}`}>
+        New title
+      </label>
+      <input
+        id={`rename-${thread.id}`}
+        autoFocus
+        maxLength={MAX_TITLE_CHARS}
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={onEditKey}
+      />
+      <button type="submit">Save</button>
+      <button type="button" onClick={() => onDone(null)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** One thread: open it, or rename or delete it (after confirming). */
+function ThreadItem(props: {
+  thread: ThreadSummary;
+  current: boolean;
+  busy: boolean;
+  onSelect(): void;
+  onRename(): void;
+  onDelete(): void;
+}) {
+  const { thread: t } = props;
+  const title = t.title || "Untitled conversation";
+  return (
+    <>
+      <button
+        type="button"
+        className="thread-open"
+        aria-current={props.current ? "page" : undefined}
+        onClick={props.onSelect}
+        disabled={props.busy}
+      >
+        <span className="thread-title">{title}</span>
+        <span className="thread-when">{when(t.updatedAt)}</span>
+      </button>
+      <span className="thread-actions">
+        <button
+          type="button"
+          className="icon"
+          aria-label={`Rename “${title}”`}
+          title="Rename"
+          onClick={props.onRename}
+        >
+          ✎
+        </button>
+        <button
+          type="button"
+          className="icon"
+          aria-label={`Delete “${title}”`}
+          title="Delete"
+          onClick={() => {
+            if (window.confirm(`Delete “${title}”? This cannot be undone.`)) props.onDelete();
+          }}
+        >
+          ✕
+        </button>
+      </span>
+    </>
   );
 }

@@ -9,14 +9,11 @@
  * itself ("decide with what you have") and the run does not stop again.
  */
 import { ToolMessage, type ToolCall } from "@langchain/core/messages";
-import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { z } from "zod";
+import { ASK_USER } from "../ask-user";
 import { emitPhase } from "../emit";
-import { pendingToolCalls } from "../context/history";
+import { pendingToolCalls } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate } from "../state";
-
-export const ASK_USER = "ask_user";
 
 /** What the client gets in the interrupt: the question, its choices, and the tool call it answers. */
 export interface Clarification {
@@ -25,32 +22,6 @@ export interface Clarification {
   choices: string[];
   toolCallId: string;
 }
-
-const AskUserArgs = z.object({
-  question: z.string().describe("One short question, in the user's language."),
-  choices: z
-    .array(z.string())
-    .describe("2 to 4 short answers the user can pick from (they may also type their own)."),
-});
-
-/**
- * The tool the planner sees. It is never invoked as a tool: the graph routes its calls to the
- * `clarify` node. Its description is where the model learns when asking is allowed.
- */
-export const askUserTool: StructuredToolInterface = tool(
-  async () => {
-    throw new Error("ask_user is handled by the clarify node, not invoked.");
-  },
-  {
-    name: ASK_USER,
-    description:
-      "Ask the user one short clarifying question instead of guessing, and wait for the answer. Only when " +
-      "the question is ambiguous in a way that changes the result and nothing in the rules, glossary, " +
-      "notes or conversation settles it: two plausible metrics, or no time range on a very large table. " +
-      "Never for wording you can resolve yourself, never together with other tools, at most once per question.",
-    schema: AskUserArgs,
-  },
-) as unknown as StructuredToolInterface;
 
 /** Cleans the model's arguments: a question and 0–4 distinct, non-empty choices of bounded length. */
 export function clarificationOf(call: ToolCall): Clarification {

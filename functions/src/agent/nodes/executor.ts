@@ -7,7 +7,7 @@ import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emit, emitPhase, emitUsage } from "../emit";
-import { pendingToolCalls } from "../context/history";
+import { pendingToolCalls } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 import type { DryRunResult, QueryContext, ToolArtifact, WarehouseErrorCategory } from "../../tools/types";
 import { stripSqlWrapping } from "../../tools/policy";

@@ -10,10 +10,10 @@ import {
   priorConversation,
   turnClarification,
   turnStartIndex,
-} from "../context/history";
-import { digestResults } from "../context/results";
-import { renderPreamble } from "../context/system-context";
-import { usageOfModelCall } from "../context/usage";
+} from "../prompt-inputs/history";
+import { digestResults } from "../prompt-inputs/results";
+import { renderPreamble } from "../prompt-inputs/system-context";
+import { usageOfModelCall } from "../prompt-inputs/usage";
 import {
   CLARIFICATION_BLOCK,
   FAILURE_BLOCK,
@@ -23,7 +23,7 @@ import {
   fill,
 } from "../prompts";
 import { splitFollowUps } from "../../contract/follow-ups";
-import { visibleFollowUps } from "../context/follow-ups";
+import { visibleFollowUps } from "../prompt-inputs/follow-ups";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
 /** The generator's prompt: results as a digest, earlier turns as text, the question last. */

@@ -8,14 +8,14 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import type { AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
-import { buildSystemContext } from "../context/system-context";
+import { buildSystemContext } from "../prompt-inputs/system-context";
 import { KnowledgeBase, linkHints, renderKnowledge, type Knowledge } from "../../context/knowledge";
 import { linkSchema, renderLinkedTables } from "../../context/linking";
 import type { CatalogCache } from "../../context/catalog";
-import { messageText, turnStartIndex } from "../context/history";
+import { messageText, turnStartIndex } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
-import type { SemanticTables } from "../../context/semantic";
+import type { SemanticTables } from "../../context/linking/semantic";
 import { MAX_QUESTION_CHARS } from "../../contract/limits";
 
 // Quarry is read-only; a request phrased as a write statement is refused before any model sees it.

@@ -8,9 +8,9 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
-import { currentTurn, priorConversation } from "../context/history";
-import { renderPreamble } from "../context/system-context";
-import { usageOfModelCall } from "../context/usage";
+import { currentTurn, priorConversation } from "../prompt-inputs/history";
+import { renderPreamble } from "../prompt-inputs/system-context";
+import { usageOfModelCall } from "../prompt-inputs/usage";
 import { ASKING_BLOCK, PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 

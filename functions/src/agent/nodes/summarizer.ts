@@ -8,8 +8,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
-import { messageText, splitForSummary, transcript } from "../context/history";
-import { usageOfModelCall } from "../context/usage";
+import { messageText, splitForSummary, transcript } from "../prompt-inputs/history";
+import { usageOfModelCall } from "../prompt-inputs/usage";
 import { SUMMARIZER_PROMPT, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 

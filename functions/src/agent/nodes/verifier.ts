@@ -9,9 +9,15 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emit, emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
-import { latestQuestion, messageText } from "../context/history";
-import { digestResults, failureSummary, findProblems, hasRows, refinementForBatch } from "../context/results";
-import { usageOfModelCall } from "../context/usage";
+import { latestQuestion, messageText } from "../prompt-inputs/history";
+import {
+  digestResults,
+  failureSummary,
+  findProblems,
+  hasRows,
+  refinementForBatch,
+} from "../prompt-inputs/results";
+import { usageOfModelCall } from "../prompt-inputs/usage";
 import { ADEQUACY_PROMPT, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 

@@ -3,7 +3,7 @@
  * `runs.joinStream`) and runs waited on (`client.runs.wait`).
  *
  * A background run must finish although its client is gone, and an HTTPS function is not
- * guaranteed CPU once its response is sent (see the README's *Run lifecycle*). So `POST
+ * guaranteed CPU once its response is sent (see docs/runs.md). So `POST
  * /threads/:id/runs` records the run (`threads/{id}/runs/{runId}`, status `pending`) and enqueues
  * it on the `backgroundRun` task queue; the task-queue function (functions/src/index.ts) runs it
  * with the same code as a streamed run, its events going to the run's event log only. `runs.wait`
@@ -16,15 +16,15 @@ import { config } from "../../config";
 import { QuarryError, toErrorBody } from "../../errors";
 import { resolveAccess } from "../../access/gate";
 import { callerOf, runCallerOf } from "../auth";
-import { agentGraph, checkpointSaver, threadStore } from "../runtime";
-import { STREAM_MODES, runObject, type RunOutcome } from "../../contract/protocol";
+import { agentGraph, checkpointSaver, runStore, threadStore } from "../runtime";
+import { STREAM_MODES, runObject } from "../../contract/protocol";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { toThreadState } from "../serialize";
 import { NO_OUTPUT } from "../sse";
 import { leaseHolder } from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
-import { RunLogWriter, followRunLog, runLog } from "./event-log";
+import { RunLogWriter, followRunLog } from "./event-log";
 import { ensureKnownRun, untilReleased, watchRunHeld } from "./join";
+import type { QueuedRunStatus, RunStore } from "./run-store";
 import { checkRun, ensureThread, startRun } from "./start";
 
 /** The task queue (and its function) that runs background runs. */
@@ -39,9 +39,6 @@ export interface BackgroundTask {
   /** Who queued it, as their token said (access is checked again when it starts). */
   identity?: { email: string | null; emailVerified: boolean };
 }
-
-/** A background run's document status: queued, started, or how it ended. */
-export type QueuedRunStatus = "pending" | "running" | RunOutcome;
 
 export function backgroundRoutes(): Router {
   const r = Router();
@@ -66,12 +63,11 @@ async function createRun(req: Request, res: Response): Promise<void> {
     );
   }
   const runId = randomUUID();
-  const { FieldValue } = await import("firebase-admin/firestore");
-  await store.runRef(threadId, runId).create({
-    status: "pending" satisfies QueuedRunStatus,
+  await (
+    await runStore()
+  ).createQueued(threadId, runId, {
     strategy: checked.body.multitask_strategy ?? "reject",
     uid,
-    createdAt: FieldValue.serverTimestamp(),
   });
   const caller = callerOf(req);
   const task: BackgroundTask = {
@@ -93,10 +89,10 @@ async function createRun(req: Request, res: Response): Promise<void> {
 /** The task-queue function's body: runs a queued run to its end, its events into its log. */
 export async function runInBackground(task: BackgroundTask): Promise<void> {
   const { threadId, uid, runId, identity } = task;
-  const ref = (await threadStore()).runRef(threadId, runId);
-  const setStatus = (status: QueuedRunStatus, extra: Record<string, unknown> = {}) =>
-    ref
-      .set({ status, ...extra }, { merge: true })
+  const runs = await runStore();
+  const setStatus = (status: QueuedRunStatus, extra: { error?: unknown } = {}) =>
+    runs
+      .setStatus(threadId, runId, status, extra)
       .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
   try {
     const checked = checkRun(task.body);
@@ -120,7 +116,7 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     // so whoever joins it learns why instead of waiting.
     const { body } = toErrorBody(err);
     const { Timestamp } = await import("firebase-admin/firestore");
-    const log = new RunLogWriter(runLog(ref), {
+    const log = new RunLogWriter(runs.log(threadId, runId), {
       ttlMs: config().runLogTtlHours * 3_600_000,
       timestamp: Timestamp,
     });
@@ -132,14 +128,14 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
 }
 
 /** Waits until the run has ended (its log's end marker, or the run lost), however long it is pending. */
-async function untilEnded(store: ThreadStore, threadId: string, runId: string): Promise<void> {
-  await followRunLog(runLog(store.runRef(threadId, runId)), {
+async function untilEnded(runs: RunStore, threadId: string, runId: string): Promise<void> {
+  await followRunLog(runs.log(threadId, runId), {
     after: Number.MAX_SAFE_INTEGER,
     onEvent: () => {},
-    watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
+    watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
   });
   // The end marker lands just before the release: the caller may start the next run at once.
-  await untilReleased(store, threadId, runId);
+  await untilReleased(runs, threadId, runId);
 }
 
 /** The thread's state as the Agent Server's join and wait answer it: its values. */
@@ -154,11 +150,11 @@ async function joinRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
-  const store = await threadStore();
-  await ensureKnownRun(store, threadId, runId, await store.get(threadId, uid));
-  await untilEnded(store, threadId, runId);
+  const [store, runs] = await Promise.all([threadStore(), runStore()]);
+  await ensureKnownRun(runs, threadId, runId, await store.get(threadId, uid));
+  await untilEnded(runs, threadId, runId);
   const { values, interrupts } = await finalValues(threadId);
-  const failed = (await store.runRef(threadId, runId).get()).get("error") as unknown;
+  const failed = (await runs.readRun(threadId, runId))?.error;
   res.json({ ...(values as object), ...(failed ? { __error__: failed } : {}), ...interruptsOf(interrupts) });
 }
 

@@ -23,7 +23,7 @@ import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
 import { threadValues, type UsageTotals } from "../thread-doc";
 import { toPlain } from "../serialize";
-import type { ThreadStore } from "../thread-store";
+import type { RunStore } from "./run-store";
 import type { RunCheckpointer } from "./checkpointer";
 import type { RunLogWriter } from "./event-log";
 import { RunLease } from "./lease";
@@ -64,7 +64,7 @@ export function outcomeOf(why: StopReason | undefined, failed: boolean, asking: 
 /** Runs the turn `spec` on `graph` (built on `saver`) into `out`. Throws (an HTTP error) only before the stream opens. */
 export async function executeRun(
   out: RunOutput,
-  store: ThreadStore,
+  store: RunStore,
   saver: RunCheckpointer,
   graph: QuarryGraph,
   spec: RunSpec,
@@ -85,7 +85,7 @@ class Execution {
 
   constructor(
     private readonly out: RunOutput,
-    private readonly store: ThreadStore,
+    private readonly store: RunStore,
     private readonly saver: RunCheckpointer,
     private readonly graph: QuarryGraph,
     private readonly spec: RunSpec,

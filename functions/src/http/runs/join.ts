@@ -11,12 +11,12 @@ import { config } from "../../config";
 import { STREAM_MODES, modeOfEvent } from "../../contract/protocol";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
-import { threadStore } from "../runtime";
+import { runStore, threadStore } from "../runtime";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { SseWriter } from "../sse";
 import { leaseHolder, type ThreadDoc } from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
-import { followRunLog, runLog, type LoggedEvent } from "./event-log";
+import { followRunLog, type LoggedEvent } from "./event-log";
+import type { RunStore } from "./run-store";
 
 /** Run stream modes (`messages` is `messages-tuple`), and the thread stream's `run_modes` (all of the run's). */
 const MODES: readonly string[] = [...STREAM_MODES, "messages", "run_modes"];
@@ -70,11 +70,9 @@ const isHeld = (doc: ThreadDoc | undefined, runId: string | undefined) =>
  * 404 unless the thread knows the run: it holds the lease, ran last, left a log, or is a queued
  * background run (its run document).
  */
-export async function ensureKnownRun(store: ThreadStore, threadId: string, runId: string, doc: ThreadDoc) {
+export async function ensureKnownRun(runs: RunStore, threadId: string, runId: string, doc: ThreadDoc) {
   if (leaseHolder(doc) === runId || doc.lastRunId === runId) return;
-  const run = store.runRef(threadId, runId);
-  const [log, queued] = await Promise.all([runLog(run).limit(1).get(), run.get()]);
-  if (log.empty && !queued.exists) {
+  if (!(await runs.hasRecords(threadId, runId))) {
     throw new QuarryError("not_found:run", `Run ${runId} not found on thread ${threadId}.`);
   }
 }
@@ -104,7 +102,7 @@ async function join(
   const { uid } = callerOf(req);
   const q = parse(JoinQuery, req.query, "query");
   const after = lastEventId(req);
-  const store = await threadStore();
+  const [store, runs] = await Promise.all([threadStore(), runStore()]);
   const doc = await store.get(threadId, uid); // 404 for a thread that is not the caller's
   const runId = pick(doc);
   const sse = new SseWriter(res);
@@ -113,8 +111,8 @@ async function join(
     sse.end();
     return;
   }
-  await ensureKnownRun(store, threadId, runId, doc);
-  const log = runLog(store.runRef(threadId, runId));
+  await ensureKnownRun(runs, threadId, runId, doc);
+  const log = runs.log(threadId, runId);
   const wanted =
     q.stream_mode?.length && !q.stream_mode.includes("run_modes")
       ? new Set(q.stream_mode.map((m) => (m === "messages" ? "messages-tuple" : m)))
@@ -124,7 +122,7 @@ async function join(
   res.on("close", () => {
     if (res.writableEnded) return;
     ac.abort();
-    if (cancelOnDisconnect) store.requestCancel(threadId, uid, runId).catch(() => {});
+    if (cancelOnDisconnect) runs.requestCancel(threadId, uid, runId).catch(() => {});
   });
   const path = `/threads/${threadId}/runs/${runId}`;
   sse.open({ "Content-Location": path, Location: `${path}/stream` });
@@ -135,12 +133,12 @@ async function join(
   const how = await followRunLog(log, {
     after,
     onEvent: deliver,
-    watchRun: (gone) => watchRunHeld(store, threadId, runId, gone),
+    watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
     signal: ac.signal,
   });
   // The run writes its log's end marker before it releases the thread: a client that starts the
   // next run as soon as this stream ends must find the thread free.
-  if (how !== "lost" && how !== "aborted") await untilReleased(store, threadId, runId, ac.signal);
+  if (how !== "lost" && how !== "aborted") await untilReleased(runs, threadId, runId, ac.signal);
   if (how === "lost") {
     sse.send("error", {
       error: "unavailable:run",
@@ -153,7 +151,7 @@ async function join(
 
 /** Resolves once `runId` no longer holds the thread (released, or its lease run out), or on `signal`. */
 export function untilReleased(
-  store: ThreadStore,
+  runs: RunStore,
   threadId: string,
   runId: string,
   signal?: AbortSignal,
@@ -169,7 +167,7 @@ export function untilReleased(
     };
     if (signal?.aborted) return finish();
     signal?.addEventListener("abort", finish, { once: true });
-    stop = watchRunHeld(store, threadId, runId, finish);
+    stop = watchRunHeld(runs, threadId, runId, finish);
     if (done) stop();
   });
 }
@@ -179,12 +177,7 @@ export function untilReleased(
  * A background run queued but not started yet (its run document says `pending`, or `running`
  * before its lease is taken) is not gone: its task has yet to run it.
  */
-export function watchRunHeld(
-  store: ThreadStore,
-  threadId: string,
-  runId: string,
-  gone: () => void,
-): () => void {
+export function watchRunHeld(runs: RunStore, threadId: string, runId: string, gone: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   let done = false;
   let thread: ThreadDoc | undefined;
@@ -212,7 +205,7 @@ export function watchRunHeld(
     }
     timer.unref();
   };
-  const stopThread = store.ref(threadId).onSnapshot(
+  const stopThread = runs.threadRef(threadId).onSnapshot(
     (snap) => {
       thread = snap.data() as ThreadDoc | undefined;
       seen = { ...seen, thread: true };
@@ -220,7 +213,7 @@ export function watchRunHeld(
     },
     () => fire(),
   );
-  const stopRun = store.runRef(threadId, runId).onSnapshot(
+  const stopRun = runs.runRef(threadId, runId).onSnapshot(
     (snap) => {
       queued = snap.get("status") as string | undefined;
       seen = { ...seen, run: true };

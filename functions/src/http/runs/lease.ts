@@ -1,6 +1,6 @@
 /**
  * The run lease: one run per thread across all instances. It is taken in the commit of the run's
- * first checkpoint (RunCheckpointer's first put, see ThreadStore.claimLease), held while the run
+ * first checkpoint (RunCheckpointer's first put, see RunStore.claimLease), held while the run
  * goes on (renewed every third of its length, watched for a cancel flag set from any instance),
  * and released with the run's outcome. Every Firestore wait is bounded: the Firestore client
  * retries an unreachable call for minutes, and a lease that cannot be renewed in time may be lost.
@@ -8,7 +8,7 @@
 import * as logger from "firebase-functions/logger";
 import type { ThreadStatus } from "../../contract/protocol";
 import type { ThreadValues, UsageTotals } from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
+import type { RunStore } from "./run-store";
 import { within } from "../../storage";
 import type { RunCheckpointer } from "./checkpointer";
 
@@ -23,7 +23,7 @@ export class RunLease {
   private unwatch = () => {};
 
   constructor(
-    private readonly store: ThreadStore,
+    private readonly store: RunStore,
     private readonly saver: RunCheckpointer,
     private readonly ids: LeaseIds,
   ) {}

@@ -1,15 +1,13 @@
 import { Router, type Request, type Response } from "express";
-import { runObject, runStatusOf, type RunObject, type RunOutcome } from "../../contract/protocol";
+import { runObject, runStatusOf, type RunObject } from "../../contract/protocol";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { storageError } from "../../storage";
 import { callerOf, runCallerOf } from "../auth";
 import { leaseHolder, type ThreadDoc } from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
-import { runLog } from "./event-log";
-import type { QueuedRunStatus } from "./background";
+import type { RunStore } from "./run-store";
 import { CancelQuery, ListRunsQuery, RunIdParam, ThreadIdParam, parse } from "../schemas";
-import { threadStore } from "../runtime";
+import { runStore, threadStore } from "../runtime";
 import { SseWriter } from "../sse";
 import { checkRun, startRun } from "./start";
 
@@ -33,12 +31,12 @@ async function cancelRun(req: Request, res: Response): Promise<void> {
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
   const q = parse(CancelQuery, req.query, "query");
-  const store = await threadStore();
-  const ok = await store.requestCancel(threadId, uid, runId);
+  const runs = await runStore();
+  const ok = await runs.requestCancel(threadId, uid, runId);
   if (!ok) throw new QuarryError("not_found:run", `Run ${runId} is not running on thread ${threadId}.`);
   // wait: answer once the run has let go of the thread, so the caller's next run is not refused.
   if (q.wait === "true" || q.wait === "1") {
-    await store.waitForRelease(threadId, runId, config().runLeaseSeconds * 1000).catch((err: unknown) => {
+    await runs.waitForRelease(threadId, runId, config().runLeaseSeconds * 1000).catch((err: unknown) => {
       throw storageError(err);
     });
   }
@@ -49,24 +47,21 @@ async function getRun(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const runId = parse(RunIdParam, req.params.runId, "path");
-  const store = await threadStore();
+  const [store, runs] = await Promise.all([threadStore(), runStore()]);
   const doc = await store.get(threadId, uid);
   const run =
-    (await runsOf(store, threadId, doc)).find((r) => r.run_id === runId) ??
-    (await fromLog(store, threadId, runId));
+    (await runsOf(runs, threadId, doc)).find((r) => r.run_id === runId) ??
+    (await fromLog(runs, threadId, runId));
   if (!run) throw new QuarryError("not_found:run", `Run ${runId} not found.`);
   res.json(run);
 }
 
 /** An earlier streamed run, known by its event log (until the log expires): how it ended. */
-async function fromLog(store: ThreadStore, threadId: string, runId: string) {
-  const last = await runLog(store.runRef(threadId, runId)).orderBy("n", "desc").limit(1).get();
-  if (last.empty) return undefined;
-  const end = last.docs[0].get("end") as { status?: RunOutcome } | undefined;
+async function fromLog(runs: RunStore, threadId: string, runId: string) {
+  const end = await runs.loggedEnd(threadId, runId);
+  if (!end) return undefined;
   // No end marker and no lease (runsOf would have found it): its instance was lost.
-  return runObject(threadId, runId, end?.status ? runStatusOf(end.status) : "error", {
-    at: last.docs[0].updateTime.toDate(),
-  });
+  return runObject(threadId, runId, end.status ? runStatusOf(end.status) : "error", { at: end.at });
 }
 
 /**
@@ -77,46 +72,35 @@ async function listRuns(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const q = parse(ListRunsQuery, req.query, "query");
-  const store = await threadStore();
+  const [store, runs] = await Promise.all([threadStore(), runStore()]);
   const doc = await store.get(threadId, uid);
-  const runs = (await runsOf(store, threadId, doc)).filter((r) => !q.status || r.status === q.status);
-  res.json(runs.slice(q.offset, q.offset + q.limit));
+  const found = (await runsOf(runs, threadId, doc)).filter((r) => !q.status || r.status === q.status);
+  res.json(found.slice(q.offset, q.offset + q.limit));
 }
 
 /**
  * The thread's runs: the one holding its lease now, background runs (their documents, newest
  * first), and the last streamed run.
  */
-async function runsOf(store: ThreadStore, threadId: string, doc: ThreadDoc) {
+async function runsOf(runs: RunStore, threadId: string, doc: ThreadDoc) {
   const at = doc.updatedAt.toDate();
   const out: RunObject[] = [];
   const has = (id: string) => out.some((r) => r.run_id === id);
   const running = leaseHolder(doc);
   if (running) out.push(runObject(threadId, running, "running", { at, strategy: doc.run?.strategy }));
-  const queued = await store.ref(threadId).collection("runs").orderBy("createdAt", "desc").limit(20).get();
-  for (const d of queued.docs) {
-    const status = d.get("status") as QueuedRunStatus;
-    if (!has(d.id)) {
-      const created = (d.get("createdAt") as { toDate(): Date } | undefined)?.toDate() ?? at;
-      const strategy = d.get("strategy") as RunObject["multitask_strategy"] | undefined;
-      out.push(
-        runObject(
-          threadId,
-          d.id,
-          status === "pending" || status === "running" ? status : runStatusOf(status),
-          {
-            at: created,
-            strategy,
-          },
-        ),
-      );
-    }
+  for (const { runId, doc: run } of await runs.recentRuns(threadId, 20)) {
+    if (has(runId)) continue;
+    const status =
+      run.status === "pending" || run.status === "running" ? run.status : runStatusOf(run.status);
+    out.push(
+      runObject(threadId, runId, status, { at: run.createdAt?.toDate() ?? at, strategy: run.strategy }),
+    );
   }
   if (doc.lastRunId && !has(doc.lastRunId)) {
     // Its log says how it ended (a stop included); without a log, the thread's status does.
     const status = doc.status === "error" || doc.status === "interrupted" ? doc.status : "success";
     out.push(
-      (await fromLog(store, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, { at }),
+      (await fromLog(runs, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, { at }),
     );
   }
   return out;

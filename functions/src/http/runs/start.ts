@@ -10,15 +10,16 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { accessStores, type Access } from "../../access/gate";
-import { checkpointSaver, graphFactory, threadStore } from "../runtime";
+import { checkpointSaver, graphFactory, runStore, threadStore } from "../runtime";
 import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
 import { RunStreamBody, parse, questionText } from "../schemas";
 import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
 import { leaseHolder, textOf, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
+import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
-import { RunLogWriter, runLog } from "./event-log";
+import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
@@ -121,7 +122,7 @@ async function readThread(store: ThreadStore, saver: Checkpointer, threadId: str
  * nothing to go back to: it is an interrupt), or undefined when nothing was stopped.
  */
 async function stopBusyRun(
-  store: ThreadStore,
+  runs: RunStore,
   uid: string,
   threadId: string,
   thread: ThreadDoc | undefined,
@@ -129,10 +130,10 @@ async function stopBusyRun(
 ): Promise<{ from?: string } | undefined> {
   const busyWith = leaseHolder(thread) ? thread?.run : undefined;
   if (strategy === "reject" || !busyWith) return undefined;
-  if (!(await store.requestCancel(threadId, uid, busyWith.runId))) {
+  if (!(await runs.requestCancel(threadId, uid, busyWith.runId))) {
     throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
   }
-  await store.waitForRelease(threadId, busyWith.runId, config().runLeaseSeconds * 1000);
+  await runs.waitForRelease(threadId, busyWith.runId, config().runLeaseSeconds * 1000);
   return strategy === "rollback" && busyWith.from ? { from: busyWith.from } : {};
 }
 
@@ -149,8 +150,9 @@ export async function startRun(
   runId: string = randomUUID(),
 ): Promise<RunResult> {
   const { uid } = caller;
-  const [store, saver, build, { quotas }] = await Promise.all([
+  const [store, runs, saver, build, { quotas }] = await Promise.all([
     threadStore(),
+    runStore(),
     checkpointSaver(),
     graphFactory(),
     accessStores(),
@@ -169,7 +171,7 @@ export async function startRun(
   ]);
   let { tuple, along } = read;
   const strategy = body.multitask_strategy ?? "reject";
-  const stopped = await stopBusyRun(store, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
+  const stopped = await stopBusyRun(runs, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
   if (stopped) {
     checkpointId = stopped.from ?? checkpointId;
     ({ tuple, along } = await readThread(store, saver, threadId, checkpointId));
@@ -181,7 +183,7 @@ export async function startRun(
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
   const claim = { runId, leaseMs, question, strategy, from, questionId };
-  store.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
+  runs.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
       "conflict:no_interrupt",
@@ -192,14 +194,14 @@ export async function startRun(
   const runSaver = new RunCheckpointer(
     saver,
     { threadId, checkpointId, tuple },
-    (put) => store.claimLease(threadId, uid, claim, along[0], put),
+    (put) => runs.claimLease(threadId, uid, claim, along[0], put),
     // A rerun holds back too: its steps are folded like a turn's, into one checkpoint after the one it ran on from.
     rerun || holdsBack({ resume: resume !== undefined, tuple }),
   );
   // A rerun has no first checkpoint of its own before the graph's first step (the model call):
   // its lease is taken now, alone, so its tokens stream as they come.
-  if (rerun) await runSaver.claimAlone((along) => store.commitAlone(along));
-  const result = await executeRun(out, store, runSaver, build(runSaver), {
+  if (rerun) await runSaver.claimAlone((along) => runs.commitAlone(along));
+  const result = await executeRun(out, runs, runSaver, build(runSaver), {
     threadId,
     uid,
     runId,
@@ -215,7 +217,7 @@ export async function startRun(
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
     person: { email: caller.email, bytesLeft: admission.bytesLeft },
-    ...(config().runLog ? { log: await openRunLog(store, threadId, runId) } : {}),
+    ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
   const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
@@ -226,9 +228,9 @@ export async function startRun(
 }
 
 /** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
-async function openRunLog(store: ThreadStore, threadId: string, runId: string): Promise<RunLogWriter> {
+async function openRunLog(runs: RunStore, threadId: string, runId: string): Promise<RunLogWriter> {
   const { Timestamp } = await import("firebase-admin/firestore");
-  return new RunLogWriter(runLog(store.runRef(threadId, runId)), {
+  return new RunLogWriter(runs.log(threadId, runId), {
     ttlMs: config().runLogTtlHours * 3_600_000,
     timestamp: Timestamp,
     onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),

@@ -4,7 +4,7 @@
  * words fit more than one about as well, copies of one dataset (regional variants, replicas with
  * the same tables and columns) counted once.
  */
-import type { Catalog, CatalogTable } from "./catalog";
+import type { Catalog, CatalogTable } from "../catalog";
 import { connects, datasetOf } from "./joins";
 
 export type Scores = Map<string, number>;

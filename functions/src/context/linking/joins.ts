@@ -3,7 +3,7 @@
  * a key belongs to (`customer_id` is `customers`' own key and a reference everywhere else), how far
  * a table is from a chosen set, and the shortest chain of tables that joins two parts of it.
  */
-import type { Catalog, CatalogTable } from "./catalog";
+import type { Catalog, CatalogTable } from "../catalog";
 
 const keySets = new WeakMap<CatalogTable, Set<string>>();
 

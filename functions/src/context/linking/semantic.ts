@@ -9,8 +9,8 @@
  * lexically, so the embedding model never holds up an answer for more than `waitMs`.
  */
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
-import type { Catalog, CatalogTable } from "./catalog";
-import { withTimeout } from "../timeout";
+import type { Catalog, CatalogTable } from "../catalog";
+import { withTimeout } from "../../timeout";
 
 export interface SemanticMatch {
   id: string;

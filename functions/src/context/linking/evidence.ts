@@ -11,8 +11,8 @@
  * "Germany" → `country = 'DE'`), and which columns are measures (numeric, not keys) and of what
  * kind — money (decimals) or counts (integers) — so a measure word pulls the table that computes it.
  */
-import type { Catalog, CatalogTable } from "./catalog";
-import { STOP_WORDS, mentions, nearlyEqual, words } from "./knowledge";
+import type { Catalog, CatalogTable } from "../catalog";
+import { STOP_WORDS, mentions, nearlyEqual, words } from "../knowledge";
 
 type Field = "table" | "column" | "value" | "text";
 

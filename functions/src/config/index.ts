@@ -1,0 +1,67 @@
+/**
+ * Quarry's settings. The only code that reads the environment (lint forbids `process.env`
+ * elsewhere): each setting is declared once, by concern, in this folder — `deploy.ts` (firebase
+ * params), `model.ts`, `warehouse.ts`, `access.ts`, `agent.ts`, `runs.ts`, `context.ts`,
+ * `platform.ts`, `tooling.ts` (read outside the function) — with its type, default, bounds and
+ * description (`define.ts`); `settings.ts` lists them all for the configuration page. Runtime
+ * settings are read once, validated, and frozen.
+ */
+import { readAccessConfig, type AccessConfig } from "./access";
+import { readAgentConfig, type AgentConfig } from "./agent";
+import { readContextConfig, type ContextConfig } from "./context";
+import type { Env } from "./define";
+import { readModelConfig, type ModelConfig } from "./model";
+import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
+import { readRunsConfig, type RunsConfig } from "./runs";
+import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
+
+export { ConfigError } from "./define";
+export { CONCURRENCY, CORS_ORIGINS, MEMORY_MIB, REGION, TIMEOUT_SECONDS, functionSecrets } from "./deploy";
+export type { AgentConfig } from "./agent";
+export type { ModelConfig, ModelProvider } from "./model";
+export type { WarehouseConfig } from "./warehouse";
+export { assertEmulatorEnvironment };
+
+export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig {
+  warehouse: WarehouseConfig;
+  model: ModelConfig;
+  agent: AgentConfig;
+  access: AccessConfig;
+}
+
+/** Reads and validates the runtime configuration from an environment (pure, for tests). */
+export function readConfig(env: Env): RuntimeConfig {
+  assertEmulatorEnvironment(env);
+  const platform = readPlatformConfig(env);
+  return Object.freeze({
+    ...readContextConfig(env),
+    ...platform,
+    ...readRunsConfig(env),
+    warehouse: readWarehouseConfig(env, platform.projectId),
+    model: readModelConfig(env, platform.projectId),
+    access: readAccessConfig(env),
+    agent: readAgentConfig(env),
+  });
+}
+
+let cached: RuntimeConfig | undefined;
+
+/** The process's runtime configuration, read once. */
+export function config(): RuntimeConfig {
+  cached ??= readConfig(process.env);
+  return cached;
+}
+
+/** Checked when the function entry loads so a bad local setup is reported at start, not as a hang. */
+export function checkEnvironmentAtLoad(): void {
+  assertEmulatorEnvironment(process.env);
+}
+
+/**
+ * True while firebase-tools only discovers the functions (deploy, or the emulator before it
+ * starts them): the code is loaded with a bare environment and serves nothing, so nothing about
+ * the runtime configuration should be reported then.
+ */
+export function isDiscoveryPass(): boolean {
+  return process.env.FUNCTIONS_CONTROL_API === "true";
+}

@@ -1,0 +1,64 @@
+/** Where threads, checkpoints and runs are kept, and how long a run's records live. */
+import { docsOf, flag, int, readAll, textOr, type Env } from "./define";
+
+/** The run and thread settings (part of `RuntimeConfig`). */
+export interface RunsConfig {
+  /** Root collection of thread metadata. */
+  threadsCollection: string;
+  /** Root collection of the FirestoreCheckpointer. */
+  checkpointsCollection: string;
+  /** Days after which checkpoint documents expire (Firestore TTL field); 0 = never. */
+  checkpointTtlDays: number;
+  /** A run's event log (for rejoining its stream) is kept this long (`expireAt`, a TTL policy). */
+  runLogTtlHours: number;
+  /** Keep the event log at all (QUARRY_RUN_LOG=off: streams cannot be rejoined; for comparison). */
+  runLog: boolean;
+  /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
+  runLeaseSeconds: number;
+}
+
+const concern = "runs";
+
+const RUNS_SETTINGS = {
+  threadsCollection: textOr("QUARRY_THREADS_COLLECTION", {
+    concern,
+    default: "threads",
+    description: "Firestore collection of thread metadata.",
+  }),
+  checkpointsCollection: textOr("QUARRY_CHECKPOINTS_COLLECTION", {
+    concern,
+    default: "checkpoints",
+    description: "Root collection of the FirestoreCheckpointer.",
+  }),
+  checkpointTtlDays: int("QUARRY_CHECKPOINT_TTL_DAYS", {
+    concern,
+    default: 0,
+    defaultText: "`0` (never)",
+    description: "Sets an `expireAt` field on checkpoint documents for a Firestore TTL policy.",
+  }),
+  runLogTtlHours: int("QUARRY_RUN_LOG_TTL_HOURS", {
+    concern,
+    default: 24,
+    description: "How long a run's event log (for rejoining its stream) is kept (`expireAt`, TTL policy).",
+  }),
+  runLog: flag("QUARRY_RUN_LOG", {
+    concern,
+    default: true,
+    on: "on",
+    off: "off",
+    description: "`off` keeps no event log: streams cannot be rejoined (for comparison in the bench).",
+  }),
+  runLeaseSeconds: int("QUARRY_RUN_LEASE_SECONDS", {
+    concern,
+    default: 60,
+    min: 1,
+    description: "A run's lease on its thread; a crashed run frees the thread after this.",
+  }),
+} as const;
+
+/** The run and thread settings from an environment. */
+export function readRunsConfig(env: Env): RunsConfig {
+  return readAll(RUNS_SETTINGS, env);
+}
+
+export const RUNS_DOCS = docsOf(RUNS_SETTINGS);

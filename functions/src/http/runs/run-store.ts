@@ -1,0 +1,293 @@
+/**
+ * The run's records in Firestore, in one place: the run lease on the thread document (taken with
+ * the run's first checkpoint, renewed, watched for a cancel, released with the outcome; waited on
+ * by a delete or an interrupting run) and the run documents below the thread
+ * (`threads/{threadId}/runs/{runId}`: a background run's status, every run's event log below it),
+ * with the reads the run routes make of them. Threads themselves are the thread store's.
+ */
+import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from "firebase-admin/firestore";
+import { autoTitle } from "../../contract/limits";
+import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../../contract/protocol";
+import { QuarryError } from "../../errors";
+import { StorageTimeout, isStale, within } from "../../storage";
+import {
+  notFound,
+  ownedBy,
+  threadValues,
+  type RunClaim,
+  type ThreadDoc,
+  type ThreadValues,
+  type UsageTotals,
+} from "../thread-doc";
+import type { ThreadStore } from "../thread-store";
+import { runLog } from "./event-log";
+
+/** A background run's status as its document records it. */
+export type QueuedRunStatus = "pending" | "running" | RunOutcome;
+
+/** A run document (`threads/{threadId}/runs/{runId}`), written for background runs. */
+export interface RunDoc {
+  status: QueuedRunStatus;
+  strategy?: MultitaskStrategy;
+  uid?: string;
+  createdAt?: { toDate(): Date };
+  /** Why it failed (an error body), when it did. */
+  error?: unknown;
+}
+
+/** How a run ended, as the last document of its event log says (`end`), and when that was written. */
+export interface LoggedEnd {
+  status?: RunOutcome;
+  at: Date;
+}
+
+export class RunStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly threads: ThreadStore,
+    private readonly fieldValue: typeof import("firebase-admin/firestore").FieldValue,
+    private readonly timestamp: typeof import("firebase-admin/firestore").Timestamp,
+  ) {}
+
+  /** The thread document the lease is on. */
+  threadRef(id: string): DocumentReference {
+    return this.threads.ref(id);
+  }
+
+  private ref(id: string): DocumentReference {
+    return this.threads.ref(id);
+  }
+
+  /** A run's document (`threads/{id}/runs/{runId}`): a background run's status; its event log below it. */
+  runRef(id: string, runId: string): DocumentReference {
+    return this.ref(id).collection("runs").doc(runId);
+  }
+
+  /** A run's event log (`runs/{runId}/log`). */
+  log(id: string, runId: string) {
+    return runLog(this.runRef(id, runId));
+  }
+
+  /** Records a queued background run; fails if the id is taken. */
+  async createQueued(
+    id: string,
+    runId: string,
+    run: { strategy: MultitaskStrategy; uid: string },
+  ): Promise<void> {
+    await this.runRef(id, runId).create({
+      status: "pending" satisfies QueuedRunStatus,
+      strategy: run.strategy,
+      uid: run.uid,
+      createdAt: this.fieldValue.serverTimestamp(),
+    });
+  }
+
+  /** Records a background run's status (and why it failed). */
+  async setStatus(
+    id: string,
+    runId: string,
+    status: QueuedRunStatus,
+    extra: { error?: unknown } = {},
+  ): Promise<void> {
+    await this.runRef(id, runId).set({ status, ...extra }, { merge: true });
+  }
+
+  /** A run's document, if it has one (background runs). */
+  async readRun(id: string, runId: string): Promise<RunDoc | undefined> {
+    return (await this.runRef(id, runId).get()).data() as RunDoc | undefined;
+  }
+
+  /** The thread's background runs, newest first. */
+  async recentRuns(id: string, limit: number): Promise<{ runId: string; doc: RunDoc }[]> {
+    const snap = await this.ref(id).collection("runs").orderBy("createdAt", "desc").limit(limit).get();
+    return snap.docs.map((d) => ({ runId: d.id, doc: d.data() as RunDoc }));
+  }
+
+  /** How a run ended by its event log (until the log expires); undefined when it left no log. */
+  async loggedEnd(id: string, runId: string): Promise<LoggedEnd | undefined> {
+    const last = await this.log(id, runId).orderBy("n", "desc").limit(1).get();
+    if (last.empty) return undefined;
+    const end = last.docs[0].get("end") as { status?: RunOutcome } | undefined;
+    return { status: end?.status, at: last.docs[0].updateTime.toDate() };
+  }
+
+  /** Whether the thread knows the run by its records: a log or a run document. */
+  async hasRecords(id: string, runId: string): Promise<boolean> {
+    const run = this.runRef(id, runId);
+    const [log, queued] = await Promise.all([runLog(run).limit(1).get(), run.get()]);
+    return !log.empty || queued.exists;
+  }
+
+  /**
+   * Checks a run may start on the thread as read in `snap` (404 not the caller's, 409 another run
+   * holds an unexpired lease) and returns the update that takes the lease (title from the first
+   * question).
+   */
+  leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
+    const doc = ownedBy(id, snap, uid);
+    if (doc.deleting) throw notFound(id);
+    const now = Date.now();
+    if (doc.run && doc.run.expiresAt.toMillis() > now) {
+      throw new QuarryError(
+        "conflict:run",
+        `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
+      );
+    }
+    return {
+      status: "busy" as const,
+      updatedAt: this.timestamp.fromMillis(now),
+      run: {
+        runId: run.runId,
+        expiresAt: this.timestamp.fromMillis(now + run.leaseMs),
+        cancel: false,
+        ...(run.from ? { from: run.from } : {}),
+        ...(run.strategy ? { strategy: run.strategy } : {}),
+      },
+      lastRunId: run.runId,
+      ...(doc.title ? {} : { title: autoTitle(run.question) }),
+      // A new thread carries its question from the commit that takes the lease (as the Agent
+      // Server's values do from the first checkpoint): clients that label threads by their values
+      // show the question while the first answer runs. Replaced by the full values at release.
+      ...(doc.values || !run.question.trim()
+        ? {}
+        : {
+            values: threadValues([
+              { type: "human", ...(run.questionId ? { id: run.questionId } : {}), content: run.question },
+            ]),
+          }),
+    };
+  }
+
+  /**
+   * Takes the run lease in the commit that `commit` makes (the run's first checkpoint), guarded by
+   * the update time of the thread document as read in `snap` — one commit, no transaction. If the
+   * document changed since, it is read again: a lease taken meanwhile gives this run the 409, and so
+   * does a whole other run in between (this run's checkpoint would hang off a stale one); an
+   * unrelated change (a rename) is retried, and a commit that landed although the client saw it fail
+   * (a retried request) counts as taken.
+   */
+  async claimLease(
+    id: string,
+    uid: string,
+    run: RunClaim,
+    snap: DocumentSnapshot,
+    commit: (along: (batch: WriteBatch) => void) => Promise<unknown>,
+  ): Promise<void> {
+    const firstRead = snap.data() as ThreadDoc | undefined;
+    let current = snap;
+    for (let attempt = 0; ; attempt++) {
+      const update = this.leaseUpdate(id, current, uid, run);
+      const readAt = current.updateTime;
+      try {
+        await commit((batch) => batch.update(this.ref(id), update, { lastUpdateTime: readAt }));
+        return;
+      } catch (err) {
+        if (!isStale(err) || attempt >= 4) throw err;
+        current = await this.ref(id).get();
+        const now = current.data() as ThreadDoc | undefined;
+        if (now?.run?.runId === run.runId) return;
+        if (now && now.lastRunId !== firstRead?.lastRunId) {
+          throw new QuarryError(
+            "conflict:run",
+            `Thread ${id} had another run (${now.lastRunId}) start while this one was starting: send it again.`,
+          );
+        }
+      }
+    }
+  }
+
+  /** Commits a batch holding only what `along` adds to it. */
+  async commitAlone(along: (batch: WriteBatch) => void): Promise<void> {
+    const batch = this.db.batch();
+    along(batch);
+    await batch.commit();
+  }
+
+  /** Extends our lease; false when it is no longer ours (expired and taken). */
+  async renewLease(id: string, runId: string, leaseMs: number): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const run = (snap.data() as ThreadDoc | undefined)?.run;
+      if (!run || run.runId !== runId) return false;
+      tx.update(this.ref(id), { "run.expiresAt": this.timestamp.fromMillis(Date.now() + leaseMs) });
+      return true;
+    });
+  }
+
+  /** Releases our lease (only ours) and records the run's outcome and usage. */
+  async releaseLease(
+    id: string,
+    runId: string,
+    status: ThreadStatus,
+    usage?: Partial<UsageTotals>,
+    values?: ThreadValues,
+  ): Promise<void> {
+    await this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref(id));
+      const doc = snap.data() as ThreadDoc | undefined;
+      if (!doc) return;
+      const update: Record<string, unknown> = { updatedAt: this.timestamp.now() };
+      if (doc.run?.runId === runId) {
+        update.run = null;
+        update.status = status;
+        if (values) update.values = values;
+      }
+      if (usage) {
+        for (const [k, v] of Object.entries(usage)) {
+          if (typeof v === "number" && v !== 0) update[`usage.${k}`] = this.fieldValue.increment(v);
+        }
+      }
+      tx.update(this.ref(id), update);
+    });
+  }
+
+  /** Asks the run to stop, from any instance. False when that run is not the thread's current run. */
+  async requestCancel(id: string, uid: string, runId: string): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
+      const doc = ownedBy(id, await tx.get(this.ref(id)), uid);
+      if (doc.run?.runId !== runId) return false;
+      tx.update(this.ref(id), { "run.cancel": true });
+      return true;
+    });
+  }
+
+  /** Watches the thread for a cancel flag on our run; returns the unsubscribe function. */
+  watchCancel(id: string, runId: string, onCancel: () => void): () => void {
+    return this.ref(id).onSnapshot(
+      (snap) => {
+        const run = (snap.data() as ThreadDoc | undefined)?.run;
+        if (run?.runId === runId && run.cancel) onCancel();
+      },
+      () => {
+        /* a broken listener must not crash the run; the lease renewal still bounds it */
+      },
+    );
+  }
+
+  /**
+   * Waits until the run lets go of the thread (it writes its last checkpoints first) or its lease
+   * runs out, so nothing it writes outlives a delete. Bounded by the lease as first read.
+   */
+  async waitForRelease(id: string, runId: string, leaseMs: number): Promise<void> {
+    let stop = () => {};
+    let expiry: NodeJS.Timeout | undefined;
+    const released = new Promise<void>((resolve, reject) => {
+      stop = this.ref(id).onSnapshot((snap) => {
+        const run = (snap.data() as ThreadDoc | undefined)?.run;
+        clearTimeout(expiry);
+        if (run?.runId !== runId) return resolve();
+        // A lease that is not renewed runs out without a change to listen for: wake at its end.
+        expiry = setTimeout(resolve, Math.max(run.expiresAt.toMillis() - Date.now(), 0));
+      }, reject);
+    });
+    try {
+      // Bounded like the lease as first read; a run renewing past it is given up on, as before.
+      await within(leaseMs, released, "waiting for the run to stop").catch((err: unknown) => {
+        if (!(err instanceof StorageTimeout)) throw err;
+      });
+    } finally {
+      clearTimeout(expiry);
+      stop();
+    }
+  }
+}
