@@ -42,15 +42,22 @@ describe("settings declared once (functions/src/config/)", () => {
     expect(c.apiUrl).toBe("https://us-central1-demo-x.cloudfunctions.net/api");
   });
 
-  it("derives DuckDB's memory limit and threads from the function's memory unless set", () => {
-    expect(readConfig(base).warehouse.duckdb).toMatchObject({ memoryLimit: "512MB", threads: 1 });
+  it("derives DuckDB's memory limit from the function's memory unless set; threads and workers bounded", () => {
+    expect(readConfig(base).warehouse.duckdb).toMatchObject({ memoryMiB: 256, threads: 1, workers: 2 });
     expect(readConfig({ ...base, QUARRY_MEMORY_MIB: "4096" }).warehouse.duckdb).toMatchObject({
-      memoryLimit: "2048MB",
-      threads: 2,
+      memoryMiB: 1024,
     });
     expect(
-      readConfig({ ...base, QUARRY_DUCKDB_MEMORY_LIMIT: "1GB", QUARRY_DUCKDB_THREADS: "3" }).warehouse.duckdb,
-    ).toMatchObject({ memoryLimit: "1GB", threads: 3 });
+      readConfig({
+        ...base,
+        QUARRY_DUCKDB_MEMORY_MIB: "512",
+        QUARRY_DUCKDB_THREADS: "3",
+        QUARRY_DUCKDB_WORKERS: "0",
+      }).warehouse.duckdb,
+    ).toMatchObject({ memoryMiB: 512, threads: 3, workers: 0 });
+    expect(() => readConfig({ ...base, QUARRY_DUCKDB_MEMORY_MIB: "8" })).toThrow(
+      /QUARRY_DUCKDB_MEMORY_MIB must be at least 64/,
+    );
   });
 
   it("refuses a value out of its bounds, saying why", () => {
