@@ -89,7 +89,8 @@ const WAREHOUSE_SETTINGS = {
   }),
   duckdbFiles: pairs("QUARRY_DUCKDB_FILES", {
     concern,
-    description: "`table=path` pairs of CSV/TSV/Parquet files to register.",
+    description:
+      "CSV/TSV/Parquet files to load as tables: `table=path` (as `files.table`) or `dataset.table=path` (e.g. `finance.salaries=./salaries.csv`, a dataset beside `shop`).",
   }),
   duckdbMemoryMib: int("QUARRY_DUCKDB_MEMORY_MIB", {
     concern,

@@ -250,6 +250,40 @@ describe("DuckDB caps, timeouts and registered files", () => {
     }
   }, 60_000);
 
+  it("registers files as tables of datasets of their own (dataset.table=path) beside the sample", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-ds-"));
+    const salaries = path.join(dir, "salaries.csv");
+    writeFileSync(salaries, "customer_id,salary\n1,50000\n2,61000\n3,72000\n");
+    const targets = path.join(dir, "targets.csv");
+    writeFileSync(targets, "category,target\nBooks,1000\n");
+    const files = { "finance.salaries": salaries, targets };
+    const wh = await DuckDbWarehouse.open({ ...baseCfg(), duckdb: { ...baseCfg().duckdb, files } });
+    try {
+      const ids = (await wh.listTables()).map((t) => t.id);
+      expect(ids).toEqual(expect.arrayContaining(["shop.orders", "finance.salaries", "files.targets"]));
+      expect((await wh.listTables()).find((t) => t.id === "finance.salaries")?.rowCount).toBe(3);
+      expect((await wh.describeTable("finance.salaries")).columns.map((c) => c.name)).toEqual([
+        "customer_id",
+        "salary",
+      ]);
+      const r = await wh.query(
+        "SELECT count(*) AS n FROM finance.salaries s JOIN shop.customers c ON c.customer_id = s.customer_id",
+        ctx,
+      );
+      expect(r.rows).toEqual([{ n: 3 }]);
+    } finally {
+      await wh.close();
+    }
+    for (const [key, why] of [
+      ["shop.targets", /opened database's own/],
+      ["a.b.c", /not a valid table name/],
+      ["fin-ance.x", /not a valid table name/],
+    ] as const) {
+      const bad = { ...baseCfg(), duckdb: { ...baseCfg().duckdb, files: { [key]: targets } } };
+      await expect(DuckDbWarehouse.open(bad)).rejects.toThrow(why);
+    }
+  }, 60_000);
+
   it("registers a local CSV as a queryable table, but SQL still cannot read files", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-csv-"));
     const csv = path.join(dir, "targets.csv");

@@ -49,6 +49,8 @@ export class DuckDbWarehouse implements Warehouse {
   readonly dialect = "duckdb" as const;
   readonly dialectNote = DUCKDB_DIALECT_NOTE;
   private tables: TableInfo[] = [];
+  /** Schemas of the in-memory database that hold registered files (`files`, and datasets named in QUARRY_DUCKDB_FILES). */
+  private readonly fileSchemas = new Set<string>();
   private closed = false;
 
   private constructor(
@@ -89,7 +91,7 @@ export class DuckDbWarehouse implements Warehouse {
           `DuckDB could not open ${file} (QUARRY_DUCKDB_PATH): ${(err as Error).message}`,
         );
       });
-      await this.registerFiles(conn);
+      await this.registerFiles(conn, alias);
       // From here on SQL cannot touch the file system, load extensions, or undo these settings.
       await conn.run("SET enable_external_access = false");
       await conn.run("SET autoinstall_known_extensions = false");
@@ -101,16 +103,27 @@ export class DuckDbWarehouse implements Warehouse {
     }
   }
 
-  private async registerFiles(conn: DuckDBConnection): Promise<void> {
-    const entries = Object.entries(this.cfg.duckdb.files);
-    if (!entries.length) return;
-    await conn.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
-    for (const [name, file] of entries) {
-      if (!NAME.test(name)) {
+  /**
+   * Loads `QUARRY_DUCKDB_FILES`: `table=path` becomes `files.table`, `dataset.table=path` becomes
+   * `dataset.table` — so the local stack can hold more datasets than the sample (`shop`).
+   */
+  private async registerFiles(conn: DuckDBConnection, alias: string): Promise<void> {
+    for (const [key, file] of Object.entries(this.cfg.duckdb.files)) {
+      const [dataset, name] = key.includes(".") ? key.split(".", 2) : [FILES_SCHEMA, key];
+      if (!NAME.test(name) || !NAME.test(dataset) || key.split(".").length > 2) {
         throw new ConfigError(
-          `QUARRY_DUCKDB_FILES: "${name}" is not a valid table name (letters, digits, _).`,
+          `QUARRY_DUCKDB_FILES: "${key}" is not a valid table name: use table=path or dataset.table=path ` +
+            "(letters, digits, _).",
         );
       }
+      if (dataset.toLowerCase() === alias.toLowerCase() || dataset.toLowerCase() === "main") {
+        throw new ConfigError(
+          `QUARRY_DUCKDB_FILES: "${key}" would add to the dataset "${dataset}", which is the opened database's ` +
+            "own; name another dataset (e.g. finance.salaries=./salaries.csv).",
+        );
+      }
+      await conn.run(`CREATE SCHEMA IF NOT EXISTS "${dataset}"`);
+      this.fileSchemas.add(dataset);
       const ext = path.extname(file).toLowerCase();
       const reader =
         ext === ".parquet" ? "read_parquet" : [".csv", ".tsv", ".txt"].includes(ext) ? "read_csv" : undefined;
@@ -119,10 +132,10 @@ export class DuckDbWarehouse implements Warehouse {
       }
       // Copied into memory so the table keeps working after file access is switched off.
       await conn
-        .run(`CREATE TABLE ${FILES_SCHEMA}."${name}" AS SELECT * FROM ${reader}(${lit(path.resolve(file))})`)
+        .run(`CREATE TABLE "${dataset}"."${name}" AS SELECT * FROM ${reader}(${lit(path.resolve(file))})`)
         .catch((err: unknown) => {
           throw new ConfigError(
-            `QUARRY_DUCKDB_FILES: could not load ${file} as ${name}: ${(err as Error).message}`,
+            `QUARRY_DUCKDB_FILES: could not load ${file} as ${dataset}.${name}: ${(err as Error).message}`,
           );
         });
     }
@@ -131,7 +144,7 @@ export class DuckDbWarehouse implements Warehouse {
   private async readTables(conn: DuckDBConnection, alias: string): Promise<TableInfo[]> {
     const reader = await conn.runAndReadAll(
       `SELECT database_name, schema_name, table_name, comment FROM duckdb_tables()
-       WHERE (database_name = ${lit(alias)}) OR (database_name = current_database() AND schema_name = ${lit(FILES_SCHEMA)})
+       WHERE (database_name = ${lit(alias)}) OR (database_name = current_database() AND schema_name IN (${[...this.fileSchemas, FILES_SCHEMA].map(lit).join(", ")}))
        ORDER BY database_name <> ${lit(alias)}, table_name`,
     );
     const out: TableInfo[] = [];
@@ -162,7 +175,7 @@ export class DuckDbWarehouse implements Warehouse {
     const conn = await this.connect();
     try {
       const comments = await conn.runAndReadAll(
-        `SELECT column_name, comment FROM duckdb_columns() WHERE ${whereTable(info.id)} ORDER BY column_index`,
+        `SELECT column_name, comment FROM duckdb_columns() WHERE ${whereTable(info.id, this.fileSchemas)} ORDER BY column_index`,
       );
       const byName = new Map((comments.getRows() as [string, string | null][]).map(([n, c]) => [n, c]));
       const sample = await conn.runAndReadAll(`SELECT * FROM ${quoteId(info.id)} LIMIT 5`);
@@ -402,9 +415,9 @@ function quoteId(id: string): string {
     .join(".");
 }
 
-function whereTable(id: string): string {
+function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
   const parts = id.split(".");
-  if (parts.length === 2 && parts[0] === FILES_SCHEMA) {
+  if (parts.length === 2 && (parts[0] === FILES_SCHEMA || fileSchemas.has(parts[0]))) {
     return `database_name = current_database() AND schema_name = ${lit(parts[0])} AND table_name = ${lit(parts[1])}`;
   }
   const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
