@@ -215,6 +215,14 @@ describe("DuckDB caps, timeouts and registered files", () => {
       expect(r.previewRows).toBeLessThanOrEqual(10);
       expect(r.preview).toMatch(/showing \d+ of 103,?\d+ rows|showing \d+ of \d+ rows/);
 
+      // Read under the cap's LIMIT, a query's own order is kept.
+      const ordered = await wh.query("SELECT order_id FROM shop.orders ORDER BY order_id DESC", ctx);
+      const ids = generateSampleData()
+        .orders.map((o) => o.order_id)
+        .sort((a, b) => b - a);
+      expect(ordered.rows.map((r) => r.order_id)).toEqual(ids.slice(0, 100));
+      expect(ordered.totalRows).toBe(ids.length);
+
       const small = await wh.query("SELECT * FROM shop.products ORDER BY product_id LIMIT 3", ctx);
       expect(small.truncated).toBe(false);
       expect(small.totalRows).toBe(3);
