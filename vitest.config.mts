@@ -20,6 +20,10 @@ export default defineConfig({
   test: {
     // The Admin SDK in test processes must never probe the cloud metadata server.
     env: { METADATA_SERVER_DETECTION: "none" },
+    // expect.poll waits on a condition; its default bound (1 s) is a timing assumption that a loaded
+    // 2-core machine breaks (a Firestore listener's first snapshot took longer once in CI). The bound
+    // is only a failure deadline: a poll still ends as soon as its condition holds.
+    expect: { poll: { timeout: 15_000 } },
     // Cancelling a streaming model call leaves a rejection nobody awaits inside the client libraries
     // (LangGraph's task promise with the abort reason, the SDK's stream reader); the function drops
     // these with a process guard (http/abort.ts). Only these abort echoes are ignored here.

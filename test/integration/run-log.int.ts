@@ -104,15 +104,21 @@ describe("the run event log", () => {
     w.boundary();
     let gone = () => {};
     const got: LoggedEvent[] = [];
+    let first = () => {};
+    const delivered = new Promise<void>((r) => (first = r));
     const done = followRunLog(log, {
       after: 0,
-      onEvent: (e) => got.push(e),
+      onEvent: (e) => {
+        got.push(e);
+        first();
+      },
       watchRun: (g) => {
         gone = g;
         return () => {};
       },
     });
-    await expect.poll(() => got.length).toBe(1);
+    await delivered; // the follower has read the log up to the live point
+    expect(got).toHaveLength(1);
     gone(); // the lease was released or ran out, and no end marker came
     expect(await done).toBe("lost");
   });
