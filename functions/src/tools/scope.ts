@@ -1,0 +1,90 @@
+/**
+ * A person's data scope: the datasets (`shop`) and single tables (`finance.salaries`) they may see.
+ * Computed once per request in `access/scope.ts` and passed down explicitly; the tools and the
+ * context layer take it as a parameter and never show a table, column, value or context entry
+ * outside it. A table out of scope is answered exactly like a table that does not exist.
+ *
+ * Names match by their last parts, whatever the engine's id looks like: `shop` matches
+ * `shop.orders` (DuckDB) and `my-project.shop.orders` (BigQuery); `finance.salaries` matches that
+ * one table. Matching is case-insensitive.
+ */
+
+export interface Scope {
+  /** Every table the deployment allows (admins; members while no group is defined). */
+  readonly all: boolean;
+  /** Datasets and `dataset.table` entries, lower case, sorted; empty with `all`. */
+  readonly entries: readonly string[];
+  /** Stable key for caches of scoped catalogs, values and linking indexes. */
+  readonly key: string;
+}
+
+/** Everything the deployment allows. */
+export const FULL_SCOPE: Scope = Object.freeze({ all: true, entries: Object.freeze([]), key: "*" });
+
+/** A scope limited to `entries` (datasets or `dataset.table`); an empty list sees nothing. */
+export function limitedScope(entries: Iterable<string>): Scope {
+  const clean = [...new Set([...entries].map((e) => normalize(e)).filter(Boolean))].sort();
+  return Object.freeze({ all: false, entries: Object.freeze(clean), key: `[${clean.join(",")}]` });
+}
+
+function normalize(name: string): string {
+  return name.trim().toLowerCase().replaceAll("`", "").replaceAll('"', "");
+}
+
+/** The parts of a table id, lower case, without quotes (`"a"."b"` and `` `a.b` `` alike). */
+function partsOf(tableId: string): string[] {
+  return normalize(tableId)
+    .split(".")
+    .filter((p) => p !== "");
+}
+
+/** Whether `tableId` (as the engine names it) is inside `scope`. */
+export function inScope(scope: Scope, tableId: string): boolean {
+  if (scope.all) return true;
+  const parts = partsOf(tableId);
+  if (parts.length < 2) return false;
+  const table = parts[parts.length - 1];
+  // DuckDB names an attached database's tables `db.main.table`; `db` is the dataset there.
+  const datasets = datasetNames(parts.slice(0, -1));
+  return scope.entries.some((e) => datasets.some((d) => e === d || e === `${d}.${table}`));
+}
+
+/** The names a table's dataset answers to: `finance`, `project.finance`, and `db` for `db.main`. */
+function datasetNames(prefix: string[]): string[] {
+  const out: string[] = [];
+  for (let i = prefix.length - 1; i >= 0; i--) out.push(prefix.slice(i).join("."));
+  if (prefix.length >= 2 && prefix[prefix.length - 1] === "main") {
+    const bare = prefix.slice(0, -1);
+    for (let i = bare.length - 1; i >= 0; i--) out.push(bare.slice(i).join("."));
+  }
+  return out;
+}
+
+/** The items whose table id is in scope (`id` picks it). */
+export function withinScope<T>(scope: Scope, items: readonly T[], id: (item: T) => string): T[] {
+  return scope.all ? [...items] : items.filter((item) => inScope(scope, id(item)));
+}
+
+/** The dataset part of a table id (`shop.orders` → `shop`, `p.finance.salaries` → `p.finance`). */
+export function datasetOfTable(tableId: string): string {
+  const parts = tableId.split(".");
+  return parts.slice(0, -1).join(".");
+}
+
+/**
+ * What a person can ask about, for `GET /me` and the page: the datasets (and single tables) of
+ * `tables` inside the scope, as `dataset` or `dataset.table`, sorted.
+ */
+export function scopeDatasets(scope: Scope, tables: readonly { id: string }[]): string[] {
+  const out = new Set<string>();
+  for (const t of tables) {
+    if (!inScope(scope, t.id)) continue;
+    const parts = partsOf(t.id);
+    const names = datasetNames(parts.slice(0, -1));
+    const table = parts[parts.length - 1];
+    const whole = scope.all || scope.entries.some((e) => names.includes(e));
+    const dataset = datasetOfTable(t.id).replace(/\.main$/i, "");
+    out.add(whole ? dataset : `${dataset}.${table}`);
+  }
+  return [...out].sort();
+}
