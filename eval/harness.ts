@@ -10,6 +10,7 @@ import type { QuarryEvent, QuarryGraph } from "../functions/src/agent";
 import { resumeInput, turnInput } from "../functions/src/agent";
 import type { QueryContext, Warehouse } from "../functions/src/tools/types";
 import { questionOrders, sameResult, type Table } from "./compare";
+import { FULL_SCOPE } from "../functions/src/tools/scope";
 
 const QuestionLine = z
   .object({
@@ -85,6 +86,7 @@ const ctx = (): QueryContext => ({
   threadId: "eval",
   runId: randomUUID(),
   bytesBilledSoFar: 0,
+  scope: FULL_SCOPE,
 });
 
 async function execute(warehouse: Warehouse, sql: string): Promise<Table> {

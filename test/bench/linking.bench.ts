@@ -46,6 +46,7 @@ import { ScriptedChatModel } from "../support/scripted-model";
 import { linkSchemaBefore } from "./fixtures/linking-before";
 import { createOtherDomains } from "./fixtures/other-domains";
 import { currentTurnOf } from "../support/scripted-model-script";
+import { FULL_SCOPE } from "../../functions/src/tools/scope";
 
 const ROOT = path.resolve(__dirname, "../..");
 const SCHEMAS = [
@@ -239,7 +240,7 @@ function recallOf(catalog: Catalog, questions: Questions, hints: (q: string) => 
  * it reads are the gold tables the bench counts.
  */
 async function checkGold(warehouse: Warehouse, questions: Questions): Promise<void> {
-  const ctx = { userId: "bench", threadId: "bench", runId: "bench", bytesBilledSoFar: 0 };
+  const ctx = { userId: "bench", threadId: "bench", runId: "bench", bytesBilledSoFar: 0, scope: FULL_SCOPE };
   for (const q of questions) {
     const dry = await warehouse.dryRun(q.sql, ctx);
     const read = dry.referencedTables.map((t) => t.replace(/^shop\.main\./, "shop.")).sort();

@@ -14,6 +14,7 @@ import { closeWarehouses, getWarehouse } from "../../functions/src/tools";
 import { ScriptedChatModel } from "../support/scripted-model";
 import { currentTurnOf, questionOf, smartScript, type Script } from "../support/scripted-model-script";
 import { duckTools, testConfig } from "./agent/harness";
+import { FULL_SCOPE } from "../../functions/src/tools/scope";
 
 const FILE = path.resolve(__dirname, "../../eval/questions/shop.jsonl");
 const warehouse = () => getWarehouse(testConfig().warehouse);
@@ -194,7 +195,7 @@ describe("the shipped question set", () => {
     "%s: the gold SQL equals the answer computed another way",
     async (_id, q) => {
       const w = await warehouse();
-      const ctx = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0 };
+      const ctx = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0, scope: FULL_SCOPE };
       const run = async (sql: string): Promise<Table> => {
         const r = await w.query(sql, ctx);
         return { columns: r.columns.map((c) => c.name), rows: r.rows as Table["rows"] };

@@ -12,18 +12,24 @@ import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { AuditLog } from "./audit";
+import { GroupStore } from "./groups";
 import { MemberStore, type MemberDoc } from "./members";
+import { scopeFor } from "./scope";
+import type { Scope } from "../tools/scope";
 import { decideAccess, policyConfigured, refusalMessage, type AccessSettings, type Identity } from "./policy";
 import { QuotaStore } from "./quota";
 
-/** What the gate found: the caller's role and quota limits. */
+/** What the gate found: the caller's role, quota limits and data scope. */
 export interface Access {
   role: Role;
   limits: QuotaLimits;
+  /** The datasets and tables this person may see, decided once for the request (`access/scope.ts`). */
+  scope: Scope;
 }
 
 interface Stores {
   members: MemberStore;
+  groups: GroupStore;
   quotas: QuotaStore;
   audit: AuditLog;
 }
@@ -36,6 +42,7 @@ export function accessStores(): Promise<Stores> {
     const cfg = config().access;
     return {
       members: new MemberStore(db, "members", cfg.cacheMs),
+      groups: new GroupStore(db, "groups", cfg.cacheMs),
       quotas: new QuotaStore(db, mod.FieldValue, mod.Timestamp, cfg.questionWindowMs),
       audit: new AuditLog(db, mod.Timestamp, cfg.auditTtlDays),
     };
@@ -70,15 +77,22 @@ export async function resolveAccess(who: Identity, opts: { fresh?: boolean } = {
   const problem = accessProblem();
   if (problem) throw new QuarryError("access:not_configured", problem);
   const settings = accessSettings();
-  const { members } = await accessStores();
+  const { members, groups } = await accessStores();
   const email = who.emailVerified ? who.email : undefined;
-  const member = email ? await (opts.fresh ? members.fresh(email) : members.get(email)) : undefined;
+  const [member, allGroups] = await Promise.all([
+    email ? (opts.fresh ? members.fresh(email) : members.get(email)) : undefined,
+    opts.fresh ? groups.fresh() : groups.all(),
+  ]);
   const decision = decideAccess(settings, who, member);
   if (!decision.allowed) {
     const code = decision.why === "not_configured" ? "access:not_configured" : "forbidden:not_member";
     throw new QuarryError(code, refusalMessage(settings, decision.why, who.email));
   }
-  return { role: decision.role, limits: limitsOf(member) };
+  return {
+    role: decision.role,
+    limits: limitsOf(member),
+    scope: scopeFor(decision.role, member?.groups, allGroups),
+  };
 }
 
 /** Express middleware: sets `req.caller.access` or refuses. Runs after `requireUser`. */

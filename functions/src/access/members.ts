@@ -12,6 +12,8 @@ import type { MemberRecord } from "./policy";
 export interface MemberDoc extends MemberRecord {
   /** Per-person quota overrides; a missing one is the deployment's default. */
   quotas?: Partial<QuotaLimits>;
+  /** The groups whose datasets this person may see (`groups/{name}`); none = no data once any group exists. */
+  groups?: string[];
   addedBy: string;
   addedAt: string;
   updatedAt: string;

@@ -6,6 +6,7 @@
  * writes them into the YAML files so the team can version them.
  */
 import type { Firestore } from "firebase-admin/firestore";
+import { FULL_SCOPE } from "../tools/scope";
 import type { QueryContext, Warehouse } from "../tools/types";
 import { VerifiedQuery, type VerifiedQueryItem } from "./authored";
 
@@ -41,6 +42,8 @@ export async function validateVerifiedQuery(
     threadId: "approval",
     runId: "approval",
     bytesBilledSoFar: 0,
+    // The deployment's own check (an admin's approval, the context files): the whole allowed data.
+    scope: FULL_SCOPE,
   };
   try {
     await warehouse.dryRun(parsed.data.sql, ctx);

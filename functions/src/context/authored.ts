@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { LineCounter, parseDocument, isMap, isSeq, type Node as YamlNode } from "yaml";
 import { z } from "zod";
+import { FULL_SCOPE } from "../tools/scope";
 import type { QueryContext, TableSchema, Warehouse } from "../tools/types";
 
 const Text = z.string().trim().min(1);
@@ -205,6 +206,8 @@ export async function validateAgainstWarehouse(
     threadId: "context-check",
     runId: "context-check",
     bytesBilledSoFar: 0,
+    // The deployment's own check (an admin's approval, the context files): the whole allowed data.
+    scope: FULL_SCOPE,
   };
   const sqls: [string, Path][] = [
     ...context.verified_queries.map((q, i) => [q.sql, ["verified_queries", i, "sql"]] as [string, Path]),

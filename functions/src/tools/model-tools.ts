@@ -14,6 +14,8 @@ import {
 } from "@langchain/core/tools";
 import { z } from "zod";
 import { stripSqlWrapping } from "./policy";
+import { runPersonOf } from "./person";
+import { limitedScope } from "./scope";
 import { renderError, renderQuery, renderSchema, renderTables } from "./render";
 import { WarehouseError, type QueryContext, type ToolArtifact, type ToolName, type Warehouse } from "./types";
 
@@ -31,18 +33,27 @@ export interface ToolCaps {
 const DEFAULT_CAPS: ToolCaps = { previewRows: 50, previewChars: 8_000 };
 
 /**
- * The query context the executor put in the run's configuration, whole: every field it set reaches
- * the warehouse (the person's email for the audit log, what is left of their day's bytes for the
- * gate); only missing identifiers get placeholders.
+ * The query context of a tool call, whole: the executor's per-call context (`configurable.quarry`:
+ * budget so far, run id, the estimate callback) over the run's person (`configurable.quarry_person`,
+ * `person.ts`: email, what is left of their day's bytes, their scope). A call whose run carries no
+ * person sees no data: its scope is empty (fails closed).
  */
 function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
   const q = (config?.configurable as { quarry?: Partial<QuarryToolContext> } | undefined)?.quarry ?? {};
+  const person = runPersonOf(config?.configurable);
   return {
+    ...(person
+      ? {
+          userEmail: person.email,
+          ...(person.bytesLeft !== undefined ? { personBytesLeft: person.bytesLeft } : {}),
+        }
+      : {}),
     ...q,
-    userId: q.userId ?? "anonymous",
+    userId: q.userId ?? person?.uid ?? "anonymous",
     threadId: q.threadId ?? "none",
     runId: q.runId ?? "none",
     bytesBilledSoFar: q.bytesBilledSoFar ?? 0,
+    scope: q.scope ?? person?.scope ?? limitedScope([]),
     signal: config?.signal,
   };
 }

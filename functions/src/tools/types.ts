@@ -11,6 +11,7 @@ import type {
   WarehouseErrorCategory,
   WarehouseErrorDetails,
 } from "../contract/events";
+import type { Scope } from "./scope";
 
 // Result types are part of the page's contract; the warehouse's own types are below.
 export type {
@@ -58,6 +59,8 @@ export interface QueryContext {
   personBytesLeft?: number;
   /** Called after the dry run, before execution: the SQL about to run and its estimate. */
   onEstimate?: (estimate: DryRunResult) => void;
+  /** What the person may see: a table outside it is answered like one that does not exist. */
+  scope: Scope;
 }
 
 export interface DryRunResult {

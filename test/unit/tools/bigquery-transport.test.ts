@@ -10,9 +10,10 @@ import { readConfig } from "../../../functions/src/config";
 import { BigQueryWarehouse } from "../../../functions/src/tools/bigquery/warehouse";
 import type { QueryContext } from "../../../functions/src/tools/types";
 import { BigQueryStandin, type QueryScript, type RestField } from "../../support/bigquery-standin";
+import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
 const P = "demo-bq";
-const ctx: QueryContext = { userId: "u@example.com", threadId: "t-1", runId: "r-1", bytesBilledSoFar: 0 };
+const ctx: QueryContext = { userId: "u@example.com", threadId: "t-1", runId: "r-1", bytesBilledSoFar: 0, scope: FULL_SCOPE };
 const ID: RestField[] = [{ name: "id", type: "INTEGER" }];
 const standin = new BigQueryStandin();
 let host = "";

@@ -10,6 +10,7 @@ import { auditedWarehouse } from "../../../functions/src/tools/audited";
 import type { QueryRecord } from "../../../functions/src/tools/types";
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
 import { BigQueryStandin, type RestField } from "../../support/bigquery-standin";
+import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
 const P = "demo-bq";
 const orders = { projectId: P, datasetId: "shop", tableId: "orders" };
@@ -18,6 +19,7 @@ const ctx: QueryContext = {
   threadId: "thread-1",
   runId: "run-1",
   bytesBilledSoFar: 0,
+  scope: FULL_SCOPE,
 };
 const standin = new BigQueryStandin();
 let host = "";
@@ -462,6 +464,7 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
       threadId: "t9",
       runId: "r9",
       bytesBilledSoFar: 0,
+      scope: FULL_SCOPE,
     };
     standin.onQuery({
       match: /^SELECT 7 AS id$/,

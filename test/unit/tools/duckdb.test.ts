@@ -10,8 +10,9 @@ import { readConfig, type WarehouseConfig } from "../../../functions/src/config"
 import { DuckDbWarehouse } from "../../../functions/src/tools/duckdb/warehouse";
 import { generateSampleData, type SampleData } from "../../../functions/src/tools/duckdb/sample-data";
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
+import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
-const ctx: QueryContext = { userId: "u1", threadId: "t1", runId: "r1", bytesBilledSoFar: 0 };
+const ctx: QueryContext = { userId: "u1", threadId: "t1", runId: "r1", bytesBilledSoFar: 0, scope: FULL_SCOPE };
 const baseCfg = (): WarehouseConfig =>
   structuredClone(readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test" }).warehouse);
 

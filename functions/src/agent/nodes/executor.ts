@@ -11,6 +11,8 @@ import { pendingToolCalls } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate, TurnResult } from "../state";
 import type { DryRunResult, QueryContext, ToolArtifact, WarehouseErrorCategory } from "../../tools/types";
 import { stripSqlWrapping } from "../../tools/policy";
+import { runPersonOf } from "../../tools/person";
+import { limitedScope } from "../../tools/scope";
 import { withTimeout } from "../../timeout";
 
 const TIMED_OUT = Symbol("timed out");
@@ -91,7 +93,7 @@ async function runOne(
     threadId: state.threadId,
     runId,
     bytesBilledSoFar: state.bytesBilled,
-    ...personBudget(config, state),
+    ...personContext(config, state),
     signal,
     onEstimate: (e: DryRunResult) =>
       emit(config, {
@@ -178,21 +180,21 @@ function artifactFromContent(m: ToolMessage): ToolArtifact {
 }
 
 /**
- * Who asks and what they may still bill today, as the server put it in `configurable.quarry_person`
- * (`{ email, bytesLeft }` at the run's start): the bytes this turn billed since come off it.
+ * Who asks, what they may still bill today and what they may see, from the run's person
+ * (`configurable.quarry_person`, `tools/person.ts`): the bytes this turn billed since come off
+ * their budget. A run that carries no person sees no data (fails closed).
  */
-function personBudget(
+function personContext(
   config: LangGraphRunnableConfig,
   state: QuarryStateType,
-): Pick<QueryContext, "userEmail" | "personBytesLeft"> {
-  const person = (
-    config.configurable as { quarry_person?: { email?: string | null; bytesLeft?: number } } | undefined
-  )?.quarry_person;
-  if (!person) return {};
+): Pick<QueryContext, "userEmail" | "personBytesLeft" | "scope"> {
+  const person = runPersonOf(config.configurable);
+  if (!person) return { scope: limitedScope([]) };
   const spentThisTurn = state.usage.bytesBilled - state.usageAtTurnStart.bytesBilled;
   return {
-    userEmail: person.email ?? null,
-    ...(typeof person.bytesLeft === "number"
+    userEmail: person.email,
+    scope: person.scope,
+    ...(person.bytesLeft !== undefined
       ? { personBytesLeft: Math.max(person.bytesLeft - spentThisTurn, 0) }
       : {}),
   };

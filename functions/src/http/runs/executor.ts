@@ -29,6 +29,7 @@ import type { RunLogWriter } from "./event-log";
 import { RunLease } from "./lease";
 import { keepStoppedAnswer } from "./stopped";
 import { RunTranscript, type Chunk } from "./transcript";
+import { PERSON_KEY, type RunPerson } from "../../tools/person";
 
 export interface RunSpec {
   threadId: string;
@@ -43,7 +44,8 @@ export interface RunSpec {
   /** The run's event log, for clients that rejoin the stream (ids on every event). */
   log?: RunLogWriter;
   /** Who asks and what they may still bill today (the warehouse refuses a query over it). */
-  person?: { email: string | null; bytesLeft: number };
+  /** Who the run is for (email, budget, scope): the graph's `configurable.quarry_person`. */
+  person?: RunPerson;
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
@@ -294,7 +296,7 @@ function graphArgs(
         thread_id: threadId,
         user_id: uid,
         run_id: runId,
-        ...(spec.person ? { quarry_person: spec.person } : {}),
+        ...(spec.person ? { [PERSON_KEY]: spec.person } : {}),
         ...(spec.checkpointId ? { checkpoint_id: spec.checkpointId } : {}),
       },
       streamMode: RunTranscript.graphModes(spec.modes, GRAPH_MODE),

@@ -216,7 +216,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { email: caller.email, bytesLeft: admission.bytesLeft },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope: caller.access.scope },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.

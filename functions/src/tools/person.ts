@@ -1,0 +1,44 @@
+/**
+ * The person a run runs for, as the server puts it in the run's `configurable.quarry_person` — the
+ * one typed way from the run's configuration to every tool and context function. Nothing here is
+ * a secret: credentials never travel in a run's configuration (they would reach checkpoints and
+ * logs); the warehouse looks them up by `uid` when a run is in user identity mode.
+ */
+import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
+
+/** The configurable key the server sets for every run. */
+export const PERSON_KEY = "quarry_person";
+
+export interface RunPerson {
+  uid: string;
+  /** For the audit log and job labels; null when the account has none. */
+  email: string | null;
+  /** Bytes the person may still bill today at the run's start; unset = no person budget. */
+  bytesLeft?: number;
+  /** What the person may see (`access/scope.ts`). */
+  scope: Scope;
+}
+
+/**
+ * The run's person from its configuration, or undefined when the run carries none. A scope that
+ * came through JSON (a background run's task) is rebuilt; one that does not parse is empty — it
+ * fails closed.
+ */
+export function runPersonOf(configurable: unknown): RunPerson | undefined {
+  const raw = (configurable as Record<string, unknown> | undefined)?.[PERSON_KEY] as
+    | Partial<RunPerson>
+    | undefined;
+  if (!raw || typeof raw !== "object" || typeof raw.uid !== "string") return undefined;
+  return {
+    uid: raw.uid,
+    email: typeof raw.email === "string" ? raw.email : null,
+    ...(typeof raw.bytesLeft === "number" ? { bytesLeft: raw.bytesLeft } : {}),
+    scope: scopeOf(raw.scope),
+  };
+}
+
+function scopeOf(raw: unknown): Scope {
+  const s = raw as Partial<Scope> | undefined;
+  if (s?.all === true) return FULL_SCOPE;
+  return limitedScope(Array.isArray(s?.entries) ? s.entries.filter((e) => typeof e === "string") : []);
+}
