@@ -8,7 +8,11 @@ import type { Role } from "../contract/access";
 import { FULL_SCOPE, limitedScope, type Scope } from "../tools/scope";
 import type { GroupDoc } from "./groups";
 
-export function scopeFor(role: Role, memberGroups: readonly string[] | undefined, groups: readonly GroupDoc[]): Scope {
+export function scopeFor(
+  role: Role,
+  memberGroups: readonly string[] | undefined,
+  groups: readonly GroupDoc[],
+): Scope {
   if (role === "admin" || groups.length === 0) return FULL_SCOPE;
   const mine = new Set((memberGroups ?? []).map((g) => g.toLowerCase()));
   return limitedScope(groups.filter((g) => mine.has(g.name.toLowerCase())).flatMap((g) => g.datasets));

@@ -88,3 +88,13 @@ export function scopeDatasets(scope: Scope, tables: readonly { id: string }[]): 
   }
   return [...out].sort();
 }
+
+/**
+ * `scope` narrowed to the tables of `tableIds` (user identity mode: the tables the person's own
+ * credentials can read). The result is a limited scope of single tables inside both.
+ */
+export function narrowScope(scope: Scope, tableIds: readonly string[]): Scope {
+  return limitedScope(
+    tableIds.filter((id) => inScope(scope, id)).map((id) => partsOf(id).slice(-2).join(".")),
+  );
+}

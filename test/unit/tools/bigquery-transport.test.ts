@@ -13,7 +13,13 @@ import { BigQueryStandin, type QueryScript, type RestField } from "../../support
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
 const P = "demo-bq";
-const ctx: QueryContext = { userId: "u@example.com", threadId: "t-1", runId: "r-1", bytesBilledSoFar: 0, scope: FULL_SCOPE };
+const ctx: QueryContext = {
+  userId: "u@example.com",
+  threadId: "t-1",
+  runId: "r-1",
+  bytesBilledSoFar: 0,
+  scope: FULL_SCOPE,
+};
 const ID: RestField[] = [{ name: "id", type: "INTEGER" }];
 const standin = new BigQueryStandin();
 let host = "";

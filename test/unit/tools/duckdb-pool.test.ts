@@ -10,7 +10,13 @@ import { generateSampleData } from "../../../functions/src/tools/duckdb/sample-d
 import { WarehouseError, type QueryContext, type QueryResult } from "../../../functions/src/tools/types";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
-const ctx: QueryContext = { userId: "u1", threadId: "t1", runId: "r1", bytesBilledSoFar: 0, scope: FULL_SCOPE };
+const ctx: QueryContext = {
+  userId: "u1",
+  threadId: "t1",
+  runId: "r1",
+  bytesBilledSoFar: 0,
+  scope: FULL_SCOPE,
+};
 const cfg = (): WarehouseConfig =>
   structuredClone(
     readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test", QUARRY_QUERY_TIMEOUT_MS: "30000" }).warehouse,

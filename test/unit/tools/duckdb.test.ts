@@ -12,7 +12,13 @@ import { generateSampleData, type SampleData } from "../../../functions/src/tool
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
-const ctx: QueryContext = { userId: "u1", threadId: "t1", runId: "r1", bytesBilledSoFar: 0, scope: FULL_SCOPE };
+const ctx: QueryContext = {
+  userId: "u1",
+  threadId: "t1",
+  runId: "r1",
+  bytesBilledSoFar: 0,
+  scope: FULL_SCOPE,
+};
 const baseCfg = (): WarehouseConfig =>
   structuredClone(readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test" }).warehouse);
 
