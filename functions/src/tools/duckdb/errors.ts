@@ -69,3 +69,16 @@ export function tooLarge(engineMessage: string, cause?: unknown): WarehouseError
     cause === undefined ? undefined : { cause },
   );
 }
+
+/** DuckDB's own words for a table that does not exist, at a position (what a scope refusal says too). */
+export function duckDbNotFound(
+  ref: { table: string },
+  position: { line: number; column: number },
+): WarehouseError {
+  const engineMessage = `Catalog Error: Table with name ${ref.table} does not exist!`;
+  return new WarehouseError(
+    "not_found",
+    `${engineMessage} (line ${position.line}, column ${position.column}). Use list_tables and describe_table to find the right names.`,
+    { engineMessage, position },
+  );
+}
