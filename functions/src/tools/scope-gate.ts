@@ -14,7 +14,8 @@ import { WarehouseError } from "./types";
 
 /** What an engine answers for a table that does not exist (`dataset.table` as written), at a position in the SQL. */
 export type NotFound = (
-  ref: { dataset: string; table: string },
+  /** `datasetSeen`: whether the person sees any of the dataset (else it does not exist for them). */
+  ref: { dataset: string; table: string; datasetSeen: boolean },
   position: { line: number; column: number },
 ) => WarehouseError;
 
@@ -53,7 +54,7 @@ function firstUnscopedName(
   sql: string,
   scope: Scope,
   datasets: readonly string[],
-): { ref: { dataset: string; table: string }; position: { line: number; column: number } } | undefined {
+): { ref: Parameters<NotFound>[0]; position: { line: number; column: number } } | undefined {
   if (scope.all) return undefined;
   // Quotes and backticks may split or wrap a name (`p.finance.salaries`, "finance"."salaries");
   // replacing them with spaces keeps every offset where it was.
@@ -65,10 +66,21 @@ function firstUnscopedName(
       if (inScope(scope, table)) continue;
       // A quoted name ("finance"."salaries") starts at its quote, as the engine reports it.
       const start = m.index > 0 && /[`"]/.test(sql[m.index - 1]) ? m.index - 1 : m.index;
-      return { ref: { dataset, table: m[1] }, position: positionAt(sql, start) };
+      return {
+        ref: { dataset, table: m[1], datasetSeen: datasetSeen(scope, dataset) },
+        position: positionAt(sql, start),
+      };
     }
   }
   return undefined;
+}
+
+/** Whether the scope holds any table of `dataset` (all of it, or a `dataset.table` entry). */
+function datasetSeen(scope: Scope, dataset: string): boolean {
+  // "*" is never a table's name: in scope only when the whole dataset is.
+  if (inScope(scope, `${dataset}.*`)) return true;
+  const bare = dataset.toLowerCase().split(".").pop()!;
+  return scope.entries.some((e) => e.startsWith(`${bare}.`));
 }
 
 /** Fence 2: the tables the engine says the statement reads, each in scope, else not found. */
@@ -77,7 +89,8 @@ export function refuseUnscopedTables(tables: readonly string[], scope: Scope, no
   const outside = tables.filter((t) => !inScope(scope, t));
   if (outside.length) {
     const parts = outside[0].split(".");
-    const ref = { dataset: parts.slice(0, -1).join("."), table: parts[parts.length - 1] };
+    const dataset = parts.slice(0, -1).join(".");
+    const ref = { dataset, table: parts[parts.length - 1], datasetSeen: datasetSeen(scope, dataset) };
     throw tagged(notFound(ref, { line: 1, column: 1 }), outside);
   }
 }
