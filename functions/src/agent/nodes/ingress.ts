@@ -15,7 +15,7 @@ import type { Catalog } from "../../context/catalog";
 import { scopedCatalog } from "../../context/scoped";
 import { scopedKnowledge } from "../../context/scoped-knowledge";
 import { runPersonOf } from "../../tools/person";
-import { limitedScope, type Scope } from "../../tools/scope";
+import { datasetNamesOf, limitedScope, type Scope } from "../../tools/scope";
 import { messageText, turnStartIndex } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
@@ -120,23 +120,8 @@ async function knowledgeFor(
     : deps.knowledge;
   if (!all || scope.all) return all;
   // Every dataset name of the whole catalog: a query naming one outside the scope is left out.
-  const datasets = [...new Set(full?.tables.map((t) => t.id.split(".").slice(0, -1).join(".")) ?? [])];
-  return scopedKnowledge(all, scope, datasetAliases(datasets));
-}
-
-/** `p.finance` is also written `finance`; DuckDB's `db.main` is written `db`. */
-function datasetAliases(datasets: string[]): string[] {
-  return [
-    ...new Set(
-      datasets.flatMap((d) => [
-        d,
-        d
-          .split(".")
-          .filter((p) => p !== "main")
-          .pop() ?? d,
-      ]),
-    ),
-  ];
+  const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
+  return scopedKnowledge(all, scope, datasets);
 }
 
 /**
