@@ -13,7 +13,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_WORDS } from "../../support/finance";
-import { holdClient, HOLD_URL_ENV } from "../../support/hold-control";
+import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
 
@@ -23,7 +23,7 @@ let ann: TestUser;
 let bob: TestUser;
 let nobody: TestUser;
 let db: Firestore;
-const holds = holdClient(process.env[HOLD_URL_ENV]);
+let holds: Holds;
 const GROUPS = { "scope-shop": ["shop"], "scope-finance": ["finance"] };
 
 /** The words of `finance.salaries` (name, columns, values) found in `text`, case-insensitive. */
@@ -35,7 +35,9 @@ const me = async (u: TestUser) =>
 async function ask(u: TestUser, question: string) {
   const client = sdkClient(api, u);
   const thread = await client.threads.create();
-  await client.runs.wait(thread.thread_id, "quarry", { input: { messages: [{ type: "human", content: question }] } });
+  await client.runs.wait(thread.thread_id, "quarry", {
+    input: { messages: [{ type: "human", content: question }] },
+  });
   const state = await client.threads.getState(thread.thread_id);
   return { threadId: thread.thread_id, values: state.values as { messages: Record<string, unknown>[] } };
 }
@@ -48,15 +50,37 @@ async function promptsOf(marker: string): Promise<string[]> {
   return prompts.map((p) => p.split(marker).join(""));
 }
 
+/**
+ * Reads `read` until `done` holds (the function's access cache letting go), failing with the last
+ * value after `timeoutMs`. Hooks cannot use expect.poll.
+ */
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > end) throw new Error(`still ${JSON.stringify(v)} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
   admin = await signUp(stack.urls.auth!, TEST_ADMIN_EMAIL);
   [ann, bob, nobody] = await Promise.all([1, 2, 3].map(() => signUp(stack.urls.auth!)));
-  db = new Firestore({ projectId: stack.env.GCLOUD_PROJECT, host: stack.env.FIRESTORE_EMULATOR_HOST, ssl: false });
+  db = new Firestore({
+    projectId: stack.env.GCLOUD_PROJECT,
+    host: stack.env.FIRESTORE_EMULATOR_HOST,
+    ssl: false,
+  });
   const now = new Date().toISOString();
   for (const [name, datasets] of Object.entries(GROUPS)) {
-    await db.collection("groups").doc(name).set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
+    await db
+      .collection("groups")
+      .doc(name)
+      .set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
   }
   for (const [u, groups] of [
     [ann, ["scope-shop"]],
@@ -68,16 +92,20 @@ beforeAll(async () => {
       .set({ email: u.email, role: "member", groups, addedBy: "test", addedAt: now, updatedAt: now });
   }
   // The function reads groups through a short cache: wait until it sees them.
-  await expect.poll(async () => (await me(ann)).scope.datasets, { timeout: 30_000 }).toEqual(["shop"]);
+  await until(
+    () => me(ann),
+    (m) => m.scope.datasets.join() === "shop",
+  );
 }, 120_000);
 
 afterAll(async () => {
   if (db) {
     for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
     // Later files run with no groups: wait until the function's cache has let go of them.
-    await expect
-      .poll(async () => (await me(nobody)).scope.datasets, { timeout: 30_000 })
-      .toEqual(expect.arrayContaining(["shop", "finance"]));
+    await until(
+      () => me(nobody),
+      (m) => m.scope.datasets.includes("shop") && m.scope.datasets.includes("finance"),
+    );
     await db.terminate();
   }
 }, 60_000);
@@ -96,7 +124,7 @@ describe("data scope", () => {
       body: { assistant_id: "quarry", input: { messages: [{ type: "human", content: "How many orders?" }] } },
     });
     expect(res.status).toBe(403);
-    expect(res.json).toMatchObject({ code: "forbidden:no_scope" });
+    expect(res.json).toMatchObject({ error: "forbidden:no_scope" });
     expect(String(res.json.message)).toMatch(/not in any group.*data-team@example\.com/);
   });
 
@@ -105,7 +133,9 @@ describe("data scope", () => {
     const control = `[m-${randomUUID()}]`;
     await ask(admin, `${question} ${control}`);
     // The control: an admin's prompts do show finance.salaries (this test could fail).
-    expect(financeIn((await promptsOf(control)).join("\n"))).toEqual(expect.arrayContaining(["salaries", "grade"]));
+    expect(financeIn((await promptsOf(control)).join("\n"))).toEqual(
+      expect.arrayContaining(["salaries", "grade"]),
+    );
 
     const marker = `[m-${randomUUID()}]`;
     const asked = await ask(ann, `${question} ${marker}`);
@@ -142,14 +172,22 @@ describe("data scope", () => {
   it("refuses SQL naming the other dataset as not found, and audits it as a refusal under the email", async () => {
     const marker = `[m-${randomUUID()}]`;
     const { values } = await ask(ann, `Average pay by level [sql:salaries] ${marker}`);
-    const tool = values.messages.find((m) => m.type === "tool") as { content: string; artifact: { category: string } };
+    const tool = values.messages.find((m) => m.type === "tool") as {
+      content: string;
+      artifact: { category: string };
+    };
     expect(tool.artifact.category).toBe("not_found");
     expect(financeIn(tool.content.replace(/finance\.salaries|salaries|finance/g, ""))).toEqual([]);
     expect(tool.content).not.toMatch(/scope|grade|Principal/i);
     const audit = async () =>
       (
-        (await call(api, `/admin/audit?person=${encodeURIComponent(ann.email)}&limit=50`, { token: admin.idToken }))
-          .json as { entries: { kind: string; email: string; outcome: string; error?: { category: string } }[] }
+        (
+          await call(api, `/admin/audit?person=${encodeURIComponent(ann.email)}&limit=50`, {
+            token: admin.idToken,
+          })
+        ).json as {
+          entries: { kind: string; email: string; outcome: string; error?: { category: string } }[];
+        }
       ).entries.filter((e) => e.kind === "query" && e.error?.category === "out_of_scope");
     await expect.poll(async () => (await audit()).length).toBe(1);
     expect((await audit())[0]).toMatchObject({ email: ann.email, outcome: "refused" });
