@@ -7,6 +7,8 @@
  * called: a recorder takes the planner's place and stops the turn. With a Firestore to read
  * (FIRESTORE_EMULATOR_HOST, or production credentials) the verified queries approved in the admin
  * page are merged in as the agent merges them, read fresh each time: an approval shows at once.
+ * `--as <email>` shows what that person's planner gets: only the data of their scope (their
+ * groups, read from Firestore as the function reads them); without it, the whole allowed data.
  */
 import { MemorySaver } from "@langchain/langgraph";
 import { commandFirestore, runCommand } from "./cli";
@@ -26,6 +28,32 @@ import { ApprovedQueries } from "../functions/src/context/approved";
 import type { VerifiedQueryItem } from "../functions/src/context/authored";
 import type { RuntimeConfig } from "../functions/src/config";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+import { PERSON_KEY, type RunPerson } from "../functions/src/tools/person";
+import { FULL_SCOPE, datasetNamesOf, type Scope } from "../functions/src/tools/scope";
+import { scopedCatalog } from "../functions/src/context/scoped";
+import { scopedKnowledge } from "../functions/src/context/scoped-knowledge";
+import { scopeOfEmail } from "../functions/src/access/scope";
+import { GroupStore } from "../functions/src/access/groups";
+import { MemberStore } from "../functions/src/access/members";
+
+/** The person's scope as the function decides it: their role and groups, read from Firestore. */
+async function personScope(cfg: RuntimeConfig, email: string): Promise<Scope> {
+  const db = commandFirestore(cfg);
+  try {
+    const { allowedDomains, admins, contact, localOpen, cacheMs } = cfg.access;
+    const { scope } = await scopeOfEmail(
+      email,
+      { allowedDomains, admins, contact, localOpen },
+      {
+        members: new MemberStore(db as never, "members", cacheMs),
+        groups: new GroupStore(db as never, "groups", cacheMs),
+      },
+    );
+    return scope;
+  } finally {
+    await db.terminate();
+  }
+}
 
 /**
  * The verified queries approved in the admin page (Firestore `approved_queries`), or none, said on
@@ -49,15 +77,18 @@ async function approvedQueries(cfg: RuntimeConfig): Promise<readonly VerifiedQue
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const json = argv.includes("--json");
+  const at = argv.indexOf("--as");
+  const as = at >= 0 ? argv[at + 1] : undefined;
   const question = argv
-    .filter((a) => a !== "--json")
+    .filter((a, i) => a !== "--json" && i !== at && i !== at + 1)
     .join(" ")
     .trim();
-  if (!question) {
-    console.error('Usage: npm run context -- "<question>" [--json]');
+  if (!question || (at >= 0 && !as?.includes("@"))) {
+    console.error('Usage: npm run context -- "<question>" [--json] [--as <email>]');
     return 2;
   }
   const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
+  const scope = as ? await personScope(cfg, as) : FULL_SCOPE;
   const warehouse = await getWarehouse(cfg.warehouse);
   const loaded = await loadKnowledge(cfg.contextDir, warehouse);
   const { report } = loaded;
@@ -79,7 +110,11 @@ async function main(): Promise<number> {
   });
   try {
     await graph.invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
-      configurable: { thread_id: "context", user_id: "context" },
+      configurable: {
+        thread_id: "context",
+        user_id: "context",
+        [PERSON_KEY]: { uid: as ?? "context", email: as ?? null, scope } satisfies RunPerson,
+      },
     });
   } catch (err) {
     if (!(err instanceof PromptCaptured) && !String(err).includes("prompt captured")) throw err;
@@ -87,9 +122,11 @@ async function main(): Promise<number> {
   if (!recorder.prompt)
     throw new Error("The turn ended before the planner's model call (the question was refused?).");
   const system = String(recorder.prompt[0].content);
-  const chosen = knowledge.forQuestion(question);
-  // The same linking the ingress node ran, on the same catalog, for the summary fields.
-  const linked = linkSchema(catalog, question, linkHints(chosen));
+  // The same knowledge and linking the ingress node chose, on the same catalog, for the summary fields.
+  const datasets = [...new Set(catalog.tables.flatMap((t) => datasetNamesOf(t.id)))];
+  const scoped = scopedKnowledge(knowledge, scope, datasets);
+  const chosen = scoped.forQuestion(question);
+  const linked = linkSchema(scopedCatalog(catalog, scope), question, linkHints(chosen));
   const out = {
     tables: linked.tables.map((t) => t.id),
     columns: [...new Set([...linked.columns, ...linked.values.map((v) => `${v.table}.${v.column}`)])],
@@ -103,7 +140,19 @@ async function main(): Promise<number> {
     console.log(JSON.stringify(out, null, 2));
   } else {
     console.log(`Question: ${question}`);
-    console.log(`Context files: ${report.loaded.join(", ") || "(none)"} (${cfg.contextDir})`);
+    console.log(
+      `As: ${as ? `${as} (${scope.all ? "every allowed dataset" : scope.entries.join(", ") || "no data"})` : "the whole allowed data (no --as)"}`,
+    );
+    // With --as, only the files about data the person sees (the paths would name other datasets).
+    const files = as
+      ? `${
+          scoped
+            .parts()
+            .files.map((f) => f.dataset)
+            .join(", ") || "(none)"
+        } (the files about data in scope)`
+      : `${report.loaded.join(", ") || "(none)"} (${cfg.contextDir})`;
+    console.log(`Context files: ${files}`);
     console.log(
       `Approved in the admin page: ${approved.length} verified quer${approved.length === 1 ? "y" : "ies"}`,
     );

@@ -6,7 +6,9 @@
  */
 import type { Role } from "../contract/access";
 import { FULL_SCOPE, limitedScope, type Scope } from "../tools/scope";
-import type { GroupDoc } from "./groups";
+import type { GroupDoc, GroupStore } from "./groups";
+import type { MemberStore } from "./members";
+import { decideAccess, refusalMessage, type AccessSettings } from "./policy";
 
 export function scopeFor(
   role: Role,
@@ -16,4 +18,19 @@ export function scopeFor(
   if (role === "admin" || groups.length === 0) return FULL_SCOPE;
   const mine = new Set((memberGroups ?? []).map((g) => g.toLowerCase()));
   return limitedScope(groups.filter((g) => mine.has(g.name.toLowerCase())).flatMap((g) => g.datasets));
+}
+
+/**
+ * The role and scope of a person by email, read from the stores as the gate would (for commands
+ * such as `npm run context -- --as <email>`); throws the gate's refusal for a non-member.
+ */
+export async function scopeOfEmail(
+  email: string,
+  settings: AccessSettings,
+  stores: { members: MemberStore; groups: GroupStore },
+): Promise<{ role: Role; scope: Scope }> {
+  const [member, groups] = await Promise.all([stores.members.fresh(email), stores.groups.fresh()]);
+  const decision = decideAccess(settings, { uid: email, email, emailVerified: true }, member);
+  if (!decision.allowed) throw new Error(refusalMessage(settings, decision.why, email));
+  return { role: decision.role, scope: scopeFor(decision.role, member?.groups, groups) };
 }

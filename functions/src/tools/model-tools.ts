@@ -217,7 +217,7 @@ export function createWarehouseTools(
     "Show a table's columns (types, nested fields, descriptions), partitioning and a few sample rows. " +
       "Costs nothing: it reads no query job.",
     z.object({
-      table: z.string().describe("Table name exactly as list_tables shows it, e.g. shop.orders."),
+      table: z.string().describe("Table name exactly as list_tables shows it (dataset.table)."),
     }),
     async (input, config) => {
       try {

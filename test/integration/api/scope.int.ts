@@ -7,12 +7,14 @@
  * naming it is refused and audited under the person's email. An admin's same question is the
  * control: it does see `finance.salaries`.
  */
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
-import { TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
+import { INTEGRATION_ACCESS_ENV, TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
-import { FINANCE_WORDS } from "../../support/finance";
+import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
@@ -144,6 +146,13 @@ describe("data scope", () => {
     expect(prompts.join("\n")).toContain("list_tables");
     expect(prompts.join("\n")).toContain("shop.orders");
     expect(financeIn(prompts.join("\n"))).toEqual([]);
+    // And Bob's prompts hold nothing of shop.
+    const bobMarker = `[m-${randomUUID()}]`;
+    // (The model stand-in queries finance, so no shop name comes from the model's own SQL.)
+    await ask(bob, `How does pay vary across levels? [sql:salaries] ${bobMarker}`);
+    const bobs = (await promptsOf(bobMarker)).join("\n");
+    expect(bobs).toContain("finance.salaries");
+    expect(bobs).not.toMatch(/shop\.|order_items|web_events/);
     const tool = asked.values.messages.find((m) => m.type === "tool" && m.name === "list_tables");
     expect(financeIn(JSON.stringify(tool))).toEqual([]);
     // The follow-up naming `grade` is not offered to Ann.
@@ -196,4 +205,39 @@ describe("data scope", () => {
     const rows = bobs.values.messages.find((m) => m.type === "tool") as { artifact: { kind: string } };
     expect(rows.artifact.kind).toBe("query");
   });
+
+  it("npm run context -- --as <email> prints only what that person's planner gets", async () => {
+    const question = "How does pay vary across levels?";
+    const asAnn = await contextCommand(question, ann.email);
+    expect(asAnn).toContain("shop.");
+    expect(financeIn(asAnn)).toEqual([]);
+    const asBob = await contextCommand(question, bob.email);
+    expect(asBob).toContain("finance.salaries");
+    // Nothing of shop either: not even an example in the tools' descriptions.
+    expect(asBob).not.toMatch(/shop\./);
+  });
 });
+
+/** `npm run context -- --as <email> <question>` against the stack's Firestore, as a developer runs it. */
+function contextCommand(question: string, as: string): Promise<string> {
+  const { env } = stackEnv();
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "scripts/context.ts", "--as", as, question],
+      {
+        cwd: path.resolve(__dirname, "../../.."),
+        env: {
+          ...process.env,
+          ...INTEGRATION_ACCESS_ENV,
+          QUARRY_WAREHOUSE: "duckdb",
+          QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
+          GOOGLE_CLOUD_PROJECT: env.GCLOUD_PROJECT,
+          FIRESTORE_EMULATOR_HOST: env.FIRESTORE_EMULATOR_HOST,
+        },
+        timeout: 120_000,
+      },
+      (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)),
+    ),
+  );
+}

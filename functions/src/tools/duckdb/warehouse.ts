@@ -44,7 +44,7 @@ export interface DuckDbWarehouseOptions {
 /** What the planner is told about DuckDB's SQL. */
 export const DUCKDB_DIALECT_NOTE =
   "SQL dialect: DuckDB (PostgreSQL-like). Name tables as schema.table exactly as list_tables shows them " +
-  "(e.g. shop.orders). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
+  "(dataset.table). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
   "COUNT(DISTINCT x), ILIKE; DECIMAL money sums are exact. Send one SELECT statement only: " +
   "no DDL/DML, no files, no settings.";
 
