@@ -140,7 +140,7 @@ function GroupRow({ api, group, onChanged }: { api: AdminApi; group: Group; onCh
         </button>
       </form>
       <p className="muted small">
-        {group.members.length ? `Members: ${group.members.join(", ")}` : "No members yet."} Created by{" "}
+        {group.members.length ? `Members: ${group.members.join(", ")}.` : "No members yet."} Created by{" "}
         {group.createdBy} on {group.createdAt.slice(0, 10)}.
       </p>
       {error && (
