@@ -11,6 +11,7 @@ import { resumeInput, turnInput } from "../functions/src/agent";
 import type { QueryContext, Warehouse } from "../functions/src/tools/types";
 import { questionOrders, sameResult, type Table } from "./compare";
 import { FULL_SCOPE } from "../functions/src/tools/scope";
+import { personConfig } from "../test/support/person";
 
 const QuestionLine = z
   .object({
@@ -111,7 +112,7 @@ export async function evalQuestion(
     ms: 0,
   };
   const options = {
-    configurable: { thread_id: `eval-${q.id}-${randomUUID()}`, user_id: "eval" },
+    configurable: { thread_id: `eval-${q.id}-${randomUUID()}`, user_id: "eval", ...personConfig("eval") },
     streamMode: ["custom", "updates"],
   };
   /** Streams one run; returns the question it stopped at, if any. */

@@ -34,3 +34,20 @@ export function findFirestoreEmulator(env?: Record<string, string | undefined>):
 };
 /** The start-up banner's model line(s), read from the running function's GET /client-config. */
 export function modelLines(apiUrl: string): Promise<string[]>;
+/** One rule of firebase.json's `hosting.headers`. */
+export interface HostingHeaderRule {
+  source?: string;
+  regex?: string;
+  headers: { key: string; value: string }[];
+}
+/** The origins the local page calls besides its own (API function, Auth and Firestore emulators). */
+export function pageEmulatorOrigins(
+  services: string[],
+  ports: Record<string, number>,
+  env: Record<string, string | undefined>,
+): string[];
+/** A hosting config with `origins` added to its Content-Security-Policy's connect-src. */
+export function withConnectSources<H extends { headers?: HostingHeaderRule[] }>(
+  hosting: H,
+  origins: string[],
+): H & { headers: HostingHeaderRule[] };

@@ -35,6 +35,57 @@ export const DEFAULT_PORTS = Object.freeze({
   tasks: 9499,
 });
 
+/**
+ * The origins the local page talks to besides its own: the API function (`QUARRY_API_URL`, which
+ * `/client-config` hands the page), the Auth emulator and the Firestore emulator (the function's
+ * `FIRESTORE_EMULATOR_HOST`, also handed to the page).
+ */
+export function pageEmulatorOrigins(services, ports, env) {
+  const origins = new Set();
+  if (services.includes("functions") && env.QUARRY_API_URL) origins.add(new URL(env.QUARRY_API_URL).origin);
+  if (services.includes("auth")) origins.add(`http://127.0.0.1:${ports.auth}`);
+  if (env.FIRESTORE_EMULATOR_HOST) origins.add(`http://${env.FIRESTORE_EMULATOR_HOST}`);
+  else if (ports.firestore) origins.add(`http://127.0.0.1:${ports.firestore}`);
+  return [...origins];
+}
+
+/**
+ * firebase.json's hosting config with `origins` added to the Content-Security-Policy's connect-src
+ * (every header rule that sets one). firebase.json's policy names the production origins only
+ * (docs/deploy.md#security-headers); the local page calls the emulators on loopback ports that
+ * change from run to run, so the launcher's copy of the config allows exactly those.
+ */
+export function withConnectSources(hosting, origins) {
+  const rules = (hosting.headers ?? []).map((rule) => ({
+    ...rule,
+    headers: rule.headers.map((h) =>
+      h.key.toLowerCase() === "content-security-policy"
+        ? { ...h, value: addConnectSources(h.value, origins) }
+        : h,
+    ),
+  }));
+  return { ...hosting, headers: rules };
+}
+
+function addConnectSources(policy, origins) {
+  const directives = policy
+    .split(";")
+    .map((d) => d.trim())
+    .filter(Boolean);
+  const at = directives.findIndex((d) => d.split(/\s+/)[0] === "connect-src");
+  if (at >= 0) directives[at] = [directives[at], ...origins].join(" ");
+  else {
+    // Without connect-src, default-src decides: start from its sources.
+    const fallback =
+      directives
+        .find((d) => d.split(/\s+/)[0] === "default-src")
+        ?.split(/\s+/)
+        .slice(1) ?? [];
+    directives.push(["connect-src", ...fallback, ...origins].join(" "));
+  }
+  return directives.join("; ");
+}
+
 /** A clear, user-facing failure of the launcher. */
 export class StackError extends Error {
   constructor(message) {
@@ -278,6 +329,9 @@ export async function startStack(options = {}) {
       const supportPorts = ["hub", "logging", "eventarc", "tasks"].filter((n) => ports[n]);
       for (const name of [...firebaseServices, ...supportPorts]) {
         cfg.emulators[name] = { host: "127.0.0.1", port: ports[name] };
+      }
+      if (cfg.hosting && firebaseServices.includes("hosting")) {
+        cfg.hosting = withConnectSources(cfg.hosting, pageEmulatorOrigins(firebaseServices, ports, fnEnv));
       }
       // firebase-tools treats the config file's folder as the project root, so it lives at ROOT.
       const cfgPath = path.join(ROOT, `.firebase.stack-${process.pid}-${ports.hub}.json`);

@@ -19,6 +19,7 @@ import { ScriptedChatModel } from "../support/scripted-model";
 import { byRole, type Script } from "../support/scripted-model-script";
 import { FOLLOW_UPS_MARKER } from "../../functions/src/contract/follow-ups";
 import { startVertexStandin } from "../support/vertex-standin";
+import { personConfig } from "../support/person";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const q = (sql: string) => ({ toolCalls: [{ name: "bq_query", args: { sql } }] });
@@ -148,7 +149,7 @@ async function main() {
         const stream = await graph.stream(
           { messages: [new HumanMessage(c.question)] },
           {
-            configurable: { thread_id: `b${i}`, user_id: "bench", run_id: `r${i}` },
+            configurable: { thread_id: `b${i}`, user_id: "bench", run_id: `r${i}`, ...personConfig("bench") },
             streamMode: ["custom", "messages"],
           },
         );

@@ -19,6 +19,7 @@ import { BENCH_ACCESS_ENV } from "./app-server";
 import { signUp } from "../support/auth-emulator";
 import { apiScript } from "../support/api-script";
 import { startVertexStandin } from "../support/vertex-standin";
+import { personConfig } from "../support/person";
 
 /** Concurrent runs on one in-process instance too (Cloud Functions v2 serves many requests per instance). */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -276,7 +277,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     const stream = await graph.stream(
       { messages: [{ type: "human", content: question }] },
       {
-        configurable: { thread_id: `baseline-${randomUUID()}` },
+        configurable: { thread_id: `baseline-${randomUUID()}`, ...personConfig() },
         streamMode: "messages",
         durability: "sync",
       },

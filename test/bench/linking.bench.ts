@@ -47,6 +47,7 @@ import { linkSchemaBefore } from "./fixtures/linking-before";
 import { createOtherDomains } from "./fixtures/other-domains";
 import { currentTurnOf } from "../support/scripted-model-script";
 import { FULL_SCOPE } from "../../functions/src/tools/scope";
+import { personConfig } from "../support/person";
 
 const ROOT = path.resolve(__dirname, "../..");
 const SCHEMAS = [
@@ -268,7 +269,7 @@ async function plannerTokens(
   });
   await graph
     .invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
-      configurable: { thread_id: "t" },
+      configurable: { thread_id: "t", ...personConfig() },
     })
     .catch(() => undefined);
   return estimateTokens(recorder.prompt ?? []);
@@ -304,7 +305,7 @@ async function callsForUnseenTable(
   await graph.invoke(
     turnInput({ type: "human", content: "How many products were launched in 2025?", id: "q" }) as never,
     {
-      configurable: { thread_id: "t" },
+      configurable: { thread_id: "t", ...personConfig() },
     },
   );
   return model.calls.length;

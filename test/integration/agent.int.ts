@@ -12,6 +12,7 @@ import { readConfig } from "../../functions/src/config";
 import { closeWarehouses, createWarehouseTools, getWarehouse } from "../../functions/src/tools";
 import { startVertexStandin, type VertexStandin } from "../support/vertex-standin";
 import { emulatorFirestore, freshCheckpointer, freshRoot } from "./checkpointer/firestore";
+import { personConfig } from "../support/person";
 
 let firestore: Firestore;
 let standin: VertexStandin;
@@ -45,7 +46,7 @@ async function turn(root: string, thread: string, text: string) {
     const stream = await graph.stream(
       { messages: [new HumanMessage(text)] },
       {
-        configurable: { thread_id: thread, user_id: "u1", run_id: "r1" },
+        configurable: { thread_id: thread, user_id: "u1", run_id: "r1", ...personConfig("u1") },
         streamMode: ["custom", "messages"],
       },
     );

@@ -11,7 +11,10 @@
  * - "[midway]" makes the answer stream its first chunks and then stop until the function drops the
  *   model call (a cancel, a disconnect, a delete), bounded by the stand-in's HOLD_LIMIT_MS.
  * - "[sql:<name>]" makes the planner's first query of the turn one of SCRIPTED_SQL, exactly as a
- *   model might send it (in a Markdown fence, or a statement built to exhaust memory).
+ *   model might send it (in a Markdown fence, or a statement built to exhaust memory);
+ * - "[describe:<table>]" makes the planner's first call of the turn describe_table of that table;
+ * - "[follow-ups]" makes the answer end with follow-up questions, one of which names a column of
+ *   `finance.salaries` (`grade`): the server offers it only to people whose prompt showed it.
  */
 import { HOLD_ANSWER_WORD, HOLD_WORD, type HoldServer } from "./hold-control";
 import {
@@ -24,6 +27,13 @@ import {
 
 const MODEL_ERROR = "[model-error]";
 const SQL_WORD = /\[sql:([\w-]+)\]/;
+const DESCRIBE_WORD = /\[describe:([\w.-]+)\]/;
+const FOLLOW_UPS_WORD = "[follow-ups]";
+/** The follow-ups "[follow-ups]" appends: one plain, one naming finance.salaries' `grade` column. */
+export const SCRIPTED_FOLLOW_UPS = [
+  "How many orders were placed last month?",
+  "Which `grade` earns the most?",
+];
 
 /** Tool-call SQL a test can make the model send (see "[sql:<name>]"). */
 const SCRIPTED_SQL: Record<string, string> = {
@@ -33,6 +43,7 @@ const SCRIPTED_SQL: Record<string, string> = {
   "cross-join":
     "SELECT a.*, b.*, repeat(a.product_id::VARCHAR, 200) AS wide FROM shop.order_items a, shop.order_items b",
   "bad-column": "SELECT nme FROM shop.customers",
+  salaries: "SELECT grade, AVG(salary) AS pay FROM finance.salaries GROUP BY grade ORDER BY pay DESC",
   delete: "DELETE FROM shop.orders WHERE order_id = 1",
   "string-agg":
     "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
@@ -71,6 +82,12 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
     }
     if (req.role === "generator" && q.includes(MIDWAY))
       return { ...reply, text: LONG_ANSWER, holdAfterChunks: 3 };
+    if (req.role === "generator" && q.includes(FOLLOW_UPS_WORD)) {
+      return {
+        ...reply,
+        text: `${reply.text ?? ""}\n:::follow-ups\n${SCRIPTED_FOLLOW_UPS.map((f) => `- ${f}`).join("\n")}`,
+      };
+    }
     return reply;
   };
 }
@@ -80,12 +97,16 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
  * then (after the tool's answer, whatever it was) no further query.
  */
 export function scriptedSql(req: Parameters<Script>[0]): ScriptReply | undefined {
-  const sql = req.role === "planner" ? SCRIPTED_SQL[SQL_WORD.exec(questionOf(req))?.[1] ?? ""] : undefined;
-  if (!sql) return undefined;
+  if (req.role !== "planner") return undefined;
+  const q = questionOf(req);
+  const sql = SCRIPTED_SQL[SQL_WORD.exec(q)?.[1] ?? ""];
+  const table = DESCRIBE_WORD.exec(q)?.[1];
+  if (!sql && !table) return undefined;
   const usage = { input: 10, output: 5 };
-  const queried = currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === "bq_query");
-  if (queried) return { text: "The results answer the question.", usage };
-  return { toolCalls: [{ name: "bq_query", args: { sql } }], usage };
+  const tool = sql ? "bq_query" : "describe_table";
+  const called = currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === tool);
+  if (called) return { text: "The results answer the question.", usage };
+  return { toolCalls: [{ name: tool, args: sql ? { sql } : { table } }], usage };
 }
 
 /** Waits at the hold; a hold that cannot work or is never released fails the call, saying why. */

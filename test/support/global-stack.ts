@@ -6,6 +6,7 @@ import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
+import { FINANCE_SALARIES_CSV } from "./finance";
 
 /**
  * Integration tests: Firestore (Java) + functions + auth emulators on free ports, the DuckDB sample
@@ -23,6 +24,8 @@ export default async function setup(project: TestProject) {
     tokenDelayMs: 5,
     charsPerChunk: 16,
   });
+  // Tests read what the model was shown (scope: nothing outside a person's scope reaches a prompt).
+  holds.recordPrompts(() => standin.requests.map((r) => JSON.stringify(r.body)));
   try {
     const teardown = await provideStack(project, {
       services: ["firestore", "functions", "auth"],
@@ -37,6 +40,8 @@ export default async function setup(project: TestProject) {
       },
       env: {
         QUARRY_WAREHOUSE: "duckdb",
+        // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts).
+        QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
         QUARRY_RUN_LEASE_SECONDS: "10",
         // The closed access policy: verified addresses of the test users' domain are members.
         ...INTEGRATION_ACCESS_ENV,

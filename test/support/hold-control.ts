@@ -26,11 +26,14 @@ const HOLD_TIMEOUT_MS = 60_000;
 type HoldOutcome = "released" | "timeout" | "closed";
 
 export interface HoldServer {
-  /** Control URL: GET /held?key=K&count=N&timeoutMs=T (long poll), POST /release?key=K, GET /status. */
+  /** Control URL: GET /held?key=K&count=N&timeoutMs=T (long poll), POST /release?key=K, GET /status,
+   * GET /prompts?key=<marker>. */
   url: string;
   timeoutMs: number;
   /** Called by the script: waits until `key` is released, the timeout passes or the server closes. */
   hold(key: string): Promise<HoldOutcome>;
+  /** Where GET /prompts?key=<marker> reads the model requests from (the stand-in's record). */
+  recordPrompts(source: () => string[]): void;
   close(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
     });
   };
 
+  let recorded: () => string[] = () => [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://hold");
     const key = url.searchParams.get("key") ?? "";
@@ -99,6 +103,10 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
       return send(200, { holds: [...gates].map(([k, g]) => describeGate(k, g)) });
     }
     if (!key) return send(400, { error: "Give the hold's key: ?key=<key>." });
+    if (req.method === "GET" && url.pathname === "/prompts") {
+      // The model requests the stand-in received whose text holds the key (a test's marker).
+      return send(200, { prompts: recorded().filter((p) => p.includes(key)) });
+    }
     if (req.method === "POST" && url.pathname === "/release") {
       const g = gate(key);
       g.released = true;
@@ -150,6 +158,9 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
     url: `http://127.0.0.1:${port}`,
     timeoutMs,
     hold,
+    recordPrompts: (source) => {
+      recorded = source;
+    },
     close: async () => {
       closed = true;
       for (const g of gates.values()) for (const done of [...g.waiting]) done("closed");
@@ -176,6 +187,8 @@ export interface Holds {
   status(key: string): Promise<{ arrived: number; waiting: number; released: boolean }>;
   /** Lets the held calls go, and every later call with this key. */
   release(key: string): Promise<void>;
+  /** The model requests (as JSON text) the stand-in received that contain `marker`. */
+  prompts(marker: string): Promise<string[]>;
 }
 
 /** The hold words `api-script.ts` reads: `[hold:<key>]` (planner) and `[hold-answer:<key>]` (generator). */
@@ -216,6 +229,9 @@ export function holdClient(url: string | undefined): Holds {
     },
     async release(key) {
       await control("POST", `/release?${q(key)}`);
+    },
+    async prompts(marker) {
+      return ((await control("GET", `/prompts?${q(marker)}`)) as { prompts: string[] }).prompts;
     },
   };
 }

@@ -21,6 +21,9 @@ import type { FirstScreen } from "../contract/events";
 export { resumeInput, turnInput } from "./graph";
 import { QuarryError } from "../errors";
 import { ModelConfigError, createModel, type CredentialFacts, type ModelInfo } from "./model";
+import { scopedCatalog } from "../context/scoped";
+import { scopedKnowledge } from "../context/scoped-knowledge";
+import { datasetNamesOf, type Scope } from "../tools/scope";
 
 export type { QuarryEvent, Usage } from "./events";
 export type { QuarryGraph } from "./graph";
@@ -121,18 +124,22 @@ export async function createGraphFactory(
     ...(catalog ? await semanticDeps(opts, cfg) : {}),
   };
   return Object.assign((checkpointer: BaseCheckpointSaver) => buildGraph(deps, checkpointer), {
-    firstScreen: () => firstScreen(deps),
+    firstScreen: (scope: Scope) => firstScreen(deps, scope),
   });
 }
 
 /** Compiles the graph for a checkpointer; also answers what an empty conversation offers. */
 export type GraphFactory = ((checkpointer: BaseCheckpointSaver) => QuarryGraph) & {
-  firstScreen(): Promise<Omit<FirstScreen, "startersFrom">>;
+  /** What an empty conversation offers this person: only their scope's datasets and starters. */
+  firstScreen(scope: Scope): Promise<Omit<FirstScreen, "startersFrom">>;
 };
 
-/** The context files' starter questions and the datasets (with tables) the catalog knows. */
-async function firstScreen(deps: AgentDeps): Promise<Omit<FirstScreen, "startersFrom">> {
-  const tables = deps.catalog ? (await deps.catalog.get()).tables.map((t) => t.id) : [];
+/** The context files' starter questions and the datasets (with tables) of the catalog, as `scope` sees them. */
+async function firstScreen(deps: AgentDeps, scope: Scope): Promise<Omit<FirstScreen, "startersFrom">> {
+  const full = deps.catalog ? await deps.catalog.get() : undefined;
+  const tables = full ? scopedCatalog(full, scope).tables.map((t) => t.id) : [];
+  const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
+  const knowledge = deps.knowledge && scopedKnowledge(deps.knowledge, scope, datasets);
   const byDataset = new Map<string, string[]>();
   for (const id of tables) {
     const parts = id.split(".");
@@ -140,7 +147,7 @@ async function firstScreen(deps: AgentDeps): Promise<Omit<FirstScreen, "starters
     byDataset.set(dataset, [...(byDataset.get(dataset) ?? []), parts[parts.length - 1]]);
   }
   return {
-    starters: deps.knowledge?.starters() ?? [],
+    starters: knowledge?.starters() ?? [],
     datasets: [...byDataset].map(([name, t]) => ({ name, tables: t.sort() })),
   };
 }

@@ -110,6 +110,12 @@ export class KnowledgeBase {
     this.exampleIndex.addAll(this.examples.map((q, id) => ({ id, text: q.question })));
   }
 
+  /** The files and the extra verified queries this base was built from (for a scoped copy). */
+  parts(): { files: readonly ContextFile[]; extra: readonly VerifiedQueryItem[] } {
+    const own = this.files.flatMap((f) => f.verified_queries).length;
+    return { files: this.files, extra: this.examples.slice(own) };
+  }
+
   /** Every authored note: `table` and `table.column` → note (they override the warehouse's descriptions). */
   allNotes(): Record<string, string> {
     const notes: Record<string, string> = {};

@@ -26,6 +26,11 @@ export interface Me {
   email: string | null;
   role: Role;
   quotas: Quotas;
+  /**
+   * What the person can ask about: datasets (`shop`) and single tables (`finance.salaries`) of their
+   * scope; empty when they are in no group while groups exist.
+   */
+  scope: { datasets: string[] };
 }
 
 /** Per-person limits an admin may set; a missing one is the deployment's default. */

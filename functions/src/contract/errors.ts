@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   "unauthorized:token",
   "forbidden:not_member",
   "forbidden:admin_only",
+  "forbidden:no_scope",
   "access:not_configured",
   "quota:questions",
   "quota:bytes",

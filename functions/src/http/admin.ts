@@ -8,8 +8,9 @@
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { accessStores, requireAdmin } from "../access/gate";
-import { ROLES, type Me } from "../contract/access";
 import type { MemberDoc } from "../access/members";
+import { ROLES } from "../contract/access";
+import { me } from "./me";
 import type { AuditAnswer, Member, MembersAnswer, UsageAnswer } from "../contract/admin";
 import { config } from "../config";
 import { QuarryError } from "../errors";
@@ -62,18 +63,6 @@ export function adminRoutes(): Router {
   r.use(groupRoutes());
   r.use(proposalRoutes());
   return r;
-}
-
-async function me(req: Request, res: Response): Promise<void> {
-  const caller = callerOf(req);
-  const { quotas } = await accessStores();
-  const access = caller.access!;
-  res.json({
-    uid: caller.uid,
-    email: caller.email ?? null,
-    role: access.role,
-    quotas: await quotas.figures(caller.uid, access.limits),
-  } satisfies Me);
 }
 
 /** A members-list entry as the API answers it: its groups always listed (none = `[]`). */

@@ -5,6 +5,7 @@
  */
 import { Router } from "express";
 import type { FirstScreen } from "../contract/events";
+import { callerOf } from "./auth";
 import { graphFactory, threadStore } from "./runtime";
 
 /** How many starters the page shows, and how a team question qualifies as "most asked". */
@@ -14,15 +15,16 @@ const TEAM_MIN_PEOPLE = 2;
 
 export function firstScreenRoutes(): Router {
   const r = Router();
-  r.get("/first-screen", async (_req, res) => {
-    const { starters, datasets } = await (await graphFactory()).firstScreen();
+  r.get("/first-screen", async (req, res) => {
+    const scope = callerOf(req).access!.scope;
+    const { starters, datasets } = await (await graphFactory()).firstScreen(scope);
     let body: FirstScreen;
     if (starters.length) {
       body = { starters: starters.slice(0, STARTERS), startersFrom: "context", datasets };
     } else {
       const asked = await (
         await threadStore()
-      ).popularQuestions({ sample: TEAM_SAMPLE, minPeople: TEAM_MIN_PEOPLE, limit: STARTERS });
+      ).popularQuestions({ sample: TEAM_SAMPLE, minPeople: TEAM_MIN_PEOPLE, limit: STARTERS, scope });
       body = { starters: asked, startersFrom: asked.length ? "team" : "none", datasets };
     }
     res.json(body);

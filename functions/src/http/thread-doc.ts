@@ -16,6 +16,8 @@ export interface RunClaim {
   question: string;
   /** The question's message id as the client sent it (kept in the thread's first `values`). */
   questionId?: string;
+  /** The asker's scope key (`tools/scope.ts`): whom the thread's question may be shown to as a team question. */
+  scopeKey?: string;
   /** The checkpoint the run starts from, if the thread has one. */
   from?: string;
   strategy?: MultitaskStrategy;
@@ -53,6 +55,8 @@ export interface ThreadDoc {
   deleting?: boolean;
   /** What search and GET show of the thread's state (threadValues), as of its last run. */
   values?: ThreadValues;
+  /** The scope its first question was asked in: only people who see all of it are offered that question. */
+  scopeKey?: string;
 }
 
 /** A thread's conversation as search and GET show it: questions and answers, trimmed. */

@@ -9,6 +9,7 @@ import type { ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
 import { isAlreadyExists } from "../storage";
 import { ZERO_TOTALS, leaseHolder, ownedBy, type ThreadDoc } from "./thread-doc";
+import { coveredBy, scopeFromKey, type Scope } from "../tools/scope";
 
 export class ThreadStore {
   constructor(
@@ -96,7 +97,13 @@ export class ThreadStore {
    * first question unless renamed) that at least `minPeople` different people asked, most asked
    * first. One person's question is never shown to others: it must be the team's.
    */
-  async popularQuestions(opts: { sample: number; minPeople: number; limit: number }): Promise<string[]> {
+  async popularQuestions(opts: {
+    sample: number;
+    minPeople: number;
+    limit: number;
+    /** The asking person's scope: a question asked in a scope they do not wholly see is not theirs to see. */
+    scope: Scope;
+  }): Promise<string[]> {
     const snap = await this.db
       .collection(this.collection)
       .orderBy("updatedAt", "desc")
@@ -106,8 +113,9 @@ export class ThreadStore {
     // wording most people used is shown.
     const askers = new Map<string, { people: Set<string>; wordings: Map<string, number> }>();
     for (const d of snap.docs) {
-      const { title, owner } = d.data() as Partial<ThreadDoc>;
+      const { title, owner, scopeKey } = d.data() as Partial<ThreadDoc>;
       if (typeof title !== "string" || !title.trim() || typeof owner !== "string") continue;
+      if (!coveredBy(scopeFromKey(scopeKey), opts.scope)) continue;
       const text = title.trim();
       const key = text.toLowerCase().replace(/[?.!\s]+$/, "");
       const entry = askers.get(key) ?? { people: new Set<string>(), wordings: new Map<string, number>() };

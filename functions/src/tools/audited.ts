@@ -72,10 +72,14 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
         return result;
       } catch (err) {
         const category = err instanceof WarehouseError ? err.category : "internal";
+        const outside = err instanceof WarehouseError ? err.outOfScope : undefined;
         // The statement as the engine saw it (a Markdown fence and trailing semicolons stripped).
         report(ctx, typeof sql === "string" ? stripSqlWrapping(sql) : String(sql), started, {
-          outcome: REFUSALS.has(category) ? "refused" : "error",
-          error: { category, message: (err as Error).message },
+          outcome: outside || REFUSALS.has(category) ? "refused" : "error",
+          // A scope refusal reads like "not found" to the model; the audit log says what it was.
+          error: outside
+            ? { category: "out_of_scope", message: `Outside the person's data scope: ${outside.join(", ")}.` }
+            : { category, message: (err as Error).message },
           ...(estimatedBytes !== undefined ? { estimatedBytes } : {}),
         });
         throw err;

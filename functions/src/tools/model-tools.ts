@@ -15,9 +15,16 @@ import {
 import { z } from "zod";
 import { stripSqlWrapping } from "./policy";
 import { runPersonOf } from "./person";
-import { limitedScope } from "./scope";
+import { inScope, limitedScope, withinScope, type Scope } from "./scope";
 import { renderError, renderQuery, renderSchema, renderTables } from "./render";
-import { WarehouseError, type QueryContext, type ToolArtifact, type ToolName, type Warehouse } from "./types";
+import {
+  WarehouseError,
+  type QueryContext,
+  type ToolArtifact,
+  type TableSchema,
+  type ToolName,
+  type Warehouse,
+} from "./types";
 
 /** What the agent puts in `config.configurable.quarry` for each run. */
 type QuarryToolContext = Omit<QueryContext, "signal">;
@@ -132,6 +139,36 @@ function make(
 }
 
 /**
+ * A table's schema when it is inside the person's scope. A table outside it — or one that does not
+ * exist, for a person with a limited scope — gets the same answer: not available, and the tables
+ * in scope. Unqualified names resolve among the tables in scope.
+ */
+async function describeInScope(warehouse: Warehouse, table: string, scope: Scope): Promise<TableSchema> {
+  if (scope.all) return warehouse.describeTable(table);
+  const name = table.trim().replace(/[`"]/g, "").toLowerCase();
+  const visible = async () => withinScope(scope, await warehouse.listTables(), (t) => t.id);
+  const unavailable = async () =>
+    new WarehouseError(
+      "not_found",
+      `Table "${table}" is not available. Available tables: ${(await visible()).map((t) => t.id).join(", ") || "none"}.`,
+    );
+  let id = name;
+  if (!name.includes(".")) {
+    const found = (await visible()).find((t) => t.id.toLowerCase().endsWith(`.${name}`));
+    if (!found) throw await unavailable();
+    id = found.id;
+  }
+  if (!inScope(scope, id)) throw await unavailable();
+  try {
+    return await warehouse.describeTable(id);
+  } catch (err) {
+    if (err instanceof WarehouseError && (err.category === "not_found" || err.category === "access_denied"))
+      throw await unavailable();
+    throw err;
+  }
+}
+
+/**
  * Builds the model's tools over a warehouse. Content is bounded text for the model; the artifact
  * (types.ts `ToolArtifact`) carries the full result for the client. Never throws for warehouse
  * failures or bad input.
@@ -165,9 +202,9 @@ export function createWarehouseTools(
     "list_tables",
     "List the tables you may query, with descriptions, row counts, partitioning and clustering.",
     z.object({}),
-    async () => {
+    async (_input, config) => {
       try {
-        const tables = await warehouse.listTables();
+        const tables = withinScope(contextOf(config).scope, await warehouse.listTables(), (t) => t.id);
         return [renderTables(tables, caps.previewChars), { kind: "tables", tables }];
       } catch (err) {
         return errorOutput(err);
@@ -182,14 +219,14 @@ export function createWarehouseTools(
     z.object({
       table: z.string().describe("Table name exactly as list_tables shows it, e.g. shop.orders."),
     }),
-    async (input) => {
+    async (input, config) => {
       try {
         const table = input.table as string;
         if (!table.trim())
           throw new WarehouseError("bad_input", "The table argument is empty; pass a name from list_tables.");
         if (table.length > 1024)
           throw new WarehouseError("bad_input", "The table name is too long; pass a name from list_tables.");
-        const schema = await warehouse.describeTable(table);
+        const schema = await describeInScope(warehouse, table, contextOf(config).scope);
         return [renderSchema(schema, caps), { kind: "schema", schema }];
       } catch (err) {
         return errorOutput(err);

@@ -98,3 +98,27 @@ export function narrowScope(scope: Scope, tableIds: readonly string[]): Scope {
     tableIds.filter((id) => inScope(scope, id)).map((id) => partsOf(id).slice(-2).join(".")),
   );
 }
+
+/** The scope a key stands for (`key` of a scope stored with a thread). */
+export function scopeFromKey(key: string | undefined): Scope {
+  if (key === undefined || key === FULL_SCOPE.key) return FULL_SCOPE;
+  const inner = /^\[(.*)\]$/.exec(key)?.[1];
+  return limitedScope(inner ? inner.split(",") : []);
+}
+
+/** Whether everything `inner` allows, `outer` allows too. */
+export function coveredBy(inner: Scope, outer: Scope): boolean {
+  if (outer.all) return true;
+  if (inner.all) return false;
+  // "*" is never a table's name: a dataset entry needs the whole dataset in `outer`.
+  return inner.entries.every((e) => inScope(outer, e.includes(".") ? e : `${e}.*`));
+}
+
+/** How SQL may name a table's dataset: `p.finance` and `finance`; DuckDB's `db.main` also as `db`. */
+export function datasetNamesOf(tableId: string): string[] {
+  const prefix = tableId.split(".").slice(0, -1);
+  const bare = prefix.filter((p) => p !== "main");
+  return [...new Set([prefix.join("."), prefix.at(-1) ?? "", bare.join("."), bare.at(-1) ?? ""])].filter(
+    Boolean,
+  );
+}

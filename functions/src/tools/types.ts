@@ -75,16 +75,22 @@ export interface DryRunResult {
 export class WarehouseError extends Error {
   readonly category: WarehouseErrorCategory;
   readonly details: WarehouseErrorDetails;
+  /**
+   * Set when the person's scope refused the query: the model and the page see an ordinary error
+   * (a table out of scope reads like one that does not exist); only the audit log records why.
+   */
+  readonly outOfScope?: readonly string[];
   constructor(
     category: WarehouseErrorCategory,
     message: string,
     details: WarehouseErrorDetails = {},
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; outOfScope?: readonly string[] },
   ) {
     super(message, options);
     this.name = "WarehouseError";
     this.category = category;
     this.details = details;
+    if (options?.outOfScope) this.outOfScope = options.outOfScope;
   }
 }
 

@@ -11,6 +11,7 @@ import { FieldValue, Firestore, Timestamp } from "@google-cloud/firestore";
 import type { FirstScreen } from "../../../functions/src/contract";
 import { KnowledgeBase, parseContextFile } from "../../../functions/src/context";
 import { ThreadStore } from "../../../functions/src/http/thread-store";
+import { FULL_SCOPE, limitedScope, type Scope } from "../../../functions/src/tools/scope";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
@@ -63,9 +64,31 @@ describe("the first screen", () => {
     for (const [i, [owner, title]] of asked.entries()) {
       await store.create(`t${i}`, owner, { title }, "raise");
     }
-    await expect(store.popularQuestions({ sample: 100, minPeople: 2, limit: 6 })).resolves.toEqual([
-      "Top 10 products by revenue",
-      "Revenue by month in 2025",
+    await expect(
+      store.popularQuestions({ sample: 100, minPeople: 2, limit: 6, scope: FULL_SCOPE }),
+    ).resolves.toEqual(["Top 10 products by revenue", "Revenue by month in 2025"]);
+  });
+
+  it("offers a team question only to people who see all of the scope it was asked in", async () => {
+    const collection = `first-screen-scoped-${Date.now()}`;
+    const store = new ThreadStore(db as never, collection, FieldValue as never, Timestamp as never);
+    const asked: [string, string, string][] = [
+      ["u1", "Average salary by grade", limitedScope(["finance"]).key],
+      ["u2", "Average salary by grade", limitedScope(["finance", "shop"]).key],
+      ["u3", "Orders by month", limitedScope(["shop"]).key],
+      ["u4", "Orders by month", limitedScope(["shop"]).key],
+    ];
+    for (const [i, [owner, title, scopeKey]] of asked.entries()) {
+      await store.create(`s${i}`, owner, { title }, "raise");
+      await db.collection(collection).doc(`s${i}`).update({ scopeKey });
+    }
+    const popular = (scope: Scope) => store.popularQuestions({ sample: 100, minPeople: 2, limit: 6, scope });
+    await expect(popular(limitedScope(["shop"]))).resolves.toEqual(["Orders by month"]);
+    expect((await popular(limitedScope(["shop", "finance"]))).sort()).toEqual([
+      "Average salary by grade",
+      "Orders by month",
     ]);
+    // u1 asked in finance alone: to a person who sees only finance.salaries it is one person's question.
+    await expect(popular(limitedScope(["finance.salaries"]))).resolves.toEqual([]);
   });
 });

@@ -16,11 +16,12 @@ import {
   smartScript,
 } from "../../support/scripted-model-script";
 import { harness, runTurn, type Harness } from "./harness";
+import { personConfig } from "../../support/person";
 
 afterAll(() => closeWarehouses());
 
 const cfg = (thread: string) => ({
-  configurable: { thread_id: thread, user_id: "user-1", run_id: "run-resume" },
+  configurable: { thread_id: thread, user_id: "user-1", run_id: "run-resume", ...personConfig() },
   streamMode: ["values", "updates", "custom"] as ("values" | "updates" | "custom")[],
 });
 

@@ -11,6 +11,7 @@ import { createAgentGraph, type QuarryEvent } from "../../../functions/src/agent
 import { createWarehouseTools, getWarehouse } from "../../../functions/src/tools";
 import { ScriptedChatModel } from "../../support/scripted-model";
 import type { Script } from "../../support/scripted-model-script";
+import { personConfig } from "../../support/person";
 
 export function testConfig(env: Record<string, string> = {}): RuntimeConfig {
   return readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...env });
@@ -73,7 +74,12 @@ export async function runTurn(
     const stream = await h.graph.stream(
       { messages: [new HumanMessage(text)] },
       {
-        configurable: { thread_id: threadId, user_id: "user-1", run_id: `run-${Math.random()}` },
+        configurable: {
+          thread_id: threadId,
+          user_id: "user-1",
+          run_id: `run-${Math.random()}`,
+          ...personConfig(),
+        },
         streamMode: ["values", "updates", "messages", "custom"],
         signal,
       },

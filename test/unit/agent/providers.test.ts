@@ -17,6 +17,7 @@ import { startOpenAIStandin, type OpenAIStandin } from "../../support/openai-sta
 import { startVertexStandin, type VertexStandin } from "../../support/vertex-standin";
 import { byRole, type Script, type ScriptReply } from "../../support/scripted-model-script";
 import { duckTools, runTurn, testConfig, tokenChunks, type Harness } from "./harness";
+import { personConfig } from "../../support/person";
 
 const KEY = "AIza-test-key";
 const SQL = "SELECT COUNT(*) AS orders FROM shop.orders";
@@ -162,7 +163,11 @@ describe.each(PROVIDERS)("provider $name through its real LangChain client", (p)
     try {
       const stream = await h.graph.stream(
         { messages: [{ type: "human", content: "How many orders?" }] } as never,
-        { configurable: { thread_id: `t-${p.name}-abort` }, streamMode: ["messages"], signal: abort.signal },
+        {
+          configurable: { thread_id: `t-${p.name}-abort`, ...personConfig() },
+          streamMode: ["messages"],
+          signal: abort.signal,
+        },
       );
       for await (const [, [msg, meta]] of stream as AsyncIterable<
         [string, [{ content: unknown }, { langgraph_node?: string }]]

@@ -21,6 +21,7 @@ import { startOpenAIStandin, type OpenAIStandin } from "../../support/openai-sta
 import { startVertexStandin, type VertexStandin } from "../../support/vertex-standin";
 import { byRole, type Script, type ScriptReply } from "../../support/scripted-model-script";
 import { duckTools, runTurn, testConfig, tokenChunks } from "./harness";
+import { personConfig } from "../../support/person";
 
 const KEY = "AIza-test-key";
 const ANSWER = "There are 43,491 orders in the shop, counted over both years of data.";
@@ -169,7 +170,10 @@ describe.each(PROVIDERS)("$name: the connection dropped under a model request", 
       try {
         const stream = await graph.stream(
           { messages: [new HumanMessage("hello")] },
-          { configurable: { thread_id: `t-${p.name}-mid-${how}` }, streamMode: "messages" },
+          {
+            configurable: { thread_id: `t-${p.name}-mid-${how}`, ...personConfig() },
+            streamMode: "messages",
+          },
         );
         for await (const [msg, meta] of stream as AsyncIterable<
           [{ content: unknown }, Record<string, unknown>]

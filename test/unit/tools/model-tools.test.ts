@@ -15,13 +15,14 @@ import {
   type DryRunResult,
   type ToolArtifact,
 } from "../../../functions/src/tools/index";
+import { personConfig } from "../../support/person";
 
 const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test", QUARRY_PREVIEW_ROWS: "5" }).warehouse;
 let tools: Record<string, StructuredToolInterface>;
 
 async function call(name: string, args: unknown, configurable: object = {}): Promise<ToolMessage> {
   const out = await tools[name].invoke({ type: "tool_call", id: `call-${name}`, name, args } as never, {
-    configurable,
+    configurable: { ...personConfig(), ...configurable },
   });
   expect(out).toBeInstanceOf(ToolMessage);
   return out as ToolMessage;

@@ -2,6 +2,11 @@
  * A result as a Vega-Lite chart, chosen from what the columns mean (data/chart.ts) and switchable;
  * numbers on its axes in the browser's locale; downloadable as PNG or SVG through Vega's own view
  * export. vega-embed is loaded on first use, so the page itself stays small.
+ *
+ * The hosted page's Content-Security-Policy allows no `'unsafe-eval'` and no inline styles
+ * (docs/deploy.md#security-headers), so the chart is drawn without either: Vega's expressions run
+ * in vega-interpreter (`ast: true`) instead of being compiled with `Function`, and neither
+ * vega-embed nor its tooltip injects a `<style>` element (their few rules are in styles.css).
  */
 import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
 import type { TopLevelSpec } from "vega-lite";
@@ -48,11 +53,15 @@ function useVegaView(host: RefObject<HTMLDivElement | null>, spec: TopLevelSpec 
     let finalize: (() => void) | undefined;
     let cancelled = false;
     const dark = document.documentElement.dataset.theme === "dark";
-    import("vega-embed")
-      .then(({ default: embed }) =>
+    Promise.all([import("vega-embed"), import("vega-interpreter")])
+      .then(([{ default: embed }, { expressionInterpreter }]) =>
         embed(el, spec, {
           actions: false,
           renderer: "svg",
+          ast: true,
+          expr: expressionInterpreter,
+          defaultStyle: false,
+          tooltip: { disableDefaultStyle: true },
           expressionFunctions: formatFunctions(),
           ...(dark ? { theme: "dark" as const } : {}),
         }),

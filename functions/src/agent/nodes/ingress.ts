@@ -11,7 +11,11 @@ import { emitPhase } from "../emit";
 import { buildSystemContext } from "../prompt-inputs/system-context";
 import { KnowledgeBase, linkHints, renderKnowledge, type Knowledge } from "../../context/knowledge";
 import { linkSchema, renderLinkedTables } from "../../context/linking";
-import type { CatalogCache } from "../../context/catalog";
+import type { Catalog } from "../../context/catalog";
+import { scopedCatalog } from "../../context/scoped";
+import { scopedKnowledge } from "../../context/scoped-knowledge";
+import { runPersonOf } from "../../tools/person";
+import { datasetNamesOf, limitedScope, type Scope } from "../../tools/scope";
 import { messageText, turnStartIndex } from "../prompt-inputs/history";
 import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
@@ -72,14 +76,20 @@ export function makeIngress(deps: AgentDeps) {
       return { ...reset, refusal, finalAnswer: refusal, messages: [new AIMessage(refusal)] };
     }
     const question = messageText(state.messages[state.messages.length - 1]);
-    // The files' knowledge with the verified queries approved in the admin page since.
-    const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
-    const knowledge = approved.length
-      ? (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved)
-      : deps.knowledge;
+    // Everything below is what this person may see: a run that carries no person sees nothing.
+    const scope = runPersonOf(config.configurable)?.scope ?? limitedScope([]);
+    const full = deps.catalog ? await deps.catalog.get().catch(() => undefined) : undefined;
+    const catalog = full ? scopedCatalog(full, scope) : undefined;
+    const knowledge = await knowledgeFor(deps, scope, full);
     const chosen = knowledge?.forQuestion(question);
-    const linked = deps.catalog
-      ? await linkedTables(deps.catalog, state.messages, question, chosen, deps.semantic)
+    const linked = catalog
+      ? await linkedTables(
+          catalog,
+          state.messages,
+          question,
+          chosen,
+          deps.semantic && { semantic: deps.semantic, full: full! },
+        )
       : undefined;
     return {
       ...reset,
@@ -96,19 +106,37 @@ export function makeIngress(deps: AgentDeps) {
 }
 
 /**
+ * The files' knowledge with the verified queries approved in the admin page since, as the person
+ * may see it (only what is about data in their scope).
+ */
+async function knowledgeFor(
+  deps: AgentDeps,
+  scope: Scope,
+  full: Catalog | undefined,
+): Promise<KnowledgeBase | undefined> {
+  const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
+  const all = approved.length
+    ? (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved)
+    : deps.knowledge;
+  if (!all || scope.all) return all;
+  // Every dataset name of the whole catalog: a query naming one outside the scope is left out.
+  const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
+  return scopedKnowledge(all, scope, datasets);
+}
+
+/**
  * The tables this question needs, with their full schemas (schema linking over the catalog, helped
  * by the earlier questions of the conversation and the tables the chosen authored context names).
  * A catalog that cannot be read falls back to the plain list.
  */
 async function linkedTables(
-  catalog: CatalogCache,
+  c: Catalog,
   messages: BaseMessage[],
   question: string,
   chosen: Knowledge | undefined,
-  semantic: SemanticTables | undefined,
+  embedded: { semantic: SemanticTables; full: Catalog } | undefined,
 ): Promise<string[] | undefined> {
   try {
-    const c = await catalog.get();
     const recent = messages
       .slice(0, -1)
       .filter((m) => m.getType() === "human")
@@ -116,7 +144,11 @@ async function linkedTables(
       .map(messageText);
     const { hints, home } = chosen ? linkHints(chosen) : { hints: [], home: [] };
     // The embedding retriever (if any) reads the question with the turn before it, for follow-ups.
-    const near = semantic ? await semantic.rank(c, [...recent.slice(-1), question].join("\n")) : undefined;
+    const text = [...recent.slice(-1), question].join("\n");
+    const visible = new Set(c.tables.map((t) => t.id));
+    const near = embedded
+      ? await embedded.semantic.rank(embedded.full, text, (id) => visible.has(id))
+      : undefined;
     return renderLinkedTables(
       c,
       linkSchema(c, question, { recent, hints, home, ...(near ? { semantic: near } : {}) }),

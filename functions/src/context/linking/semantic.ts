@@ -75,7 +75,11 @@ export class SemanticTables {
   }
 
   /** The tables closest to `text`, best first; empty when the embeddings are not ready in time. */
-  async rank(catalog: Catalog, text: string): Promise<SemanticMatch[]> {
+  /**
+   * `only` keeps the tables a person may see, before the top `k` are taken: the embeddings are of
+   * the whole catalog (built once), the answer only ever of the scoped part.
+   */
+  async rank(catalog: Catalog, text: string, only?: (id: string) => boolean): Promise<SemanticMatch[]> {
     const tables = this.warm(catalog);
     tables.catch((err: unknown) => this.opts.onError?.(err));
     this.requests++;
@@ -92,6 +96,7 @@ export class SemanticTables {
       const qv = normalise(q);
       return vectors
         .map((v, i) => ({ id: catalog.tables[i].id, similarity: dot(v, qv) }))
+        .filter((m) => !only || only(m.id))
         .sort((a, b) => b.similarity - a.similarity)
         .slice(0, this.opts.k ?? 8);
     } catch {

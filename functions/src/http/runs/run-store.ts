@@ -144,7 +144,9 @@ export class RunStore {
         ...(run.strategy ? { strategy: run.strategy } : {}),
       },
       lastRunId: run.runId,
-      ...(doc.title ? {} : { title: autoTitle(run.question) }),
+      ...(doc.title
+        ? {}
+        : { title: autoTitle(run.question), ...(run.scopeKey ? { scopeKey: run.scopeKey } : {}) }),
       // A new thread carries its question from the commit that takes the lease (as the Agent
       // Server's values do from the first checkpoint): clients that label threads by their values
       // show the question while the first answer runs. Replaced by the full values at release.

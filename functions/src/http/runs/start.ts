@@ -21,6 +21,7 @@ import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
+import type { Scope } from "../../tools/scope";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
@@ -137,6 +138,17 @@ async function stopBusyRun(
   return strategy === "rollback" && busyWith.from ? { from: busyWith.from } : {};
 }
 
+/** A member in no group once groups exist sees no data: told so before anything runs (403). */
+function refuseEmptyScope(scope: Scope): void {
+  if (scope.all || scope.entries.length) return;
+  const { contact } = config().access;
+  throw new QuarryError(
+    "forbidden:no_scope",
+    "You are not in any group yet, so there is no data you may ask about. " +
+      `Ask ${contact ?? "your Quarry administrator"} to add you to a group.`,
+  );
+}
+
 /**
  * Starts a run: reads the thread, takes the lease (404 / 409 before anything runs) and executes the
  * run into `out` — an SSE stream, or nothing for a run whose client does not listen (background,
@@ -150,6 +162,7 @@ export async function startRun(
   runId: string = randomUUID(),
 ): Promise<RunResult> {
   const { uid } = caller;
+  refuseEmptyScope(caller.access.scope);
   const [store, runs, saver, build, { quotas }] = await Promise.all([
     threadStore(),
     runStore(),
@@ -182,7 +195,7 @@ export async function startRun(
   // The question's id, the client's or ours: the same in the checkpoint and in the thread's values.
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
-  const claim = { runId, leaseMs, question, strategy, from, questionId };
+  const claim = { runId, leaseMs, question, strategy, from, questionId, scopeKey: caller.access.scope.key };
   runs.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(

@@ -51,3 +51,20 @@ export function mapBigQueryError(err: unknown): WarehouseError {
   }
   return new WarehouseError(category, `BigQuery: ${engineMessage}${hint}`, details, { cause: err });
 }
+
+/**
+ * BigQuery's own answer for a table that does not exist (what a scope refusal says too):
+ * `Not found: Table project:dataset.table was not found in location …`, mapped like the real one.
+ */
+export function bigQueryNotFound(
+  ref: { dataset: string; table: string; datasetSeen: boolean },
+  project: string,
+  location: string | undefined,
+): WarehouseError {
+  const dataset = ref.dataset.includes(".") ? ref.dataset.replace(".", ":") : `${project}:${ref.dataset}`;
+  const where = location ? ` in location ${location}` : "";
+  const message = ref.datasetSeen
+    ? `Not found: Table ${dataset}.${ref.table} was not found${where}`
+    : `Not found: Dataset ${dataset} was not found${where}`;
+  return mapBigQueryError({ code: 404, message, errors: [{ reason: "notFound", message }] });
+}

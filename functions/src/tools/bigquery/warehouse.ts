@@ -11,6 +11,7 @@ import type { WarehouseConfig } from "../../config";
 import { withTimeout } from "../../timeout";
 import { transportFailure } from "../../transport";
 import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
+import { refuseUnscopedNames, refuseUnscopedTables, type NotFound } from "../scope-gate";
 import { RowCollector, renderPreview } from "../result";
 import {
   WarehouseError,
@@ -22,7 +23,7 @@ import {
   type Warehouse,
 } from "../types";
 import { createBigQueryClient } from "./client";
-import { isRetryable, mapBigQueryError } from "./errors";
+import { bigQueryNotFound, isRetryable, mapBigQueryError } from "./errors";
 import { normalizeRow, toColumns, type BqField } from "./normalize";
 
 /** Rows asked for in a result's first page, before the row width is known. */
@@ -140,6 +141,9 @@ export class BigQueryWarehouse implements Warehouse {
         "INFORMATION_SCHEMA is not available; use list_tables and describe_table.",
       );
     }
+    const notFound: NotFound = (ref) =>
+      bigQueryNotFound(ref, this.cfg.bigquery.billingProject, this.cfg.bigquery.location);
+    refuseUnscopedNames(sql, ctx.scope, this.datasetNames(), notFound);
     let job: Job;
     try {
       [job] = await this.withRetry(() =>
@@ -161,6 +165,7 @@ export class BigQueryWarehouse implements Warehouse {
     );
     requireSelect(statementType);
     requireInScope(referencedTables, (t) => this.allowed(t), this.scope());
+    refuseUnscopedTables(referencedTables, ctx.scope, notFound);
     const estimatedBytes = Number(stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed ?? 0);
     return { sql, statementType, estimatedBytes, referencedTables };
   }
@@ -331,6 +336,11 @@ export class BigQueryWarehouse implements Warehouse {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
+  }
+
+  /** The dataset names SQL can qualify a table with: `finance` and `project.finance`. */
+  private datasetNames(): string[] {
+    return [...this.datasets].flatMap((d) => [d, d.split(".")[1]]);
   }
 
   private allowed(table: string): boolean {

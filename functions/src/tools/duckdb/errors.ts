@@ -69,3 +69,18 @@ export function tooLarge(engineMessage: string, cause?: unknown): WarehouseError
     cause === undefined ? undefined : { cause },
   );
 }
+
+/** DuckDB's own words for a table that does not exist, at a position (what a scope refusal says too). */
+export function duckDbNotFound(
+  ref: { dataset: string; table: string; datasetSeen: boolean },
+  position: { line: number; column: number },
+): WarehouseError {
+  const engineMessage = ref.datasetSeen
+    ? `Catalog Error: Table with name ${ref.table} does not exist!`
+    : `Catalog Error: Table with name "${ref.dataset}.${ref.table}" does not exist because schema "${ref.dataset}" does not exist.`;
+  return new WarehouseError(
+    "not_found",
+    `${engineMessage} (line ${position.line}, column ${position.column}). Use list_tables and describe_table to find the right names.`,
+    { engineMessage, position },
+  );
+}

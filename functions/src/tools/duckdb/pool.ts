@@ -145,7 +145,12 @@ function residentPeakMiB(pid: number | undefined): number | undefined {
 
 function fromWire(e: WireError): Error {
   if (e.name === "WarehouseError") {
-    return new WarehouseError(e.category as WarehouseErrorCategory, e.message, e.details ?? {});
+    return new WarehouseError(
+      e.category as WarehouseErrorCategory,
+      e.message,
+      e.details ?? {},
+      e.outOfScope ? { outOfScope: e.outOfScope } : {},
+    );
   }
   if (e.name === "ConfigError") return new ConfigError(e.message);
   return Object.assign(new Error(e.message), { name: e.name });

@@ -21,7 +21,13 @@ import {
   type TableSchema,
   type Warehouse,
 } from "../types";
-import { mapDuckDbError } from "./errors";
+import {
+  refuseIntrospection,
+  refuseUnscopedNames,
+  refuseUnscopedTables,
+  scrubSuggestions,
+} from "../scope-gate";
+import { duckDbNotFound, mapDuckDbError } from "./errors";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
@@ -358,6 +364,9 @@ export class DuckDbWarehouse implements Warehouse {
   ): Promise<{ dry: DryRunResult; prepared: DuckDBPreparedStatement }> {
     const sql = checkSqlInput(rawSql);
     throwIfAborted(ctx);
+    const { scope } = ctx;
+    refuseIntrospection(sql, scope);
+    refuseUnscopedNames(sql, scope, this.datasetNames(), duckDbNotFound);
     try {
       const extracted = await conn.extractStatements(sql);
       if (extracted.count > 1) requireSelect("SCRIPT", extracted.count);
@@ -369,14 +378,21 @@ export class DuckDbWarehouse implements Warehouse {
         // second fence; the first is that nothing outside the allowed data is attached at all.
         const referencedTables = [...new Set(conn.getTableNames(sql, true).map((t) => t.split(/ AS /i)[0]))];
         requireInScope(referencedTables, (t) => this.inScope(t), this.tables.map((t) => t.id).join(", "));
+        refuseUnscopedTables(referencedTables, scope, duckDbNotFound);
         return { dry: { sql, statementType, estimatedBytes: 0, referencedTables }, prepared };
       } catch (err) {
         prepared.destroySync();
         throw err;
       }
     } catch (err) {
-      throw mapDuckDbError(err);
+      const known = this.tables.map((t) => t.id);
+      throw scrubSuggestions(mapDuckDbError(err), scope, known);
     }
+  }
+
+  /** The dataset names SQL can qualify a table with (`shop`, `finance`, an attached file's alias). */
+  private datasetNames(): string[] {
+    return [...new Set(this.tables.map((t) => t.id.split(".")[0]))];
   }
 
   private inScope(table: string): boolean {

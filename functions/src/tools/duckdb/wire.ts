@@ -29,6 +29,8 @@ export interface WireError {
   message: string;
   category?: string;
   details?: WarehouseErrorDetails;
+  /** The tables a scope refusal was about (for the audit log; never shown to the model). */
+  outOfScope?: string[];
 }
 
 export type WorkerReply =

@@ -19,7 +19,13 @@ const send = (reply: WorkerReply) => {
 
 function wire(err: unknown): WireError {
   if (err instanceof WarehouseError) {
-    return { name: "WarehouseError", message: err.message, category: err.category, details: err.details };
+    return {
+      name: "WarehouseError",
+      message: err.message,
+      category: err.category,
+      details: err.details,
+      ...(err.outOfScope ? { outOfScope: [...err.outOfScope] } : {}),
+    };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   return { name: e.name, message: e.message };

@@ -1,0 +1,59 @@
+/**
+ * The authored context one person may be given: only what is about data inside their scope.
+ * A context file about a dataset they cannot see is left out whole; of a dataset they see only
+ * part of, its rules are left out (they may speak of any table), and its glossary entries,
+ * verified queries and table notes are kept only when every table they name is in scope. Verified
+ * queries approved in the admin page are filtered the same way. Cached per knowledge base and scope.
+ */
+import { namesInScope } from "../tools/scope-gate";
+import { inScope, type Scope } from "../tools/scope";
+import type { ContextFile, VerifiedQueryItem } from "./authored";
+import { KnowledgeBase } from "./knowledge";
+
+const cache = new WeakMap<KnowledgeBase, Map<string, KnowledgeBase>>();
+const MAX_SCOPES = 64;
+
+/**
+ * `kb` as `scope` may see it. `datasets` are every dataset name SQL can qualify a table with (from
+ * the catalog), so a verified query naming `finance.salaries` is recognised whatever file holds it.
+ */
+export function scopedKnowledge(kb: KnowledgeBase, scope: Scope, datasets: readonly string[]): KnowledgeBase {
+  if (scope.all) return kb;
+  let byScope = cache.get(kb);
+  if (!byScope) cache.set(kb, (byScope = new Map()));
+  const key = `${scope.key}|${datasets.join(",")}`;
+  let scoped = byScope.get(key);
+  if (!scoped) {
+    const { files, extra } = kb.parts();
+    const visibleSql = (sql: string) => namesInScope(sql, scope, datasets);
+    scoped = new KnowledgeBase(
+      files.flatMap((f) => pruneFile(f, scope, visibleSql)),
+      extra.filter((q: VerifiedQueryItem) => visibleSql(q.sql)),
+    );
+    if (byScope.size >= MAX_SCOPES) byScope.delete(byScope.keys().next().value!);
+    byScope.set(key, scoped);
+  }
+  return scoped;
+}
+
+function pruneFile(f: ContextFile, scope: Scope, visibleSql: (sql: string) => boolean): ContextFile[] {
+  // The whole dataset is in scope when a table of any name is ("*" is never a table's name).
+  const whole = inScope(scope, `${f.dataset}.*`);
+  const bare = f.dataset.toLowerCase().split(".").pop()!;
+  const part = whole || scope.entries.some((e) => e.startsWith(`${bare}.`));
+  if (!part) return [];
+  const tables = Object.fromEntries(
+    Object.entries(f.tables).filter(([name]) =>
+      inScope(scope, name.includes(".") ? name : `${f.dataset}.${name}`),
+    ),
+  );
+  return [
+    {
+      ...f,
+      rules: whole ? f.rules : [],
+      glossary: f.glossary.filter((g) => (g.sql ? visibleSql(g.sql) : whole)),
+      verified_queries: f.verified_queries.filter((q) => visibleSql(q.sql)),
+      tables,
+    },
+  ];
+}

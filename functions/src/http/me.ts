@@ -1,0 +1,42 @@
+/**
+ * `GET /me`: who the caller is, their role, their quotas and what they can ask about (the datasets
+ * and tables of their scope that the catalog holds).
+ */
+import type { Request, Response } from "express";
+import * as logger from "firebase-functions/logger";
+import { accessStores } from "../access/gate";
+import type { Me } from "../contract/access";
+import { scopeDatasets, type Scope } from "../tools/scope";
+import { callerOf } from "./auth";
+import { graphFactory } from "./runtime";
+
+export async function me(req: Request, res: Response): Promise<void> {
+  const caller = callerOf(req);
+  const { quotas } = await accessStores();
+  const access = caller.access!;
+  const [figures, datasets] = await Promise.all([
+    quotas.figures(caller.uid, access.limits),
+    visibleDatasets(access.scope),
+  ]);
+  res.json({
+    uid: caller.uid,
+    email: caller.email ?? null,
+    role: access.role,
+    quotas: figures,
+    scope: { datasets },
+  } satisfies Me);
+}
+
+/** The scope's datasets as the catalog knows them; the scope's own entries when it cannot be read. */
+async function visibleDatasets(scope: Scope): Promise<string[]> {
+  try {
+    const { datasets } = await (await graphFactory()).firstScreen(scope);
+    return scopeDatasets(
+      scope,
+      datasets.flatMap((d) => d.tables.map((t) => ({ id: `${d.name}.${t}` }))),
+    );
+  } catch (err) {
+    logger.warn("GET /me: the catalog could not be read", { err: String(err) });
+    return [...scope.entries];
+  }
+}

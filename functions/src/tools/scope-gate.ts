@@ -1,0 +1,150 @@
+/**
+ * The query gate's scope checks, shared by both engines. A person's SQL may name only tables in
+ * their scope (`scope.ts`); a name outside it is answered exactly like a table that does not exist
+ * (the engine's own not-found wording, at the name's position), and no engine hint ("Did you mean
+ * finance.salaries?") may name a table outside it. Three fences, in order:
+ * 1. Before the engine sees the SQL: every `dataset.name` of a dataset the engine holds is checked
+ *    against the scope (a dataset the person may not see is never bound, so no binder error can
+ *    describe its columns). Names inside string literals and comments count too: fails closed.
+ * 2. After the engine parsed or dry-ran it: the tables it reports reading (views resolved).
+ * 3. Any error's suggestions are kept only when they name something in scope.
+ */
+import { inScope, type Scope } from "./scope";
+import { WarehouseError } from "./types";
+
+/** What an engine answers for a table that does not exist (`dataset.table` as written), at a position in the SQL. */
+export type NotFound = (
+  /** `datasetSeen`: whether the person sees any of the dataset (else it does not exist for them). */
+  ref: { dataset: string; table: string; datasetSeen: boolean },
+  position: { line: number; column: number },
+) => WarehouseError;
+
+const IDENT = "[A-Za-z_][\\w$-]*";
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Line and column (1-based) of an offset in `text`. */
+function positionAt(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset).split("\n");
+  return { line: before.length, column: before[before.length - 1].length + 1 };
+}
+
+/**
+ * Fence 1: throws the engine's not-found error for the first `dataset.table` of `datasets` (the
+ * dataset names the engine holds, e.g. `shop`, `finance`) that the scope does not allow.
+ */
+export function refuseUnscopedNames(
+  sql: string,
+  scope: Scope,
+  datasets: readonly string[],
+  notFound: NotFound,
+): void {
+  const hit = firstUnscopedName(sql, scope, datasets);
+  if (hit) throw tagged(notFound(hit.ref, hit.position), [`${hit.ref.dataset}.${hit.ref.table}`]);
+}
+
+/** Whether every `dataset.table` that `sql` names (of `datasets`) is inside the scope. */
+export function namesInScope(sql: string, scope: Scope, datasets: readonly string[]): boolean {
+  return firstUnscopedName(sql, scope, datasets) === undefined;
+}
+
+function firstUnscopedName(
+  sql: string,
+  scope: Scope,
+  datasets: readonly string[],
+): { ref: Parameters<NotFound>[0]; position: { line: number; column: number } } | undefined {
+  if (scope.all) return undefined;
+  // Quotes and backticks may split or wrap a name (`p.finance.salaries`, "finance"."salaries");
+  // replacing them with spaces keeps every offset where it was.
+  const plain = sql.replace(/[`"]/g, " ");
+  for (const dataset of datasets) {
+    const name = new RegExp(`(?<![\\w$-])${escape(dataset)}\\s*\\.\\s*(${IDENT})`, "gi");
+    for (const m of plain.matchAll(name)) {
+      const table = `${dataset}.${m[1]}`;
+      if (inScope(scope, table)) continue;
+      // A quoted name ("finance"."salaries") starts at its quote, as the engine reports it.
+      const start = m.index > 0 && /[`"]/.test(sql[m.index - 1]) ? m.index - 1 : m.index;
+      return {
+        ref: { dataset, table: m[1], datasetSeen: datasetSeen(scope, dataset) },
+        position: positionAt(sql, start),
+      };
+    }
+  }
+  return undefined;
+}
+
+/** Whether the scope holds any table of `dataset` (all of it, or a `dataset.table` entry). */
+function datasetSeen(scope: Scope, dataset: string): boolean {
+  // "*" is never a table's name: in scope only when the whole dataset is.
+  if (inScope(scope, `${dataset}.*`)) return true;
+  const bare = dataset.toLowerCase().split(".").pop()!;
+  return scope.entries.some((e) => e.startsWith(`${bare}.`));
+}
+
+/** Fence 2: the tables the engine says the statement reads, each in scope, else not found. */
+export function refuseUnscopedTables(tables: readonly string[], scope: Scope, notFound: NotFound): void {
+  if (scope.all) return;
+  const outside = tables.filter((t) => !inScope(scope, t));
+  if (outside.length) {
+    const parts = outside[0].split(".");
+    const dataset = parts.slice(0, -1).join(".");
+    const ref = { dataset, table: parts[parts.length - 1], datasetSeen: datasetSeen(scope, dataset) };
+    throw tagged(notFound(ref, { line: 1, column: 1 }), outside);
+  }
+}
+
+/** Catalog views and functions that list every table, whatever the scope (DuckDB). */
+const INTROSPECTION = /\b(information_schema|pg_catalog|sqlite_master|duckdb_\w+\s*\(|pragma_\w+\s*\()/i;
+
+/** A limited scope may not read the engine's catalog: it would list tables outside it. */
+export function refuseIntrospection(sql: string, scope: Scope): void {
+  if (scope.all || !INTROSPECTION.test(sql)) return;
+  throw new WarehouseError(
+    "refused",
+    "Catalog views and functions (information_schema, duckdb_tables() …) are not available; use list_tables and describe_table.",
+  );
+}
+
+/**
+ * Fence 3: an engine error whose suggestions ("Did you mean "x"?", "Candidate tables: …") name a
+ * table outside the scope loses them. `known` is every table id the engine holds; an unqualified
+ * suggestion stays only when a table in scope has that name.
+ */
+export function scrubSuggestions(
+  err: WarehouseError,
+  scope: Scope,
+  known: readonly string[],
+): WarehouseError {
+  if (scope.all) return err;
+  const allowed = (name: string) => {
+    const n = name.toLowerCase();
+    if (n.includes(".")) return known.some((id) => id.toLowerCase().endsWith(n) && inScope(scope, id));
+    return known.some((id) => id.toLowerCase().split(".").at(-1) === n && inScope(scope, id));
+  };
+  const clean = (text: string) =>
+    text
+      .replace(/\s*Did you mean "?([\w.$-]+)"?\?/g, (all, name: string) => (allowed(name) ? all : ""))
+      .replace(/\s*Candidate tables: ([^\n]*)/g, (_all, list: string) => {
+        const kept = list
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => allowed(s.replace(/"/g, "")));
+        return kept.length ? `\nCandidate tables: ${kept.join(", ")}` : "";
+      });
+  const message = clean(err.message);
+  const engineMessage = err.details.engineMessage;
+  if (message === err.message && (engineMessage === undefined || clean(engineMessage) === engineMessage))
+    return err;
+  return new WarehouseError(
+    err.category,
+    message,
+    { ...err.details, ...(engineMessage !== undefined ? { engineMessage: clean(engineMessage) } : {}) },
+    { cause: err.cause, ...(err.outOfScope ? { outOfScope: err.outOfScope } : {}) },
+  );
+}
+
+function tagged(err: WarehouseError, tables: readonly string[]): WarehouseError {
+  return new WarehouseError(err.category, err.message, err.details, { cause: err.cause, outOfScope: tables });
+}

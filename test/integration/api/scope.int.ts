@@ -1,0 +1,199 @@
+/**
+ * Data scope through the functions emulator, on a stack with two datasets (`shop`, the sample, and
+ * `finance.salaries`, a file): Ann's group sees `shop`, Bob's `finance`. Each asks about the
+ * other's data; what the model stand-in was shown is read back (the hold server keeps its record),
+ * so the test can tell that no table name, column or stored value of the other dataset reached a
+ * prompt, a tool result, a follow-up, the first screen or a thread's search values — and that SQL
+ * naming it is refused and audited under the person's email. An admin's same question is the
+ * control: it does see `finance.salaries`.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Firestore } from "@google-cloud/firestore";
+import { TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
+import { call, sdkClient } from "../../support/api-client";
+import { FINANCE_WORDS } from "../../support/finance";
+import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
+import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
+import { stackEnv } from "../../support/stack-env";
+
+let api: string;
+let admin: TestUser;
+let ann: TestUser;
+let bob: TestUser;
+let nobody: TestUser;
+let db: Firestore;
+let holds: Holds;
+const GROUPS = { "scope-shop": ["shop"], "scope-finance": ["finance"] };
+
+/** The words of `finance.salaries` (name, columns, values) found in `text`, case-insensitive. */
+const financeIn = (text: string) => FINANCE_WORDS.filter((w) => text.toLowerCase().includes(w.toLowerCase()));
+const me = async (u: TestUser) =>
+  (await call(api, "/me", { token: u.idToken })).json as { scope: { datasets: string[] } };
+
+/** Asks in a new thread and waits for the answer; returns the thread's state values. */
+async function ask(u: TestUser, question: string) {
+  const client = sdkClient(api, u);
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, "quarry", {
+    input: { messages: [{ type: "human", content: question }] },
+  });
+  const state = await client.threads.getState(thread.thread_id);
+  return { threadId: thread.thread_id, values: state.values as { messages: Record<string, unknown>[] } };
+}
+
+/** The prompts the model stand-in received for a question carrying `marker`. */
+async function promptsOf(marker: string): Promise<string[]> {
+  const prompts = await holds.prompts(marker);
+  expect(prompts.length, `no model request carried ${marker}`).toBeGreaterThan(0);
+  // The person's own question is theirs to see: only what Quarry added is checked.
+  return prompts.map((p) => p.split(marker).join(""));
+}
+
+/**
+ * Reads `read` until `done` holds (the function's access cache letting go), failing with the last
+ * value after `timeoutMs`. Hooks cannot use expect.poll.
+ */
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > end) throw new Error(`still ${JSON.stringify(v)} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
+  admin = await signUp(stack.urls.auth!, TEST_ADMIN_EMAIL);
+  [ann, bob, nobody] = await Promise.all([1, 2, 3].map(() => signUp(stack.urls.auth!)));
+  db = new Firestore({
+    projectId: stack.env.GCLOUD_PROJECT,
+    host: stack.env.FIRESTORE_EMULATOR_HOST,
+    ssl: false,
+  });
+  const now = new Date().toISOString();
+  for (const [name, datasets] of Object.entries(GROUPS)) {
+    await db
+      .collection("groups")
+      .doc(name)
+      .set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
+  }
+  for (const [u, groups] of [
+    [ann, ["scope-shop"]],
+    [bob, ["scope-finance"]],
+  ] as const) {
+    await db
+      .collection("members")
+      .doc(u.email)
+      .set({ email: u.email, role: "member", groups, addedBy: "test", addedAt: now, updatedAt: now });
+  }
+  // The function reads groups through a short cache: wait until it sees them.
+  await until(
+    () => me(ann),
+    (m) => m.scope.datasets.join() === "shop",
+  );
+}, 120_000);
+
+afterAll(async () => {
+  if (db) {
+    for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
+    // Later files run with no groups: wait until the function's cache has let go of them.
+    await until(
+      () => me(nobody),
+      (m) => m.scope.datasets.includes("shop") && m.scope.datasets.includes("finance"),
+    );
+    await db.terminate();
+  }
+}, 60_000);
+
+describe("data scope", () => {
+  it("tells each person what they can ask about, and a person in no group that they have none", async () => {
+    expect((await me(ann)).scope.datasets).toEqual(["shop"]);
+    expect((await me(bob)).scope.datasets).toEqual(["finance"]);
+    expect((await me(admin)).scope.datasets).toEqual(expect.arrayContaining(["shop", "finance"]));
+    expect((await me(nobody)).scope.datasets).toEqual([]);
+    const client = sdkClient(api, nobody);
+    const thread = await client.threads.create();
+    const res = await call(api, `/threads/${thread.thread_id}/runs/wait`, {
+      method: "POST",
+      token: nobody.idToken,
+      body: { assistant_id: "quarry", input: { messages: [{ type: "human", content: "How many orders?" }] } },
+    });
+    expect(res.status).toBe(403);
+    expect(res.json).toMatchObject({ error: "forbidden:no_scope" });
+    expect(String(res.json.message)).toMatch(/not in any group.*data-team@example\.com/);
+  });
+
+  it("never shows a person the other dataset: prompts, list_tables, follow-ups, search values", async () => {
+    const question = "How does pay vary across levels? [follow-ups]";
+    const control = `[m-${randomUUID()}]`;
+    await ask(admin, `${question} ${control}`);
+    // The control: an admin's prompts do show finance.salaries (this test could fail).
+    expect(financeIn((await promptsOf(control)).join("\n"))).toEqual(
+      expect.arrayContaining(["salaries", "grade"]),
+    );
+
+    const marker = `[m-${randomUUID()}]`;
+    const asked = await ask(ann, `${question} ${marker}`);
+    const prompts = await promptsOf(marker);
+    // Planner and generator prompts, with list_tables' answer in them.
+    expect(prompts.join("\n")).toContain("list_tables");
+    expect(prompts.join("\n")).toContain("shop.orders");
+    expect(financeIn(prompts.join("\n"))).toEqual([]);
+    const tool = asked.values.messages.find((m) => m.type === "tool" && m.name === "list_tables");
+    expect(financeIn(JSON.stringify(tool))).toEqual([]);
+    // The follow-up naming `grade` is not offered to Ann.
+    const answer = asked.values.messages.at(-1) as { response_metadata?: { quarry_suggestions?: string[] } };
+    expect(answer.response_metadata?.quarry_suggestions).toEqual([SCRIPTED_FOLLOW_UPS[0]]);
+    const found = await call(api, "/threads/search", { method: "POST", token: ann.idToken, body: {} });
+    expect(financeIn(found.text)).toEqual([]);
+    const first = await call(api, "/first-screen", { token: ann.idToken });
+    expect(financeIn(first.text)).toEqual([]);
+    expect(first.text).toContain("orders");
+  });
+
+  it("answers describe_table of the other dataset like a table that does not exist", async () => {
+    const out = async (u: TestUser, table: string) => {
+      const { values } = await ask(u, `What columns are there? [describe:${table}]`);
+      return JSON.stringify(values.messages.find((m) => m.type === "tool")?.content);
+    };
+    const hidden = await out(ann, "finance.salaries");
+    const missing = await out(ann, "finance.nothing");
+    expect(hidden).toBe(missing.replace("finance.nothing", "finance.salaries"));
+    expect(financeIn(hidden.replace("finance.salaries", ""))).toEqual([]);
+    // Bob sees it.
+    expect(await out(bob, "finance.salaries")).toContain("grade");
+  });
+
+  it("refuses SQL naming the other dataset as not found, and audits it as a refusal under the email", async () => {
+    const marker = `[m-${randomUUID()}]`;
+    const { values } = await ask(ann, `Average pay by level [sql:salaries] ${marker}`);
+    const tool = values.messages.find((m) => m.type === "tool") as {
+      content: string;
+      artifact: { category: string };
+    };
+    expect(tool.artifact.category).toBe("not_found");
+    expect(financeIn(tool.content.replace(/finance\.salaries|salaries|finance/g, ""))).toEqual([]);
+    expect(tool.content).not.toMatch(/scope|grade|Principal/i);
+    const audit = async () =>
+      (
+        (
+          await call(api, `/admin/audit?person=${encodeURIComponent(ann.email)}&limit=50`, {
+            token: admin.idToken,
+          })
+        ).json as {
+          entries: { kind: string; email: string; outcome: string; error?: { category: string } }[];
+        }
+      ).entries.filter((e) => e.kind === "query" && e.error?.category === "out_of_scope");
+    await expect.poll(async () => (await audit()).length).toBe(1);
+    expect((await audit())[0]).toMatchObject({ email: ann.email, outcome: "refused" });
+    // Bob's same question runs and gets the rows.
+    const bobs = await ask(bob, "Average pay by level [sql:salaries]");
+    const rows = bobs.values.messages.find((m) => m.type === "tool") as { artifact: { kind: string } };
+    expect(rows.artifact.kind).toBe("query");
+  });
+});
