@@ -4,7 +4,9 @@
  * the admin section and a member does not; the admin adds members, sets one's questions per
  * minute to 1 and that member's second question is refused with the quota's message; a member's
  * up-vote becomes a proposal that the admin edits and approves (after a failed dry run shown
- * inline), and `npm run context` prints it at once, while a rejected one never appears.
+ * inline), and `npm run context` prints it at once, while a rejected one never appears; the admin
+ * makes a group in the page, puts a member in it, changes and deletes it (last: a group left would
+ * take the data of every member in none away).
  * Each case signs its people in in browser contexts of their own. Screenshots go to test-results/e2e/.
  */
 import { execFile } from "node:child_process";
@@ -229,7 +231,7 @@ describe("access in the browser", () => {
     await expect(row("DELETE FROM shop.orders").innerText()).resolves.toMatch(
       /query refused[\s\S]*refused: Only read-only SELECT/,
     );
-    for (const name of ["Members", "Usage", "Audit log", "Proposals"]) {
+    for (const name of ["Members", "Groups", "Usage", "Audit log", "Proposals"]) {
       await admin.getByRole("heading", { name, exact: true }).waitFor();
     }
     await expect(admin.getByText("This part could not be shown").count()).resolves.toBe(0);
@@ -333,5 +335,56 @@ describe("access in the browser", () => {
     const other = await context(`orders per sales channel ${tag} walrus audit`);
     expect(other).not.toContain(rejectedQuestion);
     expect(examplesLine(other)).not.toContain("walrus");
+  });
+
+  it("the admin makes a group in the page, puts a member in it, changes its datasets and deletes it; the audit log shows each", async () => {
+    const admin = await newPage();
+    await openAdmin(admin);
+    const email = `grouped-${Date.now()}@partner.test`;
+    await addMember(admin, email);
+    const name = `e2e-${Date.now().toString(36)}`;
+    const create = admin.getByRole("form", { name: "Create a group" });
+    await admin.getByText(/No groups yet: every member sees every allowed dataset/).waitFor();
+    await create.getByLabel("Name").fill(name);
+    // A dataset the warehouse does not have is refused with the ones it has.
+    await create.getByLabel("Datasets").fill("nowhere");
+    await create.getByRole("button", { name: "Create group" }).click();
+    await create
+      .getByRole("alert")
+      .filter({ hasText: /no dataset or table nowhere.*Its datasets: shop/ })
+      .waitFor();
+    await create.getByLabel("Datasets").fill("shop.orders, shop.customers");
+    await create.getByRole("button", { name: "Create group" }).click();
+    const datasets = admin.getByRole("textbox", { name: `Datasets of ${name}` });
+    await expect.poll(() => datasets.count()).toBe(1);
+    await expect(datasets.inputValue()).resolves.toBe("shop.customers, shop.orders");
+    // The member's row now offers the group, and says a member in none sees nothing.
+    const picker = admin.getByRole("group", { name: `Groups of ${email}` });
+    await picker.getByText("In no group: sees no data.").waitFor();
+    await picker.getByRole("checkbox", { name }).click();
+    await expect.poll(() => picker.getByRole("checkbox", { name }).isChecked()).toBe(true);
+    const row = admin.locator(`li[data-group="${name}"]`);
+    await row.getByText(`Members: ${email}`).waitFor();
+    await screenshot(admin, "access-08-groups");
+
+    await datasets.fill("shop");
+    await admin.getByRole("button", { name: `Save datasets of ${name}` }).click();
+    await expect.poll(() => row.getByRole("textbox").inputValue()).toBe("shop");
+    await admin.getByRole("button", { name: `Delete ${name}` }).click(); // the dialog is accepted
+    await row.waitFor({ state: "detached" });
+    await expect.poll(() => picker.getByRole("checkbox").count()).toBe(0);
+
+    const filter = admin.getByRole("form", { name: "Filter the audit log" });
+    await filter.getByLabel("Person (email or uid)").fill(E2E_TEST_USER.email);
+    await filter.getByRole("button", { name: "Show entries" }).click();
+    const entries = admin.getByRole("list", { name: "Audit entries" });
+    for (const text of [
+      `group.create ${name}`,
+      `member.update ${email}`,
+      `group.update ${name}`,
+      `group.delete ${name}`,
+    ]) {
+      await entries.getByText(text).waitFor();
+    }
   });
 });

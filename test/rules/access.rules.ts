@@ -1,6 +1,6 @@
 /**
- * firestore.rules for the access control data (members, usage, the questions window, the audit
- * log, approved verified queries): server-only. A signed-in person — even one whose token says
+ * firestore.rules for the access control data (members, groups, usage, the questions window, the
+ * audit log, approved verified queries): server-only. A signed-in person — even one whose token says
  * they are QUARRY_ADMINS' admin, with a verified address — cannot get, list, create, update or
  * delete any of it; neither can a signed-out visitor.
  */
@@ -26,6 +26,7 @@ const ADMIN_EMAIL = "admin@quarry-admins.test";
 /** Each collection with a document the server wrote, its id and a field a client would like to change. */
 const COLLECTIONS = [
   ["members", "alice@example.com", { email: "alice@example.com", role: "member" }],
+  ["groups", "finance", { name: "finance", datasets: ["finance"] }],
   ["usage", `${ALICE}_2026-11-02`, { uid: ALICE, day: "2026-11-02", questions: 3, bytes: 10, tokens: 5 }],
   ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
   ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
@@ -90,6 +91,24 @@ describe.each(Object.entries(people))("access control data is closed to %s", (_w
   it("cannot make itself an admin on the members list", async () => {
     await assertFails(db().doc(`members/${ADMIN_EMAIL}`).set({ email: ADMIN_EMAIL, role: "admin" }));
     await assertFails(db().doc("members/alice@example.com").update({ role: "admin" }));
+  });
+
+  it("cannot put itself in a group or widen a group's datasets", async () => {
+    await assertFails(
+      db()
+        .doc("members/alice@example.com")
+        .update({ groups: ["finance"] }),
+    );
+    await assertFails(
+      db()
+        .doc("groups/finance")
+        .update({ datasets: ["finance", "hr"] }),
+    );
+    await assertFails(
+      db()
+        .doc("groups/everything")
+        .set({ name: "everything", datasets: ["shop"] }),
+    );
   });
 });
 

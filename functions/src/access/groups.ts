@@ -4,7 +4,7 @@
  * entry. Read through the same short per-instance cache as the members list: a change reaches
  * every instance within `cacheMs`, and the instance that made it at once.
  */
-import type { Firestore } from "firebase-admin/firestore";
+import type { DocumentReference, Firestore, Transaction } from "firebase-admin/firestore";
 
 /** A group as stored. */
 export interface GroupDoc {
@@ -42,5 +42,61 @@ export class GroupStore {
   /** Forgets the cache (after a change on this instance). */
   invalidate(): void {
     this.cache = undefined;
+  }
+
+  /** The group as stored now, or undefined. `name` is the document id (a lower-case slug). */
+  async get(name: string): Promise<GroupDoc | undefined> {
+    const snap = await this.ref(name).get();
+    return snap.exists ? (snap.data() as GroupDoc) : undefined;
+  }
+
+  /** Creates a group; undefined (and nothing written) when one of that name exists. */
+  async create(name: string, datasets: string[], by: string): Promise<GroupDoc | undefined> {
+    const ref = this.ref(name);
+    const now = new Date().toISOString();
+    const doc: GroupDoc = { name, datasets, createdBy: by, createdAt: now, updatedAt: now };
+    const created = await this.db.runTransaction(async (tx) => {
+      if ((await tx.get(ref)).exists) return false;
+      tx.create(ref, doc);
+      return true;
+    });
+    this.invalidate();
+    return created ? doc : undefined;
+  }
+
+  /** Replaces a group's datasets; undefined when there is no such group. */
+  async update(name: string, datasets: string[]): Promise<GroupDoc | undefined> {
+    const ref = this.ref(name);
+    const doc = await this.db.runTransaction(async (tx) => {
+      const before = (await tx.get(ref)).data() as GroupDoc | undefined;
+      if (!before) return undefined;
+      const next: GroupDoc = { ...before, datasets, updatedAt: new Date().toISOString() };
+      tx.set(ref, next);
+      return next;
+    });
+    this.invalidate();
+    return doc;
+  }
+
+  /**
+   * Deletes a group and, in the same transaction, what `alsoIn` changes (the members-list entries
+   * that name it, so none is left naming a group that no longer exists — a group made later under
+   * the same name must not inherit them). `alsoIn` may read, then write. Undefined when there was
+   * no such group.
+   */
+  async remove<T>(name: string, alsoIn: (tx: Transaction) => Promise<T>): Promise<{ also: T } | undefined> {
+    const ref = this.ref(name);
+    const out = await this.db.runTransaction(async (tx) => {
+      if (!(await tx.get(ref)).exists) return undefined;
+      const also = await alsoIn(tx);
+      tx.delete(ref);
+      return { also };
+    });
+    this.invalidate();
+    return out;
+  }
+
+  private ref(name: string): DocumentReference {
+    return this.db.collection(this.collection).doc(name);
   }
 }

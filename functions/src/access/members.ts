@@ -4,7 +4,7 @@
  * changed role takes effect on every instance within the cache's lifetime (at most 60 s, the
  * setting is refused above that) — on the instance that made the change, at once.
  */
-import type { Firestore } from "firebase-admin/firestore";
+import type { Firestore, Transaction } from "firebase-admin/firestore";
 import type { QuotaLimits, Role } from "../contract/access";
 import type { MemberRecord } from "./policy";
 
@@ -54,10 +54,13 @@ export class MemberStore {
     return snap.docs.map((d) => d.data() as MemberDoc);
   }
 
-  /** Adds or changes a member; returns the entry as stored. */
+  /**
+   * Adds or changes a member; returns the entry as stored. A field left out keeps its value;
+   * `quotas: null` clears the overrides, `groups: []` takes the member out of every group.
+   */
   async put(
     email: string,
-    change: { role?: Role; quotas?: Partial<QuotaLimits> | null },
+    change: { role?: Role; quotas?: Partial<QuotaLimits> | null; groups?: string[] },
     by: string,
   ): Promise<MemberDoc> {
     const id = memberId(email);
@@ -74,11 +77,31 @@ export class MemberStore {
       };
       const quotas = change.quotas === null ? undefined : (change.quotas ?? before?.quotas);
       if (quotas && Object.keys(quotas).length) next.quotas = quotas;
+      const groups = change.groups ?? before?.groups;
+      if (groups?.length) next.groups = groups;
       tx.set(ref, next);
       return next;
     });
     this.cache.delete(id);
     return doc;
+  }
+
+  /**
+   * In `tx` (reads, then writes): takes `group` out of every entry that names it; the emails of the
+   * entries changed. Call `forget` with them once the transaction has committed.
+   */
+  async leaveGroup(tx: Transaction, group: string): Promise<string[]> {
+    const snap = await tx.get(this.db.collection(this.collection).where("groups", "array-contains", group));
+    for (const d of snap.docs) {
+      const groups = ((d.data() as MemberDoc).groups ?? []).filter((g) => g !== group);
+      tx.update(d.ref, { groups, updatedAt: new Date().toISOString() });
+    }
+    return snap.docs.map((d) => (d.data() as MemberDoc).email).sort();
+  }
+
+  /** Drops these entries from this instance's cache (after a change made outside `put`). */
+  forget(emails: readonly string[]): void {
+    for (const e of emails) this.cache.delete(memberId(e));
   }
 
   /** Removes a member; false when there was none. */

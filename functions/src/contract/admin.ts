@@ -11,15 +11,45 @@ export interface Member {
   role: Role;
   /** Per-person quota overrides; a missing one is the deployment's default. */
   quotas?: Partial<QuotaLimits>;
+  /** The groups whose datasets this member may see, sorted; empty = in none. */
+  groups: string[];
   addedBy: string;
   addedAt: string;
   updatedAt: string;
 }
 
-/** `GET /admin/members`: the list, and the deployment's own policy (domains, admins). */
+/** `GET /admin/members`: the list, the deployment's own policy (domains, admins) and the groups one may join. */
 export interface MembersAnswer {
   members: Member[];
   policy: { allowedDomains: string[]; admins: string[] };
+  /** The names of the groups defined, sorted (what `groups` of a member may name). */
+  groups: string[];
+}
+
+/**
+ * A group (`GET|POST /admin/groups`, `PATCH /admin/groups/:name`): a name and the datasets
+ * (`shop`) or single tables (`finance.salaries`) its members may see, with the members in it.
+ */
+export interface Group {
+  name: string;
+  /** Datasets and `dataset.table` entries, lower case, sorted. */
+  datasets: string[];
+  /** The emails of the members-list entries in this group, sorted. */
+  members: string[];
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** `GET /admin/groups`: every group, by name. None = every member sees every allowed dataset. */
+export interface GroupsAnswer {
+  groups: Group[];
+}
+
+/** `POST /admin/groups`. */
+export interface NewGroup {
+  name: string;
+  datasets: string[];
 }
 
 /** Questions, bytes billed and model tokens. */
@@ -46,7 +76,15 @@ export interface AuditError {
 
 /** What an admin did. */
 export type AdminAction =
-  "member.add" | "member.update" | "member.remove" | "proposal.approve" | "proposal.reject" | "proposal.edit";
+  | "member.add"
+  | "member.update"
+  | "member.remove"
+  | "group.create"
+  | "group.update"
+  | "group.delete"
+  | "proposal.approve"
+  | "proposal.reject"
+  | "proposal.edit";
 
 /** One audit-log entry as `GET /admin/audit` answers it. */
 export type AuditEntry = { at: string; uid: string; email: string | null } & (

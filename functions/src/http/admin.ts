@@ -1,12 +1,14 @@
 /**
  * `GET /me` (who the caller is, their role and quotas) and the admin API under `/admin/*` (admins
- * only, 403 `forbidden:admin_only` otherwise): members, usage, the audit log, and proposals —
- * verified queries proposed by up-votes, reviewed here (edit, approve, reject). Every admin action
- * is written to the audit log with who did it.
+ * only, 403 `forbidden:admin_only` otherwise): members (with their groups; the groups themselves
+ * are in groups.ts), usage, the audit log, and proposals — verified queries proposed by up-votes,
+ * reviewed here (edit, approve, reject). Every admin action is written to the audit log with who
+ * did it.
  */
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { accessStores, requireAdmin } from "../access/gate";
+import type { MemberDoc } from "../access/members";
 import { ROLES } from "../contract/access";
 import { me } from "./me";
 import type { AuditAnswer, Member, MembersAnswer, UsageAnswer } from "../contract/admin";
@@ -15,6 +17,7 @@ import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
 import { parse } from "./schemas";
 import { auditAction } from "./admin-audit";
+import { GroupName, groupRoutes, knownGroups } from "./groups";
 import { proposalRoutes } from "./proposals";
 
 const email = z.string().trim().toLowerCase().email("must be an email address").max(320);
@@ -25,14 +28,18 @@ const QuotaOverrides = z
     tokensPerDay: z.number().int().min(0),
   })
   .partial();
+/** The groups a member is in (each must exist; `[]` = none). */
+const MemberGroups = z.array(GroupName).max(50, "at most 50 groups");
 const AddMemberBody = z.strictObject({
   email,
   role: z.enum(ROLES).optional(),
   quotas: QuotaOverrides.optional(),
+  groups: MemberGroups.optional(),
 });
 const PatchMemberBody = z.strictObject({
   role: z.enum(ROLES).optional(),
   quotas: QuotaOverrides.nullable().optional(),
+  groups: MemberGroups.optional(),
 });
 const UsageQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
 const AuditQuery = z.strictObject({
@@ -53,37 +60,51 @@ export function adminRoutes(): Router {
   r.delete("/admin/members/:email", removeMember);
   r.get("/admin/usage", usage);
   r.get("/admin/audit", readAudit);
+  r.use(groupRoutes());
   r.use(proposalRoutes());
   return r;
 }
 
+/** A members-list entry as the API answers it: its groups always listed (none = `[]`). */
+function memberView(doc: MemberDoc): Member {
+  return { ...doc, groups: [...(doc.groups ?? [])].sort() };
+}
+
 async function listMembers(_req: Request, res: Response): Promise<void> {
-  const { members } = await accessStores();
+  const { members, groups } = await accessStores();
   const { allowedDomains, admins } = config().access;
-  res.json({ members: await members.list(), policy: { allowedDomains, admins } } satisfies MembersAnswer);
+  const [list, defined] = await Promise.all([members.list(), groups.fresh()]);
+  res.json({
+    members: list.map(memberView),
+    policy: { allowedDomains, admins },
+    groups: defined.map((g) => g.name).sort(),
+  } satisfies MembersAnswer);
 }
 
 async function addMember(req: Request, res: Response): Promise<void> {
   const body = parse(AddMemberBody, req.body ?? {}, "body");
+  const groups = body.groups && (await knownGroups(body.groups));
   const { members } = await accessStores();
   const by = callerOf(req).email ?? callerOf(req).uid;
-  const doc = await members.put(body.email, { role: body.role ?? "member", quotas: body.quotas }, by);
+  const doc = await members.put(body.email, { role: body.role ?? "member", quotas: body.quotas, groups }, by);
   await auditAction(req, "member.add", doc.email, {
     role: doc.role,
     ...(doc.quotas ? { quotas: doc.quotas } : {}),
+    ...(doc.groups ? { groups: doc.groups } : {}),
   });
-  res.status(201).json(doc satisfies Member);
+  res.status(201).json(memberView(doc) satisfies Member);
 }
 
 async function patchMember(req: Request, res: Response): Promise<void> {
   const target = parse(email, req.params.email, "path");
   const body = parse(PatchMemberBody, req.body ?? {}, "body");
+  const change = { ...body, ...(body.groups ? { groups: await knownGroups(body.groups) } : {}) };
   const { members } = await accessStores();
   if (!(await members.fresh(target)))
     throw new QuarryError("not_found:member", `${target} is not on the members list: add them first.`);
-  const doc = await members.put(target, body, callerOf(req).email ?? callerOf(req).uid);
-  await auditAction(req, "member.update", target, body);
-  res.json(doc satisfies Member);
+  const doc = await members.put(target, change, callerOf(req).email ?? callerOf(req).uid);
+  await auditAction(req, "member.update", target, change);
+  res.json(memberView(doc) satisfies Member);
 }
 
 async function removeMember(req: Request, res: Response): Promise<void> {

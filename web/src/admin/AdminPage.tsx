@@ -1,11 +1,12 @@
 /**
- * The admin section (`/admin`): members, usage, the audit log and proposals, each a section of its
- * own. The API refuses non-admins anyway; a member who comes here by URL is told it is for admins.
+ * The admin section (`/admin`): members, groups, usage, the audit log and proposals, each a section
+ * of its own; a change in members or groups reloads both (a member's groups show in each). The API refuses non-admins anyway; a member who comes here by URL is told it is for admins.
  */
-import { useMemo } from "react";
+import { useMemo, useReducer } from "react";
 import type { Auth } from "firebase/auth";
 import { PartBoundary } from "../PartBoundary";
 import { adminApi } from "./api";
+import { GroupsSection } from "./Groups";
 import { MembersSection } from "./Members";
 import { UsageSection } from "./Usage";
 import { AuditSection } from "./Audit";
@@ -19,6 +20,7 @@ interface Props {
 
 export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
   const api = useMemo(() => adminApi(apiUrl, auth), [apiUrl, auth]);
+  const [version, changed] = useReducer((v: number) => v + 1, 0);
   if (!isAdmin) {
     return (
       <main className="admin">
@@ -35,13 +37,17 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
       <h2 id="admin-title">Administration</h2>
       <nav aria-label="Admin sections" className="admin-nav">
         <a href="#members">Members</a>
+        <a href="#groups">Groups</a>
         <a href="#usage">Usage</a>
         <a href="#audit">Audit log</a>
         <a href="#proposals">Proposals</a>
       </nav>
       {/* Each section on its own: one that cannot render leaves the others working. */}
       <PartBoundary label="Members">
-        <MembersSection api={api} />
+        <MembersSection api={api} version={version} onChanged={changed} />
+      </PartBoundary>
+      <PartBoundary label="Groups">
+        <GroupsSection api={api} version={version} onChanged={changed} />
       </PartBoundary>
       <PartBoundary label="Usage">
         <UsageSection api={api} />

@@ -1,18 +1,28 @@
 /**
- * Members: who may use Quarry beyond the allowed domains, their role and their own quotas. Add by
- * email and role, change a role, set or clear per-person quotas (empty = the deployment's default),
- * remove (after a confirmation).
+ * Members: who may use Quarry beyond the allowed domains, their role, their groups and their own
+ * quotas. Add by email and role, change a role, tick the groups whose datasets they may see, set or
+ * clear per-person quotas (empty = the deployment's default), remove (after a confirmation).
  */
 import { useCallback, useState, type FormEvent } from "react";
 import { ROLES, type Role } from "@quarry/functions/contract";
 import type { Member, MembersAnswer } from "@quarry/functions/contract";
 import type { AdminApi } from "./api";
+import { MemberGroups } from "./MemberGroups";
 import { QuotaEditor } from "./QuotaEditor";
 import { useAction, useLoad } from "./useLoad";
 
-export function MembersSection({ api }: { api: AdminApi }) {
-  const load = useCallback(() => api.members(), [api]);
-  const { data, error, reload } = useLoad(load);
+interface Props {
+  api: AdminApi;
+  /** Bumped by any admin change that may alter this list (a group deleted included). */
+  version: number;
+  onChanged: () => void;
+}
+
+export function MembersSection({ api, version, onChanged }: Props) {
+  // `version` is a dependency so that another section's change reloads this list.
+  const load = useCallback(() => api.members(), [api, version]);
+  const { data, error } = useLoad(load);
+  const reload = async () => onChanged();
   return (
     <section id="members" className="admin-section" aria-labelledby="members-title">
       <h3 id="members-title">Members</h3>
@@ -27,7 +37,7 @@ export function MembersSection({ api }: { api: AdminApi }) {
       {data && data.members.length > 0 && (
         <ul className="member-list" aria-label="Members">
           {data.members.map((m) => (
-            <MemberRow key={m.email} api={api} member={m} onChanged={reload} />
+            <MemberRow key={m.email} api={api} member={m} groups={data.groups} onChanged={reload} />
           ))}
         </ul>
       )}
@@ -100,10 +110,13 @@ function AddMember({ api, onAdded }: { api: AdminApi; onAdded: () => Promise<voi
 function MemberRow({
   api,
   member,
+  groups,
   onChanged,
 }: {
   api: AdminApi;
   member: Member;
+  /** The groups defined. */
+  groups: string[];
   onChanged: () => Promise<void>;
 }) {
   const [error, busy, run] = useAction();
@@ -128,6 +141,12 @@ function MemberRow({
           Remove {member.email}
         </button>
       </div>
+      <MemberGroups
+        member={member}
+        groups={groups}
+        busy={busy}
+        onSave={(next) => act(() => api.updateMember(member.email, { groups: next }))}
+      />
       <QuotaEditor
         email={member.email}
         quotas={member.quotas}

@@ -1,14 +1,17 @@
 /**
- * The admin API (`/admin/*`, admins only) as the admin section uses it: members, usage, the audit
- * log and proposals. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
+ * The admin API (`/admin/*`, admins only) as the admin section uses it: members, groups, usage,
+ * the audit log and proposals. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
  * the same types the routes answer with.
  */
 import type { Auth } from "firebase/auth";
 import type {
   AuditAnswer,
   AuditFilter,
+  Group,
+  GroupsAnswer,
   Member,
   MembersAnswer,
+  NewGroup,
   ProposalsAnswer,
   QuotaLimits,
   Role,
@@ -25,9 +28,16 @@ export function adminApi(apiUrl: string, auth: Auth) {
   return {
     members: () => call<MembersAnswer>("/admin/members"),
     addMember: (email: string, role: Role) => call<Member>("/admin/members", "POST", { email, role }),
-    updateMember: (email: string, patch: { role?: Role; quotas?: Partial<QuotaLimits> | null }) =>
-      call<Member>(`/admin/members/${enc(email)}`, "PATCH", patch),
+    updateMember: (
+      email: string,
+      patch: { role?: Role; quotas?: Partial<QuotaLimits> | null; groups?: string[] },
+    ) => call<Member>(`/admin/members/${enc(email)}`, "PATCH", patch),
     removeMember: (email: string) => call<void>(`/admin/members/${enc(email)}`, "DELETE"),
+    groups: () => call<GroupsAnswer>("/admin/groups"),
+    createGroup: (group: NewGroup) => call<Group>("/admin/groups", "POST", group),
+    updateGroup: (name: string, datasets: string[]) =>
+      call<Group>(`/admin/groups/${enc(name)}`, "PATCH", { datasets }),
+    removeGroup: (name: string) => call<void>(`/admin/groups/${enc(name)}`, "DELETE"),
     usage: (days = 30) => call<UsageAnswer>(`/admin/usage?days=${days}`),
     audit: (filter: AuditFilter, cursor?: string) => {
       const q = new URLSearchParams({ limit: "50" });
