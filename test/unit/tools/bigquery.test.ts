@@ -10,7 +10,7 @@ import { auditedWarehouse } from "../../../functions/src/tools/audited";
 import type { QueryRecord } from "../../../functions/src/tools/types";
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
 import { BigQueryStandin, type RestField } from "../../support/bigquery-standin";
-import { FULL_SCOPE } from "../../../functions/src/tools/scope";
+import { FULL_SCOPE, limitedScope } from "../../../functions/src/tools/scope";
 
 const P = "demo-bq";
 const orders = { projectId: P, datasetId: "shop", tableId: "orders" };
@@ -117,6 +117,37 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     expect(realInserts()).toHaveLength(0);
     const i = await failure((await open()).query("SELECT * FROM `region-eu`.INFORMATION_SCHEMA.TABLES", ctx));
     expect(i.category).toBe("refused");
+  });
+
+  it("a person's scope: names outside it never reach BigQuery; views reading outside it read as missing", async () => {
+    const shopOnly = { ...ctx, scope: limitedScope(["shop"]) };
+    // Fence 1: a dataset out of scope is answered as BigQuery answers a dataset that does not exist.
+    const e = await failure(
+      (await open()).query("SELECT salary FROM `other-proj.public.salaries`", shopOnly),
+    );
+    expect(e.category).toBe("not_found");
+    expect(e.message).toBe(
+      "BigQuery: Not found: Dataset other-proj:public was not found in location EU. Use list_tables and describe_table to find the right names.",
+    );
+    expect(e.outOfScope).toEqual(["other-proj.public.salaries"]);
+    expect(standin.inserts()).toHaveLength(0);
+    // A table of a dataset the person sees part of reads like a missing table.
+    const part = { ...ctx, scope: limitedScope(["shop.customers"]) };
+    const t = await failure((await open()).query("SELECT * FROM shop.orders", part));
+    expect(t.message).toMatch(
+      /^BigQuery: Not found: Table demo-bq:shop\.orders was not found in location EU\./,
+    );
+    expect(standin.inserts()).toHaveLength(0);
+    // Fence 2: a view in scope whose dry run reports a table outside it.
+    const sql = "SELECT * FROM `demo-bq.shop.order_view`";
+    standin.onQuery({ match: (s) => s === sql, referencedTables: [orders] });
+    const v = await failure((await open()).query(sql, { ...ctx, scope: limitedScope(["shop.order_view"]) }));
+    expect(v.category).toBe("not_found");
+    expect(v.outOfScope).toEqual(["demo-bq.shop.orders"]);
+    expect(realInserts()).toHaveLength(0);
+    // In scope, it runs.
+    standin.onQuery({ match: /FROM shop\.orders$/, referencedTables: [orders] });
+    await expect((await open()).query("SELECT order_id FROM shop.orders", shopOnly)).resolves.toBeDefined();
   });
 
   it("refuses over the per-query and the per-conversation budget, saying the numbers", async () => {

@@ -49,7 +49,9 @@ export function mapBigQueryError(err: unknown): WarehouseError {
   } else if (reason === "stopped" || reason === "timeout" || /timed out|cancel/i.test(engineMessage)) {
     category = "timeout";
   }
-  return new WarehouseError(category, `BigQuery: ${engineMessage}${hint}`, details, { cause: err });
+  // BigQuery's messages end without a full stop ("… was not found in location EU"): one before the hint.
+  const sentence = hint && !/[.!?]$/.test(engineMessage) ? `${engineMessage}.` : engineMessage;
+  return new WarehouseError(category, `BigQuery: ${sentence}${hint}`, details, { cause: err });
 }
 
 /**
