@@ -13,6 +13,7 @@ import {
   type ToolRunnableConfig,
 } from "@langchain/core/tools";
 import { z } from "zod";
+import { QuarryError } from "../errors";
 import { stripSqlWrapping } from "./policy";
 import { runPersonOf } from "./person";
 import { limitedScope } from "./scope";
@@ -65,6 +66,8 @@ function toWarehouseError(err: unknown): WarehouseError {
 }
 
 function errorOutput(err: unknown, sql?: string): Output {
+  // Not a tool result: the run ends with it (the person's BigQuery consent is missing or revoked).
+  if (err instanceof QuarryError) throw err;
   const e = toWarehouseError(err);
   return [
     renderError(e),
@@ -165,9 +168,9 @@ export function createWarehouseTools(
     "list_tables",
     "List the tables you may query, with descriptions, row counts, partitioning and clustering.",
     z.object({}),
-    async () => {
+    async (_input, config) => {
       try {
-        const tables = await warehouse.listTables();
+        const tables = await warehouse.listTables({ userId: contextOf(config).userId });
         return [renderTables(tables, caps.previewChars), { kind: "tables", tables }];
       } catch (err) {
         return errorOutput(err);
@@ -182,14 +185,14 @@ export function createWarehouseTools(
     z.object({
       table: z.string().describe("Table name exactly as list_tables shows it, e.g. shop.orders."),
     }),
-    async (input) => {
+    async (input, config) => {
       try {
         const table = input.table as string;
         if (!table.trim())
           throw new WarehouseError("bad_input", "The table argument is empty; pass a name from list_tables.");
         if (table.length > 1024)
           throw new WarehouseError("bad_input", "The table name is too long; pass a name from list_tables.");
-        const schema = await warehouse.describeTable(table);
+        const schema = await warehouse.describeTable(table, { userId: contextOf(config).userId });
         return [renderSchema(schema, caps), { kind: "schema", schema }];
       } catch (err) {
         return errorOutput(err);
