@@ -20,12 +20,21 @@ export interface Quotas {
   tokensPerDay: QuotaFigure;
 }
 
+/**
+ * Whose credentials BigQuery runs with: the service account, or (QUARRY_BQ_IDENTITY=user) the
+ * person's own, once they have connected BigQuery (`POST /auth/bigquery/start`).
+ */
+export type BigQueryIdentity =
+  | { identity: "service" }
+  | { identity: "user"; connected: boolean; /** The Google account that consented. */ email?: string };
+
 /** `GET /me`. */
 export interface Me {
   uid: string;
   email: string | null;
   role: Role;
   quotas: Quotas;
+  bigquery: BigQueryIdentity;
 }
 
 /** Per-person limits an admin may set; a missing one is the deployment's default. */

@@ -10,6 +10,7 @@ import { accessStores, requireAdmin } from "../access/gate";
 import { ROLES, type Me } from "../contract/access";
 import type { AuditAnswer, Member, MembersAnswer, UsageAnswer } from "../contract/admin";
 import { config } from "../config";
+import { identity, userMode } from "../identity";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
 import { parse } from "./schemas";
@@ -65,6 +66,9 @@ async function me(req: Request, res: Response): Promise<void> {
     email: caller.email ?? null,
     role: access.role,
     quotas: await quotas.figures(caller.uid, access.limits),
+    bigquery: userMode()
+      ? { identity: "user", ...(await (await identity()).store.status(caller.uid)) }
+      : { identity: "service" },
   } satisfies Me);
 }
 
