@@ -43,7 +43,8 @@ const IDENTITY_SETTINGS = {
   }),
   clientId: text("QUARRY_OAUTH_CLIENT_ID", {
     concern,
-    description: "OAuth 2.0 web client id for `QUARRY_BQ_IDENTITY=user` (Google Cloud console → Credentials).",
+    description:
+      "OAuth 2.0 web client id for `QUARRY_BQ_IDENTITY=user` (Google Cloud console → Credentials).",
   }),
   clientSecret: text("QUARRY_OAUTH_CLIENT_SECRET", {
     concern,

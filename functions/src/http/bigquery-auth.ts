@@ -46,7 +46,9 @@ function requireUserMode(): void {
 
 function allowedReturn(returnTo: string): boolean {
   const origin = new URL(returnTo).origin;
-  const origins = CORS_ORIGINS.value().split(",").map((s) => s.trim());
+  const origins = CORS_ORIGINS.value()
+    .split(",")
+    .map((s) => s.trim());
   return origins.includes(origin);
 }
 
@@ -54,12 +56,23 @@ async function start(req: Request, res: Response): Promise<void> {
   requireUserMode();
   const { returnTo } = parse(StartBody, req.body ?? {}, "body");
   if (!allowedReturn(returnTo))
-    throw new QuarryError("bad_request:body", "returnTo must be a page of this deployment (QUARRY_CORS_ORIGINS).");
+    throw new QuarryError(
+      "bad_request:body",
+      "returnTo must be a page of this deployment (QUARRY_CORS_ORIGINS).",
+    );
   const caller = callerOf(req);
   if (!caller.email || !caller.emailVerified)
-    throw new QuarryError("bad_request:body", "Connecting BigQuery needs a verified email on your Quarry account.");
+    throw new QuarryError(
+      "bad_request:body",
+      "Connecting BigQuery needs a verified email on your Quarry account.",
+    );
   const { crypto } = await identity();
-  const state = crypto.signState({ uid: caller.uid, email: caller.email, returnTo, exp: Date.now() + FLOW_MS });
+  const state = crypto.signState({
+    uid: caller.uid,
+    email: caller.email,
+    returnTo,
+    exp: Date.now() + FLOW_MS,
+  });
   const { challenge } = crypto.pkce(state);
   res.json({ url: authorizationUrl(config().identity.oauth, { state, challenge, loginHint: caller.email }) });
 }
@@ -97,7 +110,10 @@ export async function bigQueryCallback(req: Request, res: Response): Promise<voi
   const { crypto, store, broker } = await identity();
   const flow = typeof q.state === "string" ? crypto.verifyState(q.state) : undefined;
   if (!flow) {
-    res.status(400).type("text/plain").send("This Connect BigQuery link is not valid or has expired: start again from Quarry.");
+    res
+      .status(400)
+      .type("text/plain")
+      .send("This Connect BigQuery link is not valid or has expired: start again from Quarry.");
     return;
   }
   if (q.error || typeof q.code !== "string") return back(res, flow.returnTo, { error: "denied" });
@@ -106,7 +122,10 @@ export async function bigQueryCallback(req: Request, res: Response): Promise<voi
   try {
     got = await exchangeCode(oauth, q.code, crypto.pkce(q.state!).verifier);
   } catch (err) {
-    logger.warn("BigQuery consent: code exchange failed", { uid: flow.uid, err: err instanceof GrantRefused ? err.reason : String(err) });
+    logger.warn("BigQuery consent: code exchange failed", {
+      uid: flow.uid,
+      err: err instanceof GrantRefused ? err.reason : String(err),
+    });
     return back(res, flow.returnTo, { error: "exchange" });
   }
   const c = got.claims;
@@ -115,7 +134,13 @@ export async function bigQueryCallback(req: Request, res: Response): Promise<voi
     GOOGLE_ISSUERS.includes(String(c.iss)) &&
     (c.email_verified === true || c.email_verified === "true") &&
     String(c.email).toLowerCase() === flow.email.toLowerCase();
-  const problem = !sameAccount ? "wrong_account" : !got.bigqueryGranted ? "scope" : !got.refreshToken ? "offline" : undefined;
+  const problem = !sameAccount
+    ? "wrong_account"
+    : !got.bigqueryGranted
+      ? "scope"
+      : !got.refreshToken
+        ? "offline"
+        : undefined;
   if (problem) {
     // Nothing is kept: the grant just made is given back.
     await revoke(oauth, got.refreshToken ?? got.token).catch(() => undefined);

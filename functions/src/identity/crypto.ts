@@ -5,7 +5,15 @@
  * document does not decrypt), the connect flow's `state` is signed (HMAC-SHA256), and its PKCE
  * verifier is derived from the state, so no flow needs storage between its two requests.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
 
 export interface Sealed {
   /** base64: AES-256-GCM ciphertext. */
@@ -51,7 +59,11 @@ export class TokenCrypto {
     const cipher = createCipheriv("aes-256-gcm", this.sealKey, iv);
     cipher.setAAD(Buffer.from(uid, "utf8"));
     const data = Buffer.concat([cipher.update(secret, "utf8"), cipher.final()]);
-    return { data: data.toString("base64"), iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64") };
+    return {
+      data: data.toString("base64"),
+      iv: iv.toString("base64"),
+      tag: cipher.getAuthTag().toString("base64"),
+    };
   }
 
   /** Decrypts what `seal` made for `uid`; throws when it was not (another uid, another key, tampered). */
@@ -59,7 +71,9 @@ export class TokenCrypto {
     const decipher = createDecipheriv("aes-256-gcm", this.sealKey, Buffer.from(sealed.iv, "base64"));
     decipher.setAAD(Buffer.from(uid, "utf8"));
     decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
-    return Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
+    return Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString(
+      "utf8",
+    );
   }
 
   /** The state parameter for a new flow. */

@@ -35,7 +35,10 @@ export interface CodeExchange extends AccessToken {
 
 type OAuth = IdentityConfig["oauth"];
 
-export function authorizationUrl(oauth: OAuth, p: { state: string; challenge: string; loginHint: string }): string {
+export function authorizationUrl(
+  oauth: OAuth,
+  p: { state: string; challenge: string; loginHint: string },
+): string {
   const url = new URL(oauth.authorizationUrl);
   const q = {
     client_id: oauth.clientId ?? "",
@@ -58,7 +61,11 @@ async function tokenCall(oauth: OAuth, form: Record<string, string>): Promise<Re
   const res = await fetch(oauth.tokenUrl, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: oauth.clientId ?? "", client_secret: oauth.clientSecret ?? "", ...form }),
+    body: new URLSearchParams({
+      client_id: oauth.clientId ?? "",
+      client_secret: oauth.clientSecret ?? "",
+      ...form,
+    }),
     signal: AbortSignal.timeout(15_000),
   });
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
@@ -115,7 +122,8 @@ export async function revoke(oauth: OAuth, token: string): Promise<void> {
     body: new URLSearchParams({ token }),
     signal: AbortSignal.timeout(15_000),
   });
-  if (!res.ok && res.status !== 400) throw new Error(`Google's revocation endpoint failed (HTTP ${res.status}).`);
+  if (!res.ok && res.status !== 400)
+    throw new Error(`Google's revocation endpoint failed (HTTP ${res.status}).`);
 }
 
 /**
@@ -126,7 +134,9 @@ export async function revoke(oauth: OAuth, token: string): Promise<void> {
 function claimsOf(idToken: unknown): CodeExchange["claims"] {
   if (typeof idToken !== "string") return {};
   try {
-    return JSON.parse(Buffer.from(idToken.split(".")[1] ?? "", "base64url").toString("utf8")) as CodeExchange["claims"];
+    return JSON.parse(
+      Buffer.from(idToken.split(".")[1] ?? "", "base64url").toString("utf8"),
+    ) as CodeExchange["claims"];
   } catch {
     return {};
   }

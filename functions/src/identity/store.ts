@@ -31,7 +31,13 @@ export class CredentialStore {
     const now = new Date().toISOString();
     const sealed = this.crypto.seal(refreshToken, uid);
     if (replacing) await this.doc(uid).update({ refreshToken: sealed, updatedAt: now });
-    else await this.doc(uid).set({ email, refreshToken: sealed, connectedAt: now, updatedAt: now } satisfies CredentialDoc);
+    else
+      await this.doc(uid).set({
+        email,
+        refreshToken: sealed,
+        connectedAt: now,
+        updatedAt: now,
+      } satisfies CredentialDoc);
   }
 
   /** The person's refresh token, or undefined when they have not connected (or it cannot be opened). */

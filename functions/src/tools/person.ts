@@ -26,8 +26,7 @@ export interface RunPerson {
  */
 export function runPersonOf(configurable: unknown): RunPerson | undefined {
   const raw = (configurable as Record<string, unknown> | undefined)?.[PERSON_KEY] as
-    | Partial<RunPerson>
-    | undefined;
+    Partial<RunPerson> | undefined;
   if (!raw || typeof raw !== "object" || typeof raw.uid !== "string") return undefined;
   return {
     uid: raw.uid,

@@ -21,7 +21,10 @@ export interface HeaderAuth {
 }
 
 /** `auth`: whose requests these are (user identity mode); default: the service account (ADC). */
-export async function createBigQueryClient(cfg: WarehouseConfig["bigquery"], auth?: HeaderAuth): Promise<BigQuery> {
+export async function createBigQueryClient(
+  cfg: WarehouseConfig["bigquery"],
+  auth?: HeaderAuth,
+): Promise<BigQuery> {
   const { BigQuery } = await import("@google-cloud/bigquery");
   const endpoint = cfg.apiEndpoint?.replace(/\/+$/, "");
   const client = new BigQuery({

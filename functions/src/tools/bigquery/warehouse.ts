@@ -105,8 +105,11 @@ export class BigQueryWarehouse implements Warehouse {
     const out: TableInfo[] = [];
     for (const ds of this.datasets) {
       const [projectId, datasetId] = ds.split(".");
-      const [tables] = await this.withRetry(() => bq.dataset(datasetId, { projectId }).getTables(), false, uid)
-        .catch((e: unknown) => (uid && isDeniedOrGone(e) ? [[]] : Promise.reject(this.fail(e, uid))));
+      const [tables] = await this.withRetry(
+        () => bq.dataset(datasetId, { projectId }).getTables(),
+        false,
+        uid,
+      ).catch((e: unknown) => (uid && isDeniedOrGone(e) ? [[]] : Promise.reject(this.fail(e, uid))));
       // tables.list omits description and row count; tables.get has them (metadata only, free).
       const infos = await Promise.all(
         tables.slice(0, 100).map(async (t) => {
@@ -252,24 +255,28 @@ export class BigQueryWarehouse implements Warehouse {
     const jobId = `quarry_${randomUUID()}`;
     let job: Job;
     try {
-      [job] = await this.withRetry(async (attempt): Promise<[Job, ...unknown[]]> => {
-        try {
-          return await bq.createQueryJob({
-            query: dry.sql,
-            location,
-            useLegacySql: false,
-            maximumBytesBilled: String(maximumBytesBilled),
-            jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
-            labels: labels(ctx),
-            jobId,
-          });
-        } catch (err) {
-          if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
-          const existing = bq.job(jobId, { location });
-          await this.withRetry(() => existing.getMetadata(), false, uid);
-          return [existing];
-        }
-      }, true, uid);
+      [job] = await this.withRetry(
+        async (attempt): Promise<[Job, ...unknown[]]> => {
+          try {
+            return await bq.createQueryJob({
+              query: dry.sql,
+              location,
+              useLegacySql: false,
+              maximumBytesBilled: String(maximumBytesBilled),
+              jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
+              labels: labels(ctx),
+              jobId,
+            });
+          } catch (err) {
+            if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
+            const existing = bq.job(jobId, { location });
+            await this.withRetry(() => existing.getMetadata(), false, uid);
+            return [existing];
+          }
+        },
+        true,
+        uid,
+      );
     } catch (err) {
       throw this.fail(err, uid);
     }
