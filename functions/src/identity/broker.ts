@@ -16,7 +16,7 @@ import type { CredentialStore } from "./store";
 /** A cached token is replaced this long before it expires. */
 const EARLY_MS = 5 * 60_000;
 
-export function consentNeeded(why: "missing" | "revoked"): QuarryError {
+function consentNeeded(why: "missing" | "revoked"): QuarryError {
   return new QuarryError(
     "auth:bigquery_consent",
     why === "missing"

@@ -8,7 +8,7 @@
 import type { IdentityConfig } from "../config";
 
 /** The scopes asked for: BigQuery, and the person's email to check it is the signed-in person's. */
-export const BIGQUERY_SCOPES = ["openid", "email", "https://www.googleapis.com/auth/bigquery"];
+const BIGQUERY_SCOPES = ["openid", "email", "https://www.googleapis.com/auth/bigquery"];
 const BIGQUERY_SCOPE = "https://www.googleapis.com/auth/bigquery";
 
 /** The token endpoint refused the grant: the consent is gone (revoked, expired, or never given). */

@@ -13,8 +13,6 @@ import { CredentialBroker } from "./broker";
 import { TokenCrypto } from "./crypto";
 import { CredentialStore } from "./store";
 
-export { consentNeeded } from "./broker";
-
 interface Identity {
   crypto: TokenCrypto;
   store: CredentialStore;

@@ -6,7 +6,7 @@
 import type { Firestore } from "firebase-admin/firestore";
 import type { Sealed, TokenCrypto } from "./crypto";
 
-export const CREDENTIALS_COLLECTION = "bigquery_credentials";
+const CREDENTIALS_COLLECTION = "bigquery_credentials";
 
 interface CredentialDoc {
   /** The Google account that consented (the person's own email). */
