@@ -157,7 +157,13 @@ async function ask(p: Page, question: string) {
 describe("Connect BigQuery (QUARRY_BQ_IDENTITY=user)", () => {
   it("offers Connect BigQuery when a question needs it, connects through Google's consent, then answers with the person's own token", async () => {
     const email = `bq-${Date.now()}@${E2E_MEMBER_DOMAIN}`;
-    await signUp(stackEnv().urls.auth!, email, { password: PASSWORD });
+    const user = await signUp(stackEnv().urls.auth!, email, { password: PASSWORD });
+    // The API loads its routes and Firestore on first use: warm it, so the page's first call is not the one that waits.
+    const warm = await fetch(`${apiUrl}/me`, { headers: { authorization: `Bearer ${user.idToken}` } });
+    expect(((await warm.json()) as { bigquery: unknown }).bigquery).toEqual({
+      identity: "user",
+      connected: false,
+    });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.on("pageerror", (e) => console.log(`[page error] ${e.message}`));
@@ -166,7 +172,7 @@ describe("Connect BigQuery (QUARRY_BQ_IDENTITY=user)", () => {
     await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const header = page.locator("header.topbar");
-    await header.getByRole("button", { name: "Connect BigQuery" }).waitFor();
+    await header.getByRole("button", { name: "Connect BigQuery", exact: true }).waitFor({ timeout: 60_000 });
 
     // Not connected yet: the question is refused before it runs, and the chat offers the action.
     await page.getByRole("button", { name: "+ New conversation" }).click();
@@ -178,7 +184,7 @@ describe("Connect BigQuery (QUARRY_BQ_IDENTITY=user)", () => {
       .waitFor();
     expect(bq.requests.filter((r) => r.path.endsWith("/jobs"))).toEqual([]);
     await screenshot(page, "bigquery-connect-offered");
-    await turn.getByRole("button", { name: "Connect BigQuery" }).click();
+    await turn.getByRole("button", { name: "Connect BigQuery", exact: true }).click();
 
     // Google's consent (the stand-in consents at once) and the API's callback bring the page back.
     await page.waitForURL((u) => u.origin === web && !u.searchParams.has("bigquery"));
@@ -199,7 +205,8 @@ describe("Connect BigQuery (QUARRY_BQ_IDENTITY=user)", () => {
     await screenshot(page, "bigquery-connected-answer");
 
     await header.getByRole("button", { name: "Disconnect BigQuery" }).click();
-    await header.getByRole("button", { name: "Connect BigQuery" }).waitFor();
+    await header.getByRole("button", { name: "Connect BigQuery", exact: true }).waitFor();
+    expect(oauth.revocations).toEqual([email]);
     expect(oauth.hasGrant(email)).toBe(false);
     await context.close();
   });

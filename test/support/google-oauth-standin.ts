@@ -38,6 +38,8 @@ export class GoogleOAuthStandin {
   private readonly accessTokens = new Map<string, { grant: Grant; expiresAt: number; expired: boolean }>();
   /** Every token this stand-in issued (access and refresh), to scan stored data and logs for leaks. */
   readonly issued: string[] = [];
+  /** Revocation calls: whose grant each revoked (undefined: an unknown token). */
+  readonly revocations: (string | undefined)[] = [];
   /** Token endpoint calls by grant type, in order (their bodies are not kept: they hold secrets). */
   readonly grants: { type: string; ok: boolean }[] = [];
   /** The Google account the browser is signed in as; default: the request's login_hint. */
@@ -225,6 +227,7 @@ export class GoogleOAuthStandin {
   private revoke(form: URLSearchParams, res: ServerResponse): void {
     const t = form.get("token") ?? "";
     const grant = this.refreshTokens.get(t) ?? this.accessTokens.get(t)?.grant;
+    this.revocations.push(grant?.email);
     if (!grant) return json(res, 400, { error: "invalid_token", error_description: "Bad Request" });
     grant.revoked = true;
     json(res, 200, {});
