@@ -127,6 +127,13 @@ beforeAll(async () => {
       return write(chunk, ...rest);
     }) as typeof stream.write;
   }
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    const original = console[level].bind(console);
+    console[level] = (...args: unknown[]) => {
+      logs.push(args.map(String).join(" "));
+      original(...args);
+    };
+  }
   const { createApp } = await import("../../../functions/src/http/app");
   server.on("request", createApp());
   admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `identity-${stamp}`);
@@ -375,6 +382,7 @@ describe("BigQuery as the signed-in person", () => {
     expect(stored.length).toBeGreaterThan(20);
     const everything = stored.join("\n") + logs.join("");
     expect(everything).toContain(alice.uid); // the scan reads what the runs wrote
+    expect(logs.join("")).toContain("BigQuery consent refused by Google"); // and what the function logged
     for (const t of oauth.issued) expect(everything.includes(t)).toBe(false);
     expect(everything).not.toMatch(/ya29\.access\.|1\/\/refresh\./);
   });
