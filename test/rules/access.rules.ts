@@ -31,6 +31,12 @@ const COLLECTIONS = [
   ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
   ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
   ["approved_queries", "p1", { id: "p1", question: "How many orders?", sql: "SELECT 1", approvedBy: "x" }],
+  // User identity mode's BigQuery grant, keyed by the owner's own uid: not even they may read it.
+  [
+    "bigquery_credentials",
+    ALICE,
+    { email: "alice@example.com", refreshToken: { data: "x", iv: "y", tag: "z" } },
+  ],
 ] as const;
 
 beforeAll(async () => {

@@ -4,6 +4,13 @@
  * with dryRun, jobs.get, jobs.getQueryResults with paging, jobs.cancel, tables.get, tables.list,
  * tabledata.list, error bodies) and is scripted per test; it records every request so tests can
  * assert what the client sent. It knows nothing about Quarry's code.
+ *
+ * With `requireBearer` it also checks credentials like Google: every call's `Authorization: Bearer`
+ * token must resolve to a principal (401 UNAUTHENTICATED otherwise); tables with `readers` deny
+ * others (403 accessDenied on tables.get, tabledata.list and queries that read them); `jobUsers`
+ * limits who may create jobs; a job is visible only to the principal that made it; and a script's
+ * `rowAccess` filters its rows per principal like a row access policy, with BigQuery's bytes
+ * processed left out of the answer (billed bytes stay).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -35,6 +42,8 @@ export interface StandinTable extends TableRef {
   description?: string;
   timePartitioning?: { type: string; field?: string };
   clustering?: { fields: string[] };
+  /** Principals that may read it (tables.get, tabledata.list, queries); unset = everyone. */
+  readers?: string[];
 }
 interface ScriptedError {
   code: number;
@@ -71,6 +80,11 @@ export interface QueryScript {
     with: "reset" | "close";
     afterWork?: boolean;
   };
+  /**
+   * A row access policy: per principal, the rows it may see (others see all). A filtered query's
+   * dry run, job statistics and results carry no totalBytesProcessed, as row-level security hides it.
+   */
+  rowAccess?: Record<string, (row: unknown[]) => boolean>;
 }
 export interface RecordedRequest {
   method: string;
@@ -79,9 +93,12 @@ export interface RecordedRequest {
   query: Record<string, string>;
   body?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   headers: Record<string, string | string[] | undefined>;
+  /** Whose credentials the call carried (with `requireBearer`). */
+  principal?: string;
 }
 interface JobRecord {
   ref: { projectId: string; jobId: string; location?: string };
+  principal?: string;
   script: QueryScript;
   config: Record<string, unknown>;
   state: "RUNNING" | "DONE";
@@ -130,8 +147,34 @@ const err = (e: ScriptedError) => ({
   },
 });
 
+/** What Google answers a call without valid credentials. */
+function unauthenticated() {
+  const message =
+    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.";
+  return {
+    error: {
+      code: 401,
+      message,
+      errors: [
+        { message: "Invalid Credentials", domain: "global", reason: "authError", location: "Authorization" },
+      ],
+      status: "UNAUTHENTICATED",
+    },
+  };
+}
+
+function tableDenied(t: TableRef) {
+  return err({
+    code: 403,
+    reason: "accessDenied",
+    message: `Access Denied: Table ${t.projectId}:${t.datasetId}.${t.tableId}: User does not have permission to query table ${t.projectId}:${t.datasetId}.${t.tableId}, or perhaps it does not exist.`,
+  });
+}
+
 export class BigQueryStandin {
   readonly requests: RecordedRequest[] = [];
+  private auth?: { resolve: (token: string) => string | undefined; anonymous?: string };
+  private jobUsers?: Set<string>;
   private readonly tables: StandinTable[] = [];
   private readonly scripts: QueryScript[] = [];
   private readonly jobs = new Map<string, JobRecord>();
@@ -145,6 +188,20 @@ export class BigQueryStandin {
     return this.jobs.size;
   }
 
+  /**
+   * Checks every call's bearer token: `resolve` names its principal (undefined: unknown, expired or
+   * revoked → 401). A call without one is `anonymous` when given (the emulated service account,
+   * whose client sends no credentials), else 401.
+   */
+  requireBearer(resolve: (token: string) => string | undefined, opts: { anonymous?: string } = {}): this {
+    this.auth = { resolve, ...opts };
+    return this;
+  }
+  /** Only these principals may create jobs (bigquery.jobs.create); others get 403 accessDenied. */
+  allowJobs(principals: string[]): this {
+    this.jobUsers = new Set(principals);
+    return this;
+  }
   addTable(table: StandinTable): this {
     this.tables.push(table);
     return this;
@@ -198,19 +255,28 @@ export class BigQueryStandin {
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = raw ? JSON.parse(raw) : undefined;
+    const principal = this.principalOf(req);
     this.requests.push({
       method: req.method!,
       path,
       query: Object.fromEntries(url.searchParams),
       body,
       headers: req.headers,
+      ...(principal ? { principal } : {}),
     });
+    if (this.auth && !principal) return this.send(res, 401, unauthenticated());
     const q = url.searchParams;
     let m: RegExpMatchArray | null;
     if (req.method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/jobs$/)))
-      return this.insert(res, m[1], body);
+      return this.insert(res, m[1], body, principal);
+    if ((m = path.match(/^\/projects\/([^/]+)\/(?:jobs|queries)\/([^/]+)/)) && !this.ownsJob(m[2], principal))
+      return this.send(
+        res,
+        404,
+        err({ code: 404, reason: "notFound", message: `Not found: Job ${m[1]}:${m[2]}` }),
+      );
     if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/queries\/([^/]+)$/)))
-      return this.results(res, m[2], q);
+      return this.results(res, m[2], q, principal);
     if (req.method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/jobs\/([^/]+)\/cancel$/))) {
       const job = this.jobs.get(m[2]);
       if (!job)
@@ -263,6 +329,7 @@ export class BigQueryStandin {
           err({ code: 404, reason: "notFound", message: `Not found: Table ${m[1]}:${m[2]}.${m[3]}` }),
         );
       }
+      if (!this.mayRead(t, principal)) return this.send(res, 403, tableDenied(t));
       if (m[4]) {
         const start = Number(q.get("pageToken") ?? q.get("startIndex") ?? 0);
         const size = Number(q.get("maxResults") ?? t.rows.length);
@@ -308,8 +375,47 @@ export class BigQueryStandin {
     return s;
   }
 
+  private principalOf(req: IncomingMessage): string | undefined {
+    if (!this.auth) return undefined;
+    const header = req.headers.authorization;
+    if (!header) return this.auth.anonymous;
+    const token = /^Bearer (.+)$/.exec(header)?.[1];
+    return token ? this.auth.resolve(token) : undefined;
+  }
+  private mayRead(t: StandinTable, principal: string | undefined): boolean {
+    return !t.readers || (principal !== undefined && t.readers.includes(principal));
+  }
+  private ownsJob(jobId: string, principal: string | undefined): boolean {
+    const job = this.jobs.get(jobId);
+    return !this.auth || !job || job.principal === principal;
+  }
+  /** A script's rows as `principal` may see them, and whether a row access policy filtered them. */
+  private rowsFor(s: QueryScript, principal: string | undefined): { rows: unknown[][]; filtered: boolean } {
+    const keep = principal !== undefined ? s.rowAccess?.[principal] : undefined;
+    return keep
+      ? { rows: (s.rows ?? []).filter(keep), filtered: true }
+      : { rows: s.rows ?? [], filtered: false };
+  }
+  /** Why `principal` may not run `s` (job permission, a table it may not read), as BigQuery says it. */
+  private refusal(projectId: string, s: QueryScript, principal: string | undefined) {
+    if (this.jobUsers && !(principal && this.jobUsers.has(principal))) {
+      return err({
+        code: 403,
+        reason: "accessDenied",
+        message: `Access Denied: Project ${projectId}: User does not have bigquery.jobs.create permission in project ${projectId}.`,
+      });
+    }
+    for (const ref of s.referencedTables ?? []) {
+      const t = this.tables.find(
+        (x) => x.projectId === ref.projectId && x.datasetId === ref.datasetId && x.tableId === ref.tableId,
+      );
+      if (t && !this.mayRead(t, principal)) return tableDenied(t);
+    }
+    return undefined;
+  }
+
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  private insert(res: ServerResponse, projectId: string, body: any): void {
+  private insert(res: ServerResponse, projectId: string, body: any, principal?: string): void {
     const sql: string = body?.configuration?.query?.query ?? "";
     let s: QueryScript;
     try {
@@ -323,6 +429,9 @@ export class BigQueryStandin {
     }
     const dry = body?.configuration?.dryRun === true;
     if (this.dropped(res, s, dry ? "dryRun" : "insert")) return;
+    const refused = this.refusal(projectId, s, principal);
+    if (refused) return this.send(res, 403, refused);
+    const hidden = this.rowsFor(s, principal).filtered;
     const ref = {
       projectId,
       jobId: body?.jobReference?.jobId ?? `job_${++this.jobSeq}`,
@@ -340,11 +449,15 @@ export class BigQueryStandin {
         configuration: body.configuration,
         status: { state: "DONE" },
         statistics: {
-          totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+          ...(hidden ? {} : { totalBytesProcessed: String(s.totalBytesProcessed ?? 0) }),
           query: {
             statementType: s.statementType ?? "SELECT",
-            totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
-            totalBytesProcessedAccuracy: "PRECISE",
+            ...(hidden
+              ? {}
+              : {
+                  totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+                  totalBytesProcessedAccuracy: "PRECISE",
+                }),
             ...(s.referencedTables ? { referencedTables: s.referencedTables } : {}),
             ...(s.fields ? { schema: { fields: s.fields } } : {}),
           },
@@ -353,6 +466,7 @@ export class BigQueryStandin {
     }
     const job: JobRecord = {
       ref,
+      ...(principal ? { principal } : {}),
       script: s,
       config: body.configuration,
       state: "RUNNING",
@@ -381,7 +495,9 @@ export class BigQueryStandin {
       statistics: {
         query: {
           statementType: s.statementType ?? "SELECT",
-          totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+          ...(this.rowsFor(s, job.principal).filtered
+            ? {}
+            : { totalBytesProcessed: String(s.totalBytesProcessed ?? 0) }),
           totalBytesBilled: String(s.totalBytesBilled ?? s.totalBytesProcessed ?? 0),
           cacheHit: s.cacheHit ?? false,
         },
@@ -389,7 +505,12 @@ export class BigQueryStandin {
     };
   }
 
-  private async results(res: ServerResponse, jobId: string, q: URLSearchParams): Promise<void> {
+  private async results(
+    res: ServerResponse,
+    jobId: string,
+    q: URLSearchParams,
+    principal?: string,
+  ): Promise<void> {
     const job = this.jobs.get(jobId);
     if (!job)
       return this.send(res, 404, err({ code: 404, reason: "notFound", message: `Not found: Job ${jobId}` }));
@@ -417,7 +538,7 @@ export class BigQueryStandin {
     }
     job.state = "DONE";
     if (s.error?.at === "results") return this.send(res, s.error.code, err(s.error));
-    const rows = s.rows ?? [];
+    const { rows, filtered } = this.rowsFor(s, principal);
     const start = Number(q.get("pageToken") ?? 0);
     const size = Math.min(Number(q.get("maxResults") ?? rows.length), s.pageSize ?? Infinity);
     const page = rows.slice(start, start + size);
@@ -428,7 +549,7 @@ export class BigQueryStandin {
       rows: page.map((r) => encodeRow(s.fields ?? [], r)),
       totalRows: String(rows.length),
       ...(start + size < rows.length ? { pageToken: String(start + size) } : {}),
-      totalBytesProcessed: String(s.totalBytesProcessed ?? 0),
+      ...(filtered ? {} : { totalBytesProcessed: String(s.totalBytesProcessed ?? 0) }),
       jobComplete: true,
       cacheHit: s.cacheHit ?? false,
     });

@@ -2,6 +2,7 @@
 import type { Role } from "@quarry/functions/contract";
 import type { ClientConfig } from "./config";
 import type { Settings } from "./settings/useSettings";
+import { BigQueryControl, type BigQueryConnection } from "./access/BigQueryConnect";
 
 interface Props {
   cfg: ClientConfig;
@@ -14,6 +15,8 @@ interface Props {
   adminOpen: boolean;
   onAdmin: (open: boolean) => void;
   onSignOut: () => void;
+  /** User identity mode's Connect / Disconnect BigQuery. */
+  bigquery: BigQueryConnection;
 }
 
 export function Header(p: Props) {
@@ -44,6 +47,7 @@ export function Header(p: Props) {
       <span className="role small" title="Your role in Quarry">
         {p.role}
       </span>
+      <BigQueryControl bq={p.bigquery} />
       {p.role === "admin" && <AdminLink open={p.adminOpen} onAdmin={p.onAdmin} />}
       <button type="button" onClick={p.onSignOut}>
         Sign out

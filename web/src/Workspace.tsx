@@ -17,6 +17,7 @@ import { useFirstScreen } from "./threads/useFirstScreen";
 import { errorInWords } from "./data/format";
 import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
+import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
 
 interface Props {
   cfg: ClientConfig;
@@ -41,36 +42,42 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
   const setPref = (patch: Partial<Settings>) => void update(patch).catch(() => undefined);
+  // An older server's /me says nothing: BigQuery runs as its service account.
+  const bigquery = useBigQuery(cfg.apiUrl, fb.auth, me.bigquery ?? { identity: "service" });
+  const connect = bigquery.identity.identity === "user" ? bigquery.connect : undefined;
 
   return (
-    <div className="app">
-      <Header
-        cfg={cfg}
-        email={user.email ?? me.email}
-        role={me.role}
-        settings={settings}
-        setPref={setPref}
-        drawer={drawer}
-        onDrawer={setDrawer}
-        adminOpen={adminOpen}
-        onAdmin={goAdmin}
-        onSignOut={onSignOut}
-      />
-      {adminOpen ? (
-        <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
-      ) : (
-        <ChatArea
+    <ConnectBigQueryContext.Provider value={connect}>
+      <div className="app">
+        <Header
           cfg={cfg}
-          fb={fb}
-          user={user}
-          client={client}
+          email={user.email ?? me.email}
+          role={me.role}
           settings={settings}
           setPref={setPref}
           drawer={drawer}
-          setDrawer={setDrawer}
+          onDrawer={setDrawer}
+          adminOpen={adminOpen}
+          onAdmin={goAdmin}
+          onSignOut={onSignOut}
+          bigquery={bigquery}
         />
-      )}
-    </div>
+        {adminOpen ? (
+          <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
+        ) : (
+          <ChatArea
+            cfg={cfg}
+            fb={fb}
+            user={user}
+            client={client}
+            settings={settings}
+            setPref={setPref}
+            drawer={drawer}
+            setDrawer={setDrawer}
+          />
+        )}
+      </div>
+    </ConnectBigQueryContext.Provider>
   );
 }
 

@@ -14,7 +14,7 @@ import type { QueryRecord } from "../tools/types";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
 import type { SemanticTables } from "../context/linking/semantic";
-import type { Warehouse } from "../tools/types";
+import type { CredentialSource, Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 import type { FirstScreen } from "../contract/events";
 
@@ -48,6 +48,11 @@ export interface CreateAgentGraphOptions {
   knowledge?: KnowledgeBase;
   /** Verified queries approved in the admin page, merged with the context files' own per question. */
   approvedQueries?: () => Promise<readonly VerifiedQueryItem[]>;
+  /**
+   * User identity mode (QUARRY_BQ_IDENTITY=user): where BigQuery gets each person's access token
+   * (the server's credential broker). Absent: the service account runs everything.
+   */
+  credentials?: CredentialSource;
   /** Called after every query the warehouse tools run or refuse (the server's audit log). */
   onQuery?: (record: QueryRecord) => void;
   /** Shares the schema catalog across instances (the server passes a Firestore store). */
@@ -87,7 +92,7 @@ export async function createGraphFactory(
     tools = opts.tools;
   } else {
     const { auditedWarehouse, getWarehouse, createWarehouseTools } = await import("../tools/index.js");
-    const plain = await getWarehouse(cfg.warehouse);
+    const plain = await getWarehouse(cfg.warehouse, opts.credentials);
     const warehouse = opts.onQuery ? auditedWarehouse(plain, opts.onQuery) : plain;
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
     const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");

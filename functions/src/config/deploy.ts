@@ -70,6 +70,13 @@ export const CORS_ORIGINS = defineString(d.corsOrigins.doc.name, { default: d.co
 const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
 
 /**
+ * User identity mode's secrets (QUARRY_BQ_IDENTITY=user in functions/.env.<project>): the OAuth
+ * client's secret and the key that encrypts stored refresh tokens.
+ */
+const OAUTH_CLIENT_SECRET = defineSecret("QUARRY_OAUTH_CLIENT_SECRET");
+const TOKEN_KEY = defineSecret("QUARRY_TOKEN_KEY");
+
+/**
  * Secrets the `api` function mounts. The Gemini key is declared only for a deploy that chose it
  * (QUARRY_MODEL_PROVIDER=gemini in functions/.env.<project>): a declared secret makes every deploy
  * require it, and the functions emulator would try to fetch it from Secret Manager (it reads the
@@ -77,7 +84,11 @@ const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
  */
 export function functionSecrets(env: Env = process.env): ReturnType<typeof defineSecret>[] {
   const deploying = env.FUNCTIONS_EMULATOR !== "true";
-  return deploying && env.QUARRY_MODEL_PROVIDER === "gemini" ? [GEMINI_API_KEY] : [];
+  if (!deploying) return [];
+  return [
+    ...(env.QUARRY_MODEL_PROVIDER === "gemini" ? [GEMINI_API_KEY] : []),
+    ...(env.QUARRY_BQ_IDENTITY === "user" ? [OAUTH_CLIENT_SECRET, TOKEN_KEY] : []),
+  ];
 }
 
 export const DEPLOY_DOCS: SettingDoc[] = docsOf(DEPLOY_SETTINGS);

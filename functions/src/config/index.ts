@@ -9,6 +9,7 @@
 import { readAccessConfig, type AccessConfig } from "./access";
 import { readAgentConfig, type AgentConfig } from "./agent";
 import { readContextConfig, type ContextConfig } from "./context";
+import { readIdentityConfig, type IdentityConfig } from "./identity";
 import type { Env } from "./define";
 import { readModelConfig, type ModelConfig } from "./model";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
@@ -18,6 +19,7 @@ import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
 export { ConfigError } from "./define";
 export { CONCURRENCY, CORS_ORIGINS, MEMORY_MIB, REGION, TIMEOUT_SECONDS, functionSecrets } from "./deploy";
 export type { AgentConfig } from "./agent";
+export type { IdentityConfig } from "./identity";
 export type { ModelConfig, ModelProvider } from "./model";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };
@@ -27,6 +29,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   model: ModelConfig;
   agent: AgentConfig;
   access: AccessConfig;
+  /** Whose credentials BigQuery calls use, and the OAuth client for the person's own. */
+  identity: IdentityConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -41,6 +45,7 @@ export function readConfig(env: Env): RuntimeConfig {
     model: readModelConfig(env, platform.projectId),
     access: readAccessConfig(env),
     agent: readAgentConfig(env),
+    identity: readIdentityConfig(env, platform.apiUrl),
   });
 }
 

@@ -7,6 +7,7 @@ import { AGENT_DOCS } from "./agent";
 import { CONTEXT_DOCS } from "./context";
 import type { SettingDoc } from "./define";
 import { DEPLOY_DOCS } from "./deploy";
+import { IDENTITY_DOCS } from "./identity";
 import { MODEL_DOCS } from "./model";
 import { PLATFORM_DOCS } from "./platform";
 import { RUNS_DOCS } from "./runs";
@@ -21,6 +22,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   ...MODEL_DOCS,
   ...WAREHOUSE_DOCS,
   ...ACCESS_DOCS,
+  ...IDENTITY_DOCS,
   ...AGENT_DOCS,
   ...RUNS_DOCS,
   ...CONTEXT_DOCS,

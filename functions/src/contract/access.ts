@@ -20,6 +20,14 @@ export interface Quotas {
   tokensPerDay: QuotaFigure;
 }
 
+/**
+ * Whose credentials BigQuery runs with: the service account, or (QUARRY_BQ_IDENTITY=user) the
+ * person's own, once they have connected BigQuery (`POST /auth/bigquery/start`).
+ */
+export type BigQueryIdentity =
+  | { identity: "service" }
+  | { identity: "user"; connected: boolean; /** The Google account that consented. */ email?: string };
+
 /** `GET /me`. */
 export interface Me {
   uid: string;
@@ -31,6 +39,7 @@ export interface Me {
    * scope; empty when they are in no group while groups exist.
    */
   scope: { datasets: string[] };
+  bigquery: BigQueryIdentity;
 }
 
 /** Per-person limits an admin may set; a missing one is the deployment's default. */

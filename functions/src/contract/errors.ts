@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   "forbidden:admin_only",
   "forbidden:no_scope",
   "access:not_configured",
+  "auth:bigquery_consent",
+  "auth:bigquery_not_configured",
   "quota:questions",
   "quota:bytes",
   "quota:tokens",
@@ -63,6 +65,10 @@ export const STATUS_OF_AREA: Record<ErrorArea, number> = {
   quota: 429,
   // No access policy configured: nobody can use this deployment until an admin sets one.
   access: 503,
+  // BigQuery as the signed-in person (QUARRY_BQ_IDENTITY=user): their consent is missing, expired or
+  // revoked (the page offers "Connect BigQuery"), or the deployment lacks the OAuth client. 403: the
+  // person is signed in; what is missing is a grant, not a sign-in.
+  auth: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,

@@ -36,6 +36,11 @@ export interface QueryResult {
   estimatedBytes: number;
   bytesProcessed: number;
   bytesBilled: number;
+  /**
+   * BigQuery did not report the bytes processed (row-level security hides them): `estimatedBytes`
+   * and `bytesProcessed` are unknown, not 0. `bytesBilled` is still what BigQuery billed.
+   */
+  bytesHidden?: boolean;
   cacheHit: boolean;
   jobId?: string;
   durationMs: number;
@@ -123,7 +128,15 @@ export const ZERO_USAGE: Usage = Object.freeze({
 export type QuarryEvent =
   | { type: "phase"; phase: Phase; detail?: string }
   /** The SQL about to run, after its dry run. */
-  | { type: "sql"; toolCallId: string; sql: string; estimatedBytes: number; attempt: number }
+  | {
+      type: "sql";
+      toolCallId: string;
+      sql: string;
+      estimatedBytes: number;
+      attempt: number;
+      /** The estimate is unknown (row-level security hides it), not 0. */
+      bytesHidden?: boolean;
+    }
   /**
    * A query's result. `rows` is the full result up to the cap (for table, chart, CSV); the same
    * result stays on the ToolMessage `artifact` in state (`ref` = its tool_call_id).
@@ -140,6 +153,8 @@ export type QuarryEvent =
       truncated: boolean;
       bytesProcessed: number;
       bytesBilled: number;
+      /** Bytes processed unknown (row-level security), not 0. */
+      bytesHidden?: boolean;
       cacheHit: boolean;
       durationMs: number;
       jobId?: string;

@@ -63,7 +63,14 @@ export function createApp(): express.Express {
         ? { firestoreEmulatorHost: cfg.emulators.firestore }
         : {}),
       model: clientModelStatus(),
+      // Whose credentials BigQuery uses: "user" makes the page offer Connect BigQuery.
+      bigqueryIdentity: cfg.warehouse.engine === "bigquery" ? cfg.identity.mode : "service",
     });
+  });
+  // Google's redirect after a person allowed BigQuery access (user identity mode): a browser
+  // navigation without a Firebase token; the flow's signed state says who asked.
+  api.get("/auth/bigquery/callback", (req, res, next) => {
+    import("./bigquery-auth.js").then((m) => m.bigQueryCallback(req, res)).catch(next);
   });
   api.use(limitBodySize);
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.

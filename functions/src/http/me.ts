@@ -5,6 +5,7 @@
 import type { Request, Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { accessStores } from "../access/gate";
+import { identity, userMode } from "../identity";
 import type { Me } from "../contract/access";
 import { scopeDatasets, type Scope } from "../tools/scope";
 import { callerOf } from "./auth";
@@ -24,6 +25,9 @@ export async function me(req: Request, res: Response): Promise<void> {
     role: access.role,
     quotas: figures,
     scope: { datasets },
+    bigquery: userMode()
+      ? { identity: "user", ...(await (await identity()).store.status(caller.uid)) }
+      : { identity: "service" },
   } satisfies Me);
 }
 

@@ -6,6 +6,7 @@ import { Router } from "express";
 import { QuarryError } from "../errors";
 import { adminRoutes } from "./admin";
 import { assistantRoutes } from "./assistants";
+import { bigQueryAuthRoutes } from "./bigquery-auth";
 import { feedbackRoutes } from "./feedback";
 import { firstScreenRoutes } from "./first-screen";
 import { backgroundRoutes } from "./runs/background";
@@ -23,6 +24,7 @@ export function apiRoutes(): Router {
   r.use(feedbackRoutes());
   r.use(firstScreenRoutes());
   r.use(adminRoutes());
+  r.use(bigQueryAuthRoutes());
   r.use((req) => {
     throw new QuarryError(
       "not_found:route",

@@ -6,6 +6,7 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { firestore } from "../services";
 import { accessStores } from "../access/gate";
+import { credentialSource } from "../identity";
 import type { QueryRecord } from "../tools/types";
 import { RunStore } from "./runs/run-store";
 import { ThreadStore } from "./thread-store";
@@ -57,10 +58,13 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
         import("../context/catalog-store.js"),
         import("../context/approved.js"),
         accessStores(),
-      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }]) => {
+        credentialSource(),
+      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }, credentials]) => {
         const approved = new ApprovedQueries(db);
         return agent.createGraphFactory({
           config: config(),
+          // User identity mode: each person's BigQuery calls with their own token, by uid.
+          ...(credentials ? { credentials } : {}),
           catalogStore: new FirestoreCatalogStore(db, config().catalogsCollection),
           approvedQueries: () => approved.current(),
           // Every query, ran or refused, on the audit log (written beside the run, never holding it up).

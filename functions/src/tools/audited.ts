@@ -6,6 +6,7 @@
 import { stripSqlWrapping } from "./policy";
 import {
   WarehouseError,
+  type Caller,
   type QueryContext,
   type QueryRecord,
   type Warehouse,
@@ -42,12 +43,12 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
   return {
     dialect: inner.dialect,
     dialectNote: inner.dialectNote,
-    listTables: () => inner.listTables(),
-    describeTable: (table) => inner.describeTable(table),
+    listTables: (caller) => inner.listTables(caller),
+    describeTable: (table, caller) => inner.describeTable(table, caller),
     ...(inner.columnValues
       ? {
-          columnValues: (table: string, column: string, limit: number) =>
-            inner.columnValues!(table, column, limit),
+          columnValues: (table: string, column: string, limit: number, caller?: Caller) =>
+            inner.columnValues!(table, column, limit, caller),
         }
       : {}),
     dryRun: (sql, ctx) => inner.dryRun(sql, ctx),

@@ -4,7 +4,7 @@
  * entry's load path.
  */
 import { config, type WarehouseConfig } from "../config";
-import type { Warehouse } from "./types";
+import type { CredentialSource, Warehouse } from "./types";
 
 export { createWarehouseTools } from "./model-tools";
 export { MAX_SQL_CHARS } from "./policy";
@@ -13,12 +13,19 @@ export * from "./types";
 
 const cache = new Map<string, Promise<Warehouse>>();
 
-/** Opens the configured engine (cached per config); DuckDB opens the generated sample dataset read-only by default. */
-export function getWarehouse(cfg: WarehouseConfig = config().warehouse): Promise<Warehouse> {
-  const key = JSON.stringify(cfg);
+/**
+ * Opens the configured engine (cached per config); DuckDB opens the generated sample dataset
+ * read-only by default. `credentials` puts BigQuery in user identity mode (each person's calls with
+ * their own token); one source per process, so the cache keys the mode, not the source.
+ */
+export function getWarehouse(
+  cfg: WarehouseConfig = config().warehouse,
+  credentials?: CredentialSource,
+): Promise<Warehouse> {
+  const key = JSON.stringify(cfg) + (credentials ? "|user" : "");
   let pending = cache.get(key);
   if (!pending) {
-    pending = open(cfg);
+    pending = open(cfg, credentials);
     // A failed open (bad path, bad credentials) should be retried on the next call, not cached.
     pending.catch(() => cache.delete(key));
     cache.set(key, pending);
@@ -26,10 +33,10 @@ export function getWarehouse(cfg: WarehouseConfig = config().warehouse): Promise
   return pending;
 }
 
-async function open(cfg: WarehouseConfig): Promise<Warehouse> {
+async function open(cfg: WarehouseConfig, credentials?: CredentialSource): Promise<Warehouse> {
   if (cfg.engine === "bigquery") {
     const { BigQueryWarehouse } = await import("./bigquery/warehouse.js");
-    return BigQueryWarehouse.create(cfg);
+    return BigQueryWarehouse.create(cfg, credentials ? { credentials } : {});
   }
   if (cfg.duckdb.workers === 0) {
     const { DuckDbWarehouse } = await import("./duckdb/warehouse.js");

@@ -13,6 +13,7 @@ import {
   type ToolRunnableConfig,
 } from "@langchain/core/tools";
 import { z } from "zod";
+import { QuarryError } from "../errors";
 import { stripSqlWrapping } from "./policy";
 import { runPersonOf } from "./person";
 import { inScope, limitedScope, withinScope, type Scope } from "./scope";
@@ -72,6 +73,8 @@ function toWarehouseError(err: unknown): WarehouseError {
 }
 
 function errorOutput(err: unknown, sql?: string): Output {
+  // Not a tool result: the run ends with it (the person's BigQuery consent is missing or revoked).
+  if (err instanceof QuarryError) throw err;
   const e = toWarehouseError(err);
   return [
     renderError(e),
@@ -143,10 +146,15 @@ function make(
  * exist, for a person with a limited scope — gets the same answer: not available, and the tables
  * in scope. Unqualified names resolve among the tables in scope.
  */
-async function describeInScope(warehouse: Warehouse, table: string, scope: Scope): Promise<TableSchema> {
-  if (scope.all) return warehouse.describeTable(table);
+async function describeInScope(
+  warehouse: Warehouse,
+  table: string,
+  scope: Scope,
+  caller: { userId: string },
+): Promise<TableSchema> {
+  if (scope.all) return warehouse.describeTable(table, caller);
   const name = table.trim().replace(/[`"]/g, "").toLowerCase();
-  const visible = async () => withinScope(scope, await warehouse.listTables(), (t) => t.id);
+  const visible = async () => withinScope(scope, await warehouse.listTables(caller), (t) => t.id);
   const unavailable = async () =>
     new WarehouseError(
       "not_found",
@@ -160,7 +168,7 @@ async function describeInScope(warehouse: Warehouse, table: string, scope: Scope
   }
   if (!inScope(scope, id)) throw await unavailable();
   try {
-    return await warehouse.describeTable(id);
+    return await warehouse.describeTable(id, caller);
   } catch (err) {
     if (err instanceof WarehouseError && (err.category === "not_found" || err.category === "access_denied"))
       throw await unavailable();
@@ -204,7 +212,12 @@ export function createWarehouseTools(
     z.object({}),
     async (_input, config) => {
       try {
-        const tables = withinScope(contextOf(config).scope, await warehouse.listTables(), (t) => t.id);
+        const ctx = contextOf(config);
+        const tables = withinScope(
+          ctx.scope,
+          await warehouse.listTables({ userId: ctx.userId }),
+          (t) => t.id,
+        );
         return [renderTables(tables, caps.previewChars), { kind: "tables", tables }];
       } catch (err) {
         return errorOutput(err);
@@ -226,7 +239,8 @@ export function createWarehouseTools(
           throw new WarehouseError("bad_input", "The table argument is empty; pass a name from list_tables.");
         if (table.length > 1024)
           throw new WarehouseError("bad_input", "The table name is too long; pass a name from list_tables.");
-        const schema = await describeInScope(warehouse, table, contextOf(config).scope);
+        const ctx = contextOf(config);
+        const schema = await describeInScope(warehouse, table, ctx.scope, { userId: ctx.userId });
         return [renderSchema(schema, caps), { kind: "schema", schema }];
       } catch (err) {
         return errorOutput(err);

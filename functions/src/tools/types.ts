@@ -68,6 +68,8 @@ export interface DryRunResult {
   /** e.g. SELECT; anything else is refused. */
   statementType: string;
   estimatedBytes: number;
+  /** BigQuery did not report the estimate (row-level security): `estimatedBytes` is unknown, not 0. */
+  bytesHidden?: boolean;
   /** Fully qualified tables the statement reads (`project.dataset.table` or `schema.table`). */
   referencedTables: string[];
 }
@@ -94,17 +96,38 @@ export class WarehouseError extends Error {
   }
 }
 
+// --- User identity mode (QUARRY_BQ_IDENTITY=user) -------------------------------------------------
+
+/** Who a metadata read is for; absent = the deployment itself (the shared catalog's build). */
+export interface Caller {
+  /** The person's uid: their credentials are looked up by it. */
+  userId: string;
+}
+
+/**
+ * Where a warehouse in user identity mode gets a person's access token, by uid: injected when the
+ * warehouse is created (the server's credential broker, `identity/`). Tokens never travel in a
+ * run's configuration, state or events. Throws `QuarryError("auth:bigquery_consent")` when the
+ * person has no usable consent: that ends the run, it is never answered with the service account.
+ */
+export interface CredentialSource {
+  /** A valid access token for `uid`; `fresh`: the last one was refused (401), get a new one. */
+  accessToken(uid: string, opts?: { fresh?: boolean }): Promise<string>;
+}
+// ---------------------------------------------------------------------------------------------------
+
 export interface Warehouse {
   readonly dialect: SqlDialect;
   /** One paragraph for the system prompt: dialect, how to name tables, caveats. */
   readonly dialectNote: string;
-  listTables(): Promise<TableInfo[]>;
-  describeTable(table: string): Promise<TableSchema>;
+  /** `caller`: whose credentials read it in user identity mode (and whose tables it lists). */
+  listTables(caller?: Caller): Promise<TableInfo[]>;
+  describeTable(table: string, caller?: Caller): Promise<TableSchema>;
   /**
    * A text column's distinct values when it has at most `limit` of them (else null), read without
    * a billed query; engines that cannot (BigQuery) leave it out and the catalog uses sample rows.
    */
-  columnValues?(table: string, column: string, limit: number): Promise<string[] | null>;
+  columnValues?(table: string, column: string, limit: number, caller?: Caller): Promise<string[] | null>;
   /** Validates and estimates without running; refuses non-SELECT and out-of-scope tables. */
   dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult>;
   /** Dry-runs, checks budgets, calls ctx.onEstimate, then runs with every cap. */

@@ -7,6 +7,7 @@ import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
+import { ConnectBigQueryButton } from "../access/BigQueryConnect";
 import type { Settings } from "../settings/useSettings";
 
 const STEPS: { phase: Phase; label: string }[] = [
@@ -186,6 +187,7 @@ export function TurnView(props: Props) {
             {turn.error}
           </p>
         )}
+        {turn.status === "error" && turn.errorCode === "auth:bigquery_consent" && <ConnectBigQueryButton />}
         {turn.status === "done" && !!turn.suggestions?.length && onAsk && (
           <FollowUps questions={turn.suggestions} onAsk={onAsk} />
         )}

@@ -50,6 +50,8 @@ export interface Turn {
   usage?: Usage;
   status: TurnStatus;
   error?: string;
+  /** The error's code (`auth:bigquery_consent` offers Connect BigQuery). */
+  errorCode?: string;
   runId?: string;
   clarification?: ClarificationView;
   /** The connection dropped while the answer streamed; the page is rejoining it. */
@@ -112,6 +114,7 @@ export function toResultView(
     ...(r.totalRowsAtLeast ? { totalRowsAtLeast: true } : {}),
     bytesProcessed: r.bytesProcessed ?? 0,
     bytesBilled: r.bytesBilled ?? 0,
+    ...(r.bytesHidden ? { bytesHidden: true } : {}),
     cacheHit: !!r.cacheHit,
     durationMs: r.durationMs,
   };
@@ -175,6 +178,7 @@ export function turnPartsFromMessages(
         q.result = toResultView(a.result);
         q.sql = q.sql ?? a.result.sql;
         q.estimatedBytes = q.estimatedBytes ?? a.result.estimatedBytes;
+        if (a.result.bytesHidden) q.estimateHidden = true;
         q.status = "done";
       } else if (isArtifact(a) && a.kind === "error") {
         q.error = { category: a.category, message: a.message };
@@ -264,6 +268,7 @@ export function mergeQueries(live: QueryView[], stored: QueryView[]): QueryView[
     l.result = l.result ?? s.result;
     l.error = l.error ?? s.error;
     l.estimatedBytes = l.estimatedBytes ?? s.estimatedBytes;
+    l.estimateHidden = l.estimateHidden ?? s.estimateHidden;
     if (l.status === "running") l.status = s.status;
   }
   return out;

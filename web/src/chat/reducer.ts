@@ -4,7 +4,7 @@
  * modes) fold into the turns the page shows. Pure, so every event sequence is unit-tested.
  */
 import type { QuarryEvent, Usage } from "@quarry/functions/contract";
-import { errorInWords } from "../data/format";
+import { errorInWords, parseApiError } from "../data/format";
 import {
   isAi,
   isHuman,
@@ -68,6 +68,7 @@ function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
           tool: "bq_query",
           sql: ev.sql,
           estimatedBytes: ev.estimatedBytes,
+          ...(ev.bytesHidden ? { estimateHidden: true } : {}),
           attempt: ev.attempt,
           status: "running",
         }),
@@ -183,7 +184,12 @@ function applyStream(state: ChatState, event: string, data: unknown): ChatState 
       return phase ? updateLast(state, (t) => ({ ...t, phase: phase as Turn["phase"] })) : state;
     }
     case "error":
-      return updateLast(state, (t) => ({ ...t, status: "error", error: errorInWords(data) }));
+      return updateLast(state, (t) => ({
+        ...t,
+        status: "error",
+        error: errorInWords(data),
+        errorCode: parseApiError(data).code,
+      }));
     default:
       return state;
   }
@@ -265,6 +271,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
               ...t,
               status: "error",
               error: errorInWords(action.error),
+              errorCode: parseApiError(action.error).code,
               queries: settle(t.queries, "The run failed before the query finished."),
             },
       );

@@ -60,7 +60,8 @@ export function errorInWords(err: unknown): string {
   // Model failures (no model, bad key, quota, unknown model, safety, the model service down) come
   // with a message written to say what to change: it is shown as it is.
   // So do quota refusals: what was used, the limit and when it resets.
-  if ((prefix === "model" || prefix === "quota") && message) return message;
+  // And BigQuery consent (user identity mode): the message says to click Connect BigQuery.
+  if ((prefix === "model" || prefix === "quota" || prefix === "auth") && message) return message;
   if (status === 401 || prefix === "unauthorized") {
     return "Your sign-in has expired. Sign out and sign in again, then resend your question.";
   }

@@ -16,6 +16,9 @@ interface Props {
   onPageSizeChange(size: number): void;
 }
 
+/** Bytes BigQuery did not report (row-level security hides them): unknown, not 0. */
+const UNKNOWN = "unknown (row-level security)";
+
 export function QueryCard({ query, index, question, settings, onPageSizeChange }: Props) {
   const [copied, setCopied] = useState(false);
   const r = query.result;
@@ -46,9 +49,11 @@ export function QueryCard({ query, index, question, settings, onPageSizeChange }
         </div>
       )}
       <p className="costs small">
-        {query.estimatedBytes !== undefined && <span>Estimated: {formatBytes(query.estimatedBytes)}</span>}
+        {query.estimatedBytes !== undefined && (
+          <span>Estimated: {query.estimateHidden ? UNKNOWN : formatBytes(query.estimatedBytes)}</span>
+        )}
         {r && <span>Billed: {formatBytes(r.bytesBilled)}</span>}
-        {r && <span>Processed: {formatBytes(r.bytesProcessed)}</span>}
+        {r && <span>Processed: {r.bytesHidden ? UNKNOWN : formatBytes(r.bytesProcessed)}</span>}
         {r && (
           <span>
             {r.cacheHit ? "From cache" : r.durationMs !== undefined ? `${formatCount(r.durationMs)} ms` : ""}

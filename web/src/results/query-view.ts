@@ -9,7 +9,7 @@ export type ResultView = Pick<
   QueryResult,
   "columns" | "rows" | "totalRows" | "truncated" | "bytesProcessed" | "bytesBilled" | "cacheHit"
 > &
-  Partial<Pick<QueryResult, "durationMs" | "totalRowsAtLeast">>;
+  Partial<Pick<QueryResult, "durationMs" | "totalRowsAtLeast" | "bytesHidden">>;
 
 /** One tool call of a turn: a query (with its SQL) or a schema look-up that failed. */
 export interface QueryView {
@@ -18,6 +18,8 @@ export interface QueryView {
   sql?: string;
   attempt?: number;
   estimatedBytes?: number;
+  /** The estimate is unknown (row-level security hides bytes), not 0. */
+  estimateHidden?: boolean;
   result?: ResultView;
   error?: { category: WarehouseErrorCategory | string; message: string };
   status: "running" | "done" | "failed";

@@ -14,6 +14,7 @@ import { stripSqlWrapping } from "../../tools/policy";
 import { runPersonOf } from "../../tools/person";
 import { limitedScope } from "../../tools/scope";
 import { withTimeout } from "../../timeout";
+import { QuarryError } from "../../errors";
 
 const TIMED_OUT = Symbol("timed out");
 
@@ -46,6 +47,7 @@ export function makeExecutor(deps: AgentDeps) {
           truncated: r.truncated,
           bytesProcessed: r.bytesProcessed,
           bytesBilled: r.bytesBilled,
+          ...(r.bytesHidden ? { bytesHidden: true } : {}),
           cacheHit: r.cacheHit,
           durationMs: r.durationMs,
           ...(r.jobId ? { jobId: r.jobId } : {}),
@@ -102,6 +104,7 @@ async function runOne(
         sql: e.sql,
         estimatedBytes: e.estimatedBytes,
         attempt: state.retryCount + 1,
+        ...(e.bytesHidden ? { bytesHidden: true } : {}),
       }),
   };
   try {
@@ -134,6 +137,8 @@ async function runOne(
     return { call, message, artifact: artifactFromContent(message) };
   } catch (err) {
     config.signal?.throwIfAborted();
+    // The person's BigQuery consent is missing or revoked (user identity mode): the run ends with it.
+    if (err instanceof QuarryError) throw err;
     const msg = err instanceof Error ? err.message : String(err);
     return failure(call, id, "internal", `${call.name} failed: ${msg}`);
   }

@@ -10,6 +10,7 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { accessStores, type Access } from "../../access/gate";
+import { personScope } from "../../identity";
 import { checkpointSaver, graphFactory, runStore, threadStore } from "../runtime";
 import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
 import { RunStreamBody, parse, questionText } from "../schemas";
@@ -171,6 +172,9 @@ export async function startRun(
     accessStores(),
   ]);
   const leaseMs = config().runLeaseSeconds * 1000;
+  // User identity mode: consent checked (auth:bigquery_consent before anything runs) and the scope
+  // narrowed to the tables the person's own credentials can read. Service mode: the group scope.
+  const scope = await personScope(uid, caller.access.scope);
   if (body.if_not_exists === "create") await ensureThread(store, saver, threadId, uid);
   let checkpointId = asked;
   // The person's quota is checked (and the question counted) beside the thread's read: one more
@@ -195,7 +199,7 @@ export async function startRun(
   // The question's id, the client's or ours: the same in the checkpoint and in the thread's values.
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
-  const claim = { runId, leaseMs, question, strategy, from, questionId, scopeKey: caller.access.scope.key };
+  const claim = { runId, leaseMs, question, strategy, from, questionId, scopeKey: scope.key };
   runs.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
@@ -229,7 +233,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope: caller.access.scope },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.

@@ -14,7 +14,17 @@ const noCredentials = {
   getAccessToken: async () => ({ token: null }),
 };
 
-export async function createBigQueryClient(cfg: WarehouseConfig["bigquery"]): Promise<BigQuery> {
+/** An auth client that only adds request headers (a person's bearer token in user identity mode). */
+export interface HeaderAuth {
+  getRequestHeaders(): Promise<Headers>;
+  getAccessToken(): Promise<{ token: string | null }>;
+}
+
+/** `auth`: whose requests these are (user identity mode); default: the service account (ADC). */
+export async function createBigQueryClient(
+  cfg: WarehouseConfig["bigquery"],
+  auth?: HeaderAuth,
+): Promise<BigQuery> {
   const { BigQuery } = await import("@google-cloud/bigquery");
   const endpoint = cfg.apiEndpoint?.replace(/\/+$/, "");
   const client = new BigQuery({
@@ -23,6 +33,7 @@ export async function createBigQueryClient(cfg: WarehouseConfig["bigquery"]): Pr
     // Retries are ours (bounded, only where nothing ran); the client's own would double them.
     autoRetry: false,
     ...(endpoint ? { apiEndpoint: endpoint, authClient: noCredentials as never } : {}),
+    ...(auth ? { authClient: auth as never } : {}),
   });
   // The client uses BIGQUERY_EMULATOR_HOST from the environment verbatim as its base URL, with no
   // scheme or path; pin the base URL to the configured endpoint so both spellings work the same.

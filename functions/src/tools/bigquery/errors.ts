@@ -2,6 +2,7 @@
  * BigQuery API errors → categories the planner can act on. The client raises ApiError with the
  * HTTP code and BigQuery's `errors[].reason`; job failures carry the same reasons.
  */
+import { QuarryError } from "../../errors";
 import { WarehouseError, type WarehouseErrorCategory } from "../types";
 
 interface ApiErrorLike {
@@ -20,7 +21,13 @@ export function isRetryable(err: unknown): boolean {
   return (reason !== undefined && RETRYABLE.has(reason)) || e?.code === 429 || (e?.code ?? 0) >= 500;
 }
 
-export function mapBigQueryError(err: unknown): WarehouseError {
+/**
+ * `asPerson`: the call ran with the signed-in person's own credentials (user identity mode), so a
+ * refusal is worded for them. A consent error (QuarryError) is not a warehouse error: it is thrown
+ * as it is, to end the run.
+ */
+export function mapBigQueryError(err: unknown, opts: { asPerson?: boolean } = {}): WarehouseError {
+  if (err instanceof QuarryError) throw err;
   if (err instanceof WarehouseError) return err;
   const e = (err ?? {}) as ApiErrorLike;
   const reason = e.errors?.[0]?.reason ?? "";
@@ -42,7 +49,11 @@ export function mapBigQueryError(err: unknown): WarehouseError {
     hint = " Use list_tables and describe_table to find the right names.";
   } else if (reason === "accessDenied" || (e.code === 403 && !QUOTA.has(reason))) {
     category = "access_denied";
-    hint = " Query only the tables list_tables shows.";
+    hint = opts.asPerson
+      ? " Quarry runs your queries with your own Google account, and BigQuery refused it this: ask the data's " +
+        "owner or a BigQuery admin for access (reading the table, and running jobs in the project), or ask " +
+        "about the tables list_tables shows."
+      : " Query only the tables list_tables shows.";
   } else if (QUOTA.has(reason) || e.code === 429) {
     category = "quota";
     hint = " BigQuery is busy or a quota is used up; try again later or ask for less data.";

@@ -15,6 +15,8 @@ import { refuseUnscopedNames, refuseUnscopedTables, type NotFound } from "../sco
 import { RowCollector, renderPreview } from "../result";
 import {
   WarehouseError,
+  type Caller,
+  type CredentialSource,
   type DryRunResult,
   type QueryContext,
   type QueryResult,
@@ -25,6 +27,7 @@ import {
 import { createBigQueryClient } from "./client";
 import { bigQueryNotFound, isRetryable, mapBigQueryError } from "./errors";
 import { normalizeRow, toColumns, type BqField } from "./normalize";
+import { PersonClients, consentRefused, isDeniedOrGone, isUnauthorized, type ClientFactory } from "./people";
 
 /** Rows asked for in a result's first page, before the row width is known. */
 const FIRST_PAGE_ROWS = 500;
@@ -37,6 +40,13 @@ export interface BigQueryWarehouseOptions {
   client?: BigQuery;
   /** Retries of quota/rate/backend errors and dropped connections, where safe: attempts and first backoff. */
   retry?: { attempts: number; baseDelayMs: number };
+  /**
+   * User identity mode: every job, dry run and metadata read for a person runs with their own
+   * access token from here, never the service account's. Absent: the service account runs all.
+   */
+  credentials?: CredentialSource;
+  /** Builds a person's client (tests); default: one like the service account's, with their token. */
+  personClient?: ClientFactory;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- BigQuery REST resources are loosely typed */
@@ -57,6 +67,8 @@ export class BigQueryWarehouse implements Warehouse {
   private readonly datasets: Set<string>;
   private readonly cfg: WarehouseConfig;
   private readonly retry: { attempts: number; baseDelayMs: number };
+  /** User identity mode's per-person clients; undefined in service mode. */
+  private readonly people?: PersonClients;
 
   private constructor(
     private readonly bq: BigQuery,
@@ -65,6 +77,8 @@ export class BigQueryWarehouse implements Warehouse {
   ) {
     this.cfg = cfg;
     this.retry = options.retry ?? { attempts: 3, baseDelayMs: 500 };
+    if (options.credentials)
+      this.people = new PersonClients(cfg.bigquery, options.credentials, options.personClient);
     this.datasets = new Set(
       cfg.bigquery.datasets.map((d) => (d.includes(".") ? d : `${cfg.bigquery.billingProject}.${d}`)),
     );
@@ -82,26 +96,40 @@ export class BigQueryWarehouse implements Warehouse {
     return this.datasets.size ? `datasets ${[...this.datasets].join(", ")}` : "no datasets are configured";
   }
 
-  async listTables(): Promise<TableInfo[]> {
+  /**
+   * The allowed datasets' tables. For a person in user identity mode, read with their credentials:
+   * only the datasets they may list and the tables they may `get` (the rest is left out).
+   */
+  async listTables(caller?: Caller): Promise<TableInfo[]> {
+    const uid = this.personOf(caller);
+    const bq = await this.client(uid);
     const out: TableInfo[] = [];
     for (const ds of this.datasets) {
       const [projectId, datasetId] = ds.split(".");
-      const [tables] = await this.withRetry(() =>
-        this.bq.dataset(datasetId, { projectId }).getTables(),
-      ).catch((e: unknown) => Promise.reject(mapBigQueryError(e)));
+      const [tables] = await this.withRetry(
+        () => bq.dataset(datasetId, { projectId }).getTables(),
+        false,
+        uid,
+      ).catch((e: unknown) => (uid && isDeniedOrGone(e) ? [[]] : Promise.reject(this.fail(e, uid))));
       // tables.list omits description and row count; tables.get has them (metadata only, free).
       const infos = await Promise.all(
         tables.slice(0, 100).map(async (t) => {
-          const [meta] = await this.withRetry(() => t.getMetadata()).catch(() => [t.metadata]);
-          return tableInfo(`${projectId}.${datasetId}.${t.id}`, meta);
+          const [meta] = await this.withRetry(() => t.getMetadata(), false, uid).catch((e: unknown) => {
+            if (!uid) return [t.metadata];
+            if (isDeniedOrGone(e)) return [undefined]; // not theirs to read: not listed
+            throw this.fail(e, uid);
+          });
+          return meta ? tableInfo(`${projectId}.${datasetId}.${t.id}`, meta) : undefined;
         }),
       );
-      out.push(...infos);
+      out.push(...infos.filter((t): t is TableInfo => t !== undefined));
     }
     return out;
   }
 
-  async describeTable(table: string): Promise<TableSchema> {
+  async describeTable(table: string, caller?: Caller): Promise<TableSchema> {
+    const uid = this.personOf(caller);
+    const bq = await this.client(uid);
     const parts = table.replaceAll("`", "").trim().split(".");
     if (parts.length < 2 || parts.length > 3 || parts.some((p) => !p)) {
       throw new WarehouseError(
@@ -114,20 +142,27 @@ export class BigQueryWarehouse implements Warehouse {
     const id = `${projectId}.${datasetId}.${tableId}`;
     requireInScope([id], (t) => this.allowed(t), this.scope());
     try {
-      const t = this.bq.dataset(datasetId, { projectId }).table(tableId);
-      const [meta] = await this.withRetry(() => t.getMetadata());
+      const t = bq.dataset(datasetId, { projectId }).table(tableId);
+      const [meta] = await this.withRetry(() => t.getMetadata(), false, uid);
       const fields: BqField[] = meta.schema?.fields ?? [];
-      // tabledata.list: a few rows without a query job, so describing a table costs nothing.
-      const [rows] = await this.withRetry(() =>
-        t.getRows({ maxResults: 5, autoPaginate: false, wrapIntegers: true, parseJSON: true }),
-      );
+      // tabledata.list: a few rows without a query job, so describing a table costs nothing. In user
+      // mode the deployment's own reads (the shared catalog) take none: a person's row access
+      // policies decide which rows they may see, so only their own credentials read rows.
+      const [rows] =
+        this.people && !uid
+          ? [[]]
+          : await this.withRetry(
+              () => t.getRows({ maxResults: 5, autoPaginate: false, wrapIntegers: true, parseJSON: true }),
+              false,
+              uid,
+            );
       return {
         ...tableInfo(id, meta),
         columns: toColumns(fields),
         sampleRows: (rows as Record<string, unknown>[]).slice(0, 5).map((r) => normalizeRow(fields, r)),
       };
     } catch (err) {
-      throw mapBigQueryError(err);
+      throw this.fail(err, uid);
     }
   }
 
@@ -144,18 +179,23 @@ export class BigQueryWarehouse implements Warehouse {
     const notFound: NotFound = (ref) =>
       bigQueryNotFound(ref, this.cfg.bigquery.billingProject, this.cfg.bigquery.location);
     refuseUnscopedNames(sql, ctx.scope, this.datasetNames(), notFound);
+    const uid = this.personOf(ctx);
     let job: Job;
     try {
-      [job] = await this.withRetry(() =>
-        this.bq.createQueryJob({
-          query: sql,
-          dryRun: true,
-          location: this.cfg.bigquery.location,
-          useLegacySql: false,
-        }),
+      const bq = await this.client(uid);
+      [job] = await this.withRetry(
+        () =>
+          bq.createQueryJob({
+            query: sql,
+            dryRun: true,
+            location: this.cfg.bigquery.location,
+            useLegacySql: false,
+          }),
+        false,
+        uid,
       );
     } catch (err) {
-      throw mapBigQueryError(err);
+      throw this.fail(err, uid);
     }
     const meta: any = job.metadata ?? {};
     const stats: Stats = meta.statistics?.query ?? {};
@@ -166,8 +206,11 @@ export class BigQueryWarehouse implements Warehouse {
     requireSelect(statementType);
     requireInScope(referencedTables, (t) => this.allowed(t), this.scope());
     refuseUnscopedTables(referencedTables, ctx.scope, notFound);
-    const estimatedBytes = Number(stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed ?? 0);
-    return { sql, statementType, estimatedBytes, referencedTables };
+    const reported = stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed;
+    const estimatedBytes = Number(reported ?? 0);
+    // Row-level security hides the bytes a query would process: the estimate is unknown, not 0.
+    const hidden = reported === undefined ? { bytesHidden: true } : {};
+    return { sql, statementType, estimatedBytes, referencedTables, ...hidden };
   }
 
   async query(rawSql: string, ctx: QueryContext): Promise<QueryResult> {
@@ -206,33 +249,41 @@ export class BigQueryWarehouse implements Warehouse {
     ctx.onEstimate?.(dry);
     const headroom = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
     const cap = Math.min(maxBytesPerQuery, remaining, personLeft);
-    const maximumBytesBilled = Math.max(Math.min(cap, dry.estimatedBytes + headroom), headroom);
+    // An unknown estimate (row-level security) is capped by the budgets alone.
+    const expected = dry.bytesHidden ? cap : dry.estimatedBytes + headroom;
+    const maximumBytesBilled = Math.max(Math.min(cap, expected), headroom);
+    const uid = this.personOf(ctx);
+    const bq = await this.client(uid).catch((err: unknown) => Promise.reject(this.fail(err, uid)));
 
     // Our own job id makes the insert idempotent: a retry after a dropped connection either creates
     // the job or is told it exists (409), and then takes it — the query never runs twice.
     const jobId = `quarry_${randomUUID()}`;
     let job: Job;
     try {
-      [job] = await this.withRetry(async (attempt): Promise<[Job, ...unknown[]]> => {
-        try {
-          return await this.bq.createQueryJob({
-            query: dry.sql,
-            location,
-            useLegacySql: false,
-            maximumBytesBilled: String(maximumBytesBilled),
-            jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
-            labels: labels(ctx),
-            jobId,
-          });
-        } catch (err) {
-          if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
-          const existing = this.bq.job(jobId, { location });
-          await this.withRetry(() => existing.getMetadata());
-          return [existing];
-        }
-      }, true);
+      [job] = await this.withRetry(
+        async (attempt): Promise<[Job, ...unknown[]]> => {
+          try {
+            return await bq.createQueryJob({
+              query: dry.sql,
+              location,
+              useLegacySql: false,
+              maximumBytesBilled: String(maximumBytesBilled),
+              jobTimeoutMs: timeoutMs, // BigQuery stops the job itself even if this process dies
+              labels: labels(ctx),
+              jobId,
+            });
+          } catch (err) {
+            if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
+            const existing = bq.job(jobId, { location });
+            await this.withRetry(() => existing.getMetadata(), false, uid);
+            return [existing];
+          }
+        },
+        true,
+        uid,
+      );
     } catch (err) {
-      throw mapBigQueryError(err);
+      throw this.fail(err, uid);
     }
     return this.collect(job, dry, ctx, started);
   }
@@ -255,6 +306,7 @@ export class BigQueryWarehouse implements Warehouse {
     let fields: BqField[] = [];
     let totalRows = 0;
     let resp: any;
+    const uid = this.personOf(ctx);
     let opts: Record<string, unknown> = {
       maxResults: Math.min(maxRows + 1, FIRST_PAGE_ROWS),
       autoPaginate: false,
@@ -263,7 +315,7 @@ export class BigQueryWarehouse implements Warehouse {
     };
     try {
       for (;;) {
-        const page = this.withRetry(() => job.getQueryResults(opts));
+        const page = this.withRetry(() => job.getQueryResults(opts), false, uid);
         const [rows, , r] = (await this.race(job, page, deadline, ctx)) as unknown as [any[], unknown, any];
         resp = r ?? {};
         if (resp.jobComplete === false) continue; // still running: poll again (the call itself waits)
@@ -276,10 +328,11 @@ export class BigQueryWarehouse implements Warehouse {
         opts = { ...opts, pageToken: resp.pageToken, maxResults: Math.max(Math.min(wanted, fit), 1) };
       }
     } catch (err) {
-      throw mapBigQueryError(err);
+      throw this.fail(err, uid);
     }
-    const [meta] = await this.withRetry(() => job.getMetadata()).catch(() => [job.metadata]);
+    const [meta] = await this.withRetry(() => job.getMetadata(), false, uid).catch(() => [job.metadata]);
     const stats: Stats = (meta as any)?.statistics?.query ?? {};
+    const processed = stats.totalBytesProcessed ?? resp.totalBytesProcessed;
     const columns = toColumns(fields);
     const truncated = collector.truncated || totalRows > collector.rows.length;
     const { preview, previewRows } = renderPreview(columns, collector.rows, totalRows, truncated, this.cfg);
@@ -292,8 +345,9 @@ export class BigQueryWarehouse implements Warehouse {
       totalRows,
       truncated,
       estimatedBytes: dry.estimatedBytes,
-      bytesProcessed: Number(stats.totalBytesProcessed ?? resp.totalBytesProcessed ?? 0),
+      bytesProcessed: Number(processed ?? 0),
       bytesBilled: Number(stats.totalBytesBilled ?? 0),
+      ...(processed === undefined && dry.bytesHidden ? { bytesHidden: true } : {}),
       cacheHit: Boolean(stats.cacheHit ?? resp.cacheHit ?? false),
       jobId: job.id,
       durationMs: Date.now() - started,
@@ -322,11 +376,21 @@ export class BigQueryWarehouse implements Warehouse {
    * for connections dropped under a call that is safe to repeat: reads, dry runs, job status and
    * results, and the insert with our own job id.
    */
-  private async withRetry<T>(fn: (attempt: number) => Promise<T>, insert = false): Promise<T> {
+  private async withRetry<T>(fn: (attempt: number) => Promise<T>, insert = false, uid?: string): Promise<T> {
+    let refreshed = false;
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn(attempt);
       } catch (err) {
+        // A person's token refused (401: expired early, or revoked): nothing ran; once with a fresh
+        // one, which throws the consent error if the consent is gone. Never the service account.
+        if (uid && this.people && isUnauthorized(err)) {
+          if (refreshed) throw consentRefused();
+          refreshed = true;
+          await this.people.credentials.accessToken(uid, { fresh: true });
+          attempt--;
+          continue;
+        }
         // An insert that failed inside the job (no HTTP code) may have run: never retry those.
         const httpLevel = typeof (err as { code?: unknown }).code === "number";
         const dropped = transportFailure(err)?.retryable === true;
@@ -341,6 +405,21 @@ export class BigQueryWarehouse implements Warehouse {
   /** The dataset names SQL can qualify a table with: `finance` and `project.finance`. */
   private datasetNames(): string[] {
     return [...this.datasets].flatMap((d) => [d, d.split(".")[1]]);
+  }
+
+  /** User identity mode: the person a call runs for (`undefined`: the deployment's own reads, or service mode). */
+  private personOf(who: Caller | undefined): string | undefined {
+    return this.people ? who?.userId : undefined;
+  }
+
+  /** The client a call runs with: the person's own in user identity mode, else the service account's. */
+  private client(uid: string | undefined): Promise<BigQuery> {
+    return uid && this.people ? this.people.for(uid) : Promise.resolve(this.bq);
+  }
+
+  /** A BigQuery failure as a warehouse error, worded for the person when it ran with their credentials. */
+  private fail(err: unknown, uid: string | undefined): WarehouseError {
+    return mapBigQueryError(err, { asPerson: uid !== undefined });
   }
 
   private allowed(table: string): boolean {

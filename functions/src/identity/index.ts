@@ -1,0 +1,80 @@
+/**
+ * User identity mode (QUARRY_BQ_IDENTITY=user), server side: the per-instance credential broker,
+ * the refresh-token store and the tables each person's credentials can read. The warehouse gets
+ * the broker as its `CredentialSource`; a run's person gets a scope narrowed to what they can read.
+ * Service mode (the default) uses none of it.
+ */
+import { config } from "../config";
+import { QuarryError } from "../errors";
+import { firestore } from "../services";
+import { narrowScope, type Scope } from "../tools/scope";
+import type { Warehouse } from "../tools/types";
+import { CredentialBroker } from "./broker";
+import { TokenCrypto } from "./crypto";
+import { CredentialStore } from "./store";
+
+interface Identity {
+  crypto: TokenCrypto;
+  store: CredentialStore;
+  broker: CredentialBroker;
+}
+
+let services: Promise<Identity> | undefined;
+
+/** Whether BigQuery runs with each person's own credentials. */
+export function userMode(): boolean {
+  const cfg = config();
+  return cfg.warehouse.engine === "bigquery" && cfg.identity.mode === "user";
+}
+
+/** User mode's services; refuses (naming the settings) when the OAuth client or the key is missing. */
+export function identity(): Promise<Identity> {
+  const problem = config().identity.problem;
+  if (problem) return Promise.reject(new QuarryError("auth:bigquery_not_configured", problem));
+  services ??= firestore().then((db) => {
+    const cfg = config().identity;
+    const crypto = new TokenCrypto(cfg.tokenKey!);
+    const store = new CredentialStore(db, crypto);
+    return { crypto, store, broker: new CredentialBroker(cfg.oauth, store) };
+  });
+  return services;
+}
+
+/** The broker the warehouse looks tokens up in, in user mode; undefined in service mode. */
+export async function credentialSource(): Promise<CredentialBroker | undefined> {
+  return userMode() ? (await identity()).broker : undefined;
+}
+
+/** Tables each person's credentials can read, per uid, for `QUARRY_READABLE_CACHE_SECONDS`. */
+const readable = new Map<string, { until: number; ids: Promise<string[]> }>();
+const MAX_PEOPLE = 1000;
+
+/** Forgets what a person could read (they disconnected or connected again). */
+export function forgetReadable(uid: string): void {
+  readable.delete(uid);
+}
+
+async function readableTables(uid: string, warehouse: Warehouse): Promise<string[]> {
+  const hit = readable.get(uid);
+  if (hit && hit.until > Date.now()) return hit.ids;
+  const ids = warehouse.listTables({ userId: uid }).then((tables) => tables.map((t) => t.id));
+  ids.catch(() => readable.delete(uid));
+  if (readable.size >= MAX_PEOPLE) readable.delete(readable.keys().next().value!);
+  readable.set(uid, { until: Date.now() + config().identity.readableCacheMs, ids });
+  return ids;
+}
+
+/**
+ * The scope a run's person gets: in service mode their group scope; in user mode that scope
+ * narrowed to the tables their own credentials can read (listed and `get` with their token,
+ * cached per person). Throws `auth:bigquery_consent` when they have no usable consent — at run
+ * start, before anything runs — and `auth:bigquery_not_configured` when the deployment cannot.
+ */
+export async function personScope(uid: string, scope: Scope): Promise<Scope> {
+  if (!userMode()) return scope;
+  const { broker } = await identity();
+  await broker.accessToken(uid);
+  const { getWarehouse } = await import("../tools/index.js");
+  const warehouse = await getWarehouse(config().warehouse, broker);
+  return narrowScope(scope, await readableTables(uid, warehouse));
+}
