@@ -66,7 +66,7 @@ export function withinScope<T>(scope: Scope, items: readonly T[], id: (item: T) 
 }
 
 /** The dataset part of a table id (`shop.orders` → `shop`, `p.finance.salaries` → `p.finance`). */
-export function datasetOfTable(tableId: string): string {
+function datasetOfTable(tableId: string): string {
   const parts = tableId.split(".");
   return parts.slice(0, -1).join(".");
 }
