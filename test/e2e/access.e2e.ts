@@ -387,4 +387,42 @@ describe("access in the browser", () => {
       await entries.getByText(text).waitFor();
     }
   });
+
+  it("a member in a group sees only their group's data listed; with the group gone, everything again", async () => {
+    const admin = await newPage();
+    await openAdmin(admin);
+    const member = await account("scoped");
+    await addMember(admin, member.email);
+    const name = `e2e-scope-${Date.now().toString(36)}`;
+    const create = admin.getByRole("form", { name: "Create a group" });
+    await create.getByLabel("Name").fill(name);
+    await create.getByLabel("Datasets").fill("shop.orders");
+    await create.getByRole("button", { name: "Create group" }).click();
+    const picker = admin.getByRole("group", { name: `Groups of ${member.email}` });
+    await picker.getByRole("checkbox", { name }).click();
+    await expect.poll(() => picker.getByRole("checkbox", { name }).isChecked()).toBe(true);
+    let deleted = false;
+    const deleteGroup = async () => {
+      await admin.getByRole("button", { name: `Delete ${name}` }).click(); // the dialog is accepted
+      await admin.locator(`li[data-group="${name}"]`).waitFor({ state: "detached" });
+      deleted = true;
+    };
+    try {
+      const page = await newPage();
+      await signInAsMember(page, member.email);
+      const listed = page.getByRole("region", { name: "Datasets you can ask about" });
+      await listed.getByText("shop").waitFor();
+      await expect.poll(() => listed.innerText()).toMatch(/shop\s*—\s*orders$/);
+      await screenshot(page, "access-09-scoped-datasets");
+      await deleteGroup();
+      // No group left: every member sees every dataset again (the instance that deleted it, at once).
+      await page.reload();
+      await page
+        .getByRole("region", { name: "Datasets you can ask about" })
+        .getByText(/customers/)
+        .waitFor();
+    } finally {
+      if (!deleted) await deleteGroup();
+    }
+  });
 });
