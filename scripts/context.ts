@@ -80,7 +80,7 @@ async function main(): Promise<number> {
   const at = argv.indexOf("--as");
   const as = at >= 0 ? argv[at + 1] : undefined;
   const question = argv
-    .filter((a, i) => a !== "--json" && i !== at && i !== at + 1)
+    .filter((a, i) => a !== "--json" && (at < 0 || (i !== at && i !== at + 1)))
     .join(" ")
     .trim();
   if (!question || (at >= 0 && !as?.includes("@"))) {

@@ -22,6 +22,7 @@ import { startOpenAIStandin, type OpenAIStandin } from "../support/openai-standi
 import { ScriptedChatModel } from "../support/scripted-model";
 import { byRole } from "../support/scripted-model-script";
 import { duckTools, testConfig } from "./agent/harness";
+import { personConfig } from "../support/person";
 
 let standin: OpenAIStandin;
 let broken: OpenAIStandin;
@@ -190,7 +191,7 @@ describe("the embedding retriever", () => {
 async function ask(graph: Awaited<ReturnType<typeof createAgentGraph>>, thread: string, question: string) {
   const stream = await graph.stream(
     { messages: [{ type: "human", content: question }] } as never,
-    { configurable: { thread_id: thread }, streamMode: ["values"] } as never,
+    { configurable: { thread_id: thread, ...personConfig() }, streamMode: ["values"] } as never,
   );
   for await (const chunk of stream as AsyncIterable<unknown>) void chunk;
 }
