@@ -25,7 +25,8 @@ export function scopedKnowledge(kb: KnowledgeBase, scope: Scope, datasets: reado
   let scoped = byScope.get(key);
   if (!scoped) {
     const { files, extra } = kb.parts();
-    const visibleSql = (sql: string) => namesInScope(sql, scope, datasets);
+    // Without the dataset names (the catalog could not be read) no SQL can be checked: none is kept.
+    const visibleSql = (sql: string) => datasets.length > 0 && namesInScope(sql, scope, datasets);
     scoped = new KnowledgeBase(
       files.flatMap((f) => pruneFile(f, scope, visibleSql)),
       extra.filter((q: VerifiedQueryItem) => visibleSql(q.sql)),
@@ -51,9 +52,18 @@ function pruneFile(f: ContextFile, scope: Scope, visibleSql: (sql: string) => bo
     {
       ...f,
       rules: whole ? f.rules : [],
-      glossary: f.glossary.filter((g) => (g.sql ? visibleSql(g.sql) : whole)),
+      // Of a dataset seen in part, a term's SQL must name a table in scope (`salary + bonus` names none).
+      glossary: f.glossary.filter((g) =>
+        whole ? !g.sql || visibleSql(g.sql) : !!g.sql && visibleSql(g.sql) && namesSomeTable(g.sql, scope),
+      ),
       verified_queries: f.verified_queries.filter((q) => visibleSql(q.sql)),
       tables,
     },
   ];
+}
+
+/** Whether `sql` names a table of `scope`'s single-table entries (`finance.salaries`). */
+function namesSomeTable(sql: string, scope: Scope): boolean {
+  const text = sql.toLowerCase().replace(/[`"]/g, "");
+  return scope.entries.some((e) => e.includes(".") && text.includes(e.split(".").slice(-2).join(".")));
 }

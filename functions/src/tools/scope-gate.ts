@@ -148,3 +148,18 @@ export function scrubSuggestions(
 function tagged(err: WarehouseError, tables: readonly string[]): WarehouseError {
   return new WarehouseError(err.category, err.message, err.details, { cause: err.cause, outOfScope: tables });
 }
+
+/**
+ * SQL as BigQuery reads its names, for the checks above: comments (which may separate a name's
+ * parts) become spaces. A backslash inside backticks (an escape that could spell a hidden name,
+ * `` `fin\x61nce` ``) is refused to a limited scope.
+ */
+export function bigQueryNamesText(sql: string, scope: Scope): string {
+  if (!scope.all && /`[^`]*\\[^`]*`/.test(sql)) {
+    throw new WarehouseError(
+      "bad_input",
+      "Escapes inside backticks are not accepted; write table and column names plainly.",
+    );
+  }
+  return sql.replace(/\/\*[\s\S]*?\*\/|--[^\n]*|#[^\n]*/g, (c) => " ".repeat(c.length));
+}

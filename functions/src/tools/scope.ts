@@ -95,7 +95,8 @@ export function scopeDatasets(scope: Scope, tables: readonly { id: string }[]): 
  */
 export function narrowScope(scope: Scope, tableIds: readonly string[]): Scope {
   return limitedScope(
-    tableIds.filter((id) => inScope(scope, id)).map((id) => partsOf(id).slice(-2).join(".")),
+    // The whole id: `p.finance.salaries` must not cover another project's `finance.salaries`.
+    tableIds.filter((id) => inScope(scope, id)).map((id) => partsOf(id).join(".")),
   );
 }
 

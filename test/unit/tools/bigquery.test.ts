@@ -145,6 +145,19 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     expect(v.category).toBe("not_found");
     expect(v.outOfScope).toEqual(["demo-bq.shop.orders"]);
     expect(realInserts()).toHaveLength(0);
+    // Comments cannot split a hidden name; escapes inside backticks are refused; INFORMATION_SCHEMA stays closed.
+    const before = standin.inserts().length;
+    for (const sql of ["SELECT x FROM public/* */.salaries", "SELECT x FROM public -- c\n.salaries"]) {
+      expect((await failure((await open()).query(sql, shopOnly))).outOfScope, sql).toEqual([
+        "public.salaries",
+      ]);
+    }
+    expect(
+      (await failure((await open()).query("SELECT x FROM `publ\\x69c.salaries`", shopOnly))).category,
+    ).toBe("bad_input");
+    const info = "SELECT * FROM `region-eu`.`INFORMATION_SCHEM\\x41`.COLUMNS";
+    expect((await failure((await open()).query(info, shopOnly))).category).toBe("bad_input");
+    expect(standin.inserts()).toHaveLength(before);
     // In scope, it runs.
     standin.onQuery({ match: /FROM shop\.orders$/, referencedTables: [orders] });
     await expect((await open()).query("SELECT order_id FROM shop.orders", shopOnly)).resolves.toBeDefined();

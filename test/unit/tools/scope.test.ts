@@ -62,7 +62,9 @@ describe("scope matching", () => {
     ]);
     expect(scopeDatasets(FULL_SCOPE, tables)).toEqual(["finance", "hr", "shop"]);
     const narrowed = narrowScope(SHOP, ["p.shop.orders", "p.finance.salaries"]);
-    expect(narrowed.entries).toEqual(["shop.orders"]);
+    expect(narrowed.entries).toEqual(["p.shop.orders"]);
+    // The project is kept: another project's dataset of the same name is not in it.
+    expect(inScope(narrowed, "q.shop.orders")).toBe(false);
   });
 });
 
@@ -150,6 +152,40 @@ describe("scope on DuckDB with shop and finance", () => {
     for (const sql of ["SELECT * FROM information_schema.tables", "SELECT * FROM duckdb_tables()"]) {
       expect((await failure(sql, SHOP)).category).toBe("refused");
       await expect(wh.query(sql, ctx(FULL_SCOPE))).resolves.toBeDefined();
+    }
+  });
+
+  it("reads what a statement scans from DuckDB's parse tree: built names, comments and catalog functions fail", async () => {
+    const attempts = [
+      "SELECT * FROM query_table('fin'||'ance.salaries')",
+      "SELECT * FROM query('SELECT * FROM fin'||'ance.salaries')",
+      "SELECT nope FROM finance/**/.salaries",
+      "SELECT nope FROM query_table('finance.salaries')",
+      "FROM duckdb_tables",
+      "FROM duckdb_columns",
+      "FROM pg_tables",
+      "SHOW ALL TABLES",
+      "SELECT * FROM sql_auto_complete('SELECT * FROM fin')",
+    ];
+    for (const sql of attempts) {
+      const e = await failure(sql, SHOP);
+      expect(["not_found", "refused"], sql).toContain(e.category);
+      expect(JSON.stringify({ m: e.message, d: e.details }), sql).not.toMatch(
+        /grade|Candidate bindings|salary"/,
+      );
+    }
+    // Unscoped, the same built name reads the rows: the fence is what stops it.
+    await expect(
+      wh.query("SELECT * FROM query_table('fin'||'ance.salaries')", ctx(FULL_SCOPE)),
+    ).resolves.toBeDefined();
+    // What is in scope still runs: CTEs, joins with subqueries, generators.
+    for (const sql of [
+      "WITH x AS (SELECT 1 AS id) SELECT * FROM x",
+      "SELECT count(*) AS n FROM shop.orders o JOIN (SELECT 1 AS id) s ON o.order_id = s.id",
+      "SELECT * FROM range(3)",
+      "SELECT * FROM unnest([1, 2])",
+    ]) {
+      await expect(wh.query(sql, ctx(SHOP)), sql).resolves.toBeDefined();
     }
   });
 
@@ -247,5 +283,23 @@ describe("scoped catalog and authored context", () => {
     expect(text).not.toMatch(/finance/);
     expect(shopOnly.starters()).toEqual([]);
     expect(scopedKnowledge(kb, FULL_SCOPE, ["shop", "finance"])).toBe(kb);
+    // No dataset names (the catalog unreadable): no SQL can be checked, so none is given.
+    const blind = JSON.stringify(
+      scopedKnowledge(kb, SHOP, []).forQuestion("shop term shop question pay by order salaries"),
+    );
+    expect(blind).toContain("shop rule");
+    expect(blind).not.toMatch(/SELECT|SUM\(|finance/);
+    // Of a dataset seen in part, a term whose SQL names no table in scope is left out.
+    const partFile = file("finance", {
+      glossary: [
+        { term: "pay", synonyms: [], meaning: "m", sql: "salary + bonus" },
+        { term: "grade pay", synonyms: [], meaning: "m", sql: "AVG(finance.salaries.salary)" },
+      ],
+    } as Partial<ContextFile>);
+    const part = scopedKnowledge(new KnowledgeBase([partFile]), limitedScope(["finance.salaries"]), [
+      "finance",
+    ]);
+    const terms = part.forQuestion("pay and grade pay").glossary.map((g) => g.term);
+    expect(terms).toEqual(["grade pay"]);
   });
 });

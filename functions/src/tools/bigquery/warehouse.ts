@@ -11,7 +11,7 @@ import type { WarehouseConfig } from "../../config";
 import { withTimeout } from "../../timeout";
 import { transportFailure } from "../../transport";
 import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
-import { refuseUnscopedNames, refuseUnscopedTables, type NotFound } from "../scope-gate";
+import { bigQueryNamesText, refuseUnscopedNames, refuseUnscopedTables, type NotFound } from "../scope-gate";
 import { RowCollector, renderPreview } from "../result";
 import {
   WarehouseError,
@@ -169,7 +169,10 @@ export class BigQueryWarehouse implements Warehouse {
   async dryRun(rawSql: string, ctx: QueryContext): Promise<DryRunResult> {
     const sql = checkSqlInput(rawSql);
     throwIfAborted(ctx);
-    if (/\bINFORMATION_SCHEMA\b/i.test(sql)) {
+    // Names as BigQuery reads them (comments cannot split one); both texts are checked, so a comment
+    // marker inside a string hides nothing either.
+    const names = bigQueryNamesText(sql, ctx.scope);
+    if (/\bINFORMATION_SCHEMA\b/i.test(sql) || /\bINFORMATION_SCHEMA\b/i.test(names)) {
       // Its views are not listed in referencedTables and can describe datasets outside the allowlist.
       throw new WarehouseError(
         "refused",
@@ -178,7 +181,7 @@ export class BigQueryWarehouse implements Warehouse {
     }
     const notFound: NotFound = (ref) =>
       bigQueryNotFound(ref, this.cfg.bigquery.billingProject, this.cfg.bigquery.location);
-    refuseUnscopedNames(sql, ctx.scope, this.datasetNames(), notFound);
+    for (const text of [sql, names]) refuseUnscopedNames(text, ctx.scope, this.datasetNames(), notFound);
     const uid = this.personOf(ctx);
     let job: Job;
     try {

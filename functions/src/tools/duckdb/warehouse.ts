@@ -28,6 +28,7 @@ import {
   scrubSuggestions,
 } from "../scope-gate";
 import { duckDbNotFound, mapDuckDbError } from "./errors";
+import { refuseUnscopedParse } from "./parsed-refs";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
@@ -367,6 +368,12 @@ export class DuckDbWarehouse implements Warehouse {
     const { scope } = ctx;
     refuseIntrospection(sql, scope);
     refuseUnscopedNames(sql, scope, this.datasetNames(), duckDbNotFound);
+    await refuseUnscopedParse(
+      conn,
+      sql,
+      scope,
+      this.tables.map((t) => t.id),
+    );
     try {
       const extracted = await conn.extractStatements(sql);
       if (extracted.count > 1) requireSelect("SCRIPT", extracted.count);
