@@ -207,8 +207,10 @@ export class BigQueryWarehouse implements Warehouse {
       (t: any) => `${t.projectId}.${t.datasetId}.${t.tableId}`,
     );
     requireSelect(statementType);
-    requireInScope(referencedTables, (t) => this.allowed(t), this.scope());
     refuseUnscopedTables(referencedTables, ctx.scope, notFound);
+    // A limited scope's refusal names only what the person may see, not the whole allowlist.
+    const allowed = ctx.scope.all ? this.scope() : `datasets ${ctx.scope.entries.join(", ")}`;
+    requireInScope(referencedTables, (t) => this.allowed(t), allowed);
     const reported = stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed;
     const estimatedBytes = Number(reported ?? 0);
     // Row-level security hides the bytes a query would process: the estimate is unknown, not 0.

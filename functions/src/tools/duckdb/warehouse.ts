@@ -29,6 +29,7 @@ import {
 } from "../scope-gate";
 import { duckDbNotFound, mapDuckDbError } from "./errors";
 import { refuseUnscopedParse } from "./parsed-refs";
+import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
@@ -384,8 +385,9 @@ export class DuckDbWarehouse implements Warehouse {
         // DuckDB's own parser names the tables (with aliases, which we drop). It is a report and a
         // second fence; the first is that nothing outside the allowed data is attached at all.
         const referencedTables = [...new Set(conn.getTableNames(sql, true).map((t) => t.split(/ AS /i)[0]))];
-        requireInScope(referencedTables, (t) => this.inScope(t), this.tables.map((t) => t.id).join(", "));
         refuseUnscopedTables(referencedTables, scope, duckDbNotFound);
+        const listed = this.tables.filter((t) => scopeAllows(scope, t.id)).map((t) => t.id);
+        requireInScope(referencedTables, (t) => this.inScope(t), listed.join(", "));
         return { dry: { sql, statementType, estimatedBytes: 0, referencedTables }, prepared };
       } catch (err) {
         prepared.destroySync();
