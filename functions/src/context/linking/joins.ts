@@ -119,33 +119,50 @@ export function withBridges(catalog: Catalog, chosen: string[], scores: Map<stri
         .flat()
         .map((t) => t.id),
     );
-    // Breadth-first from the first part, neighbours best first, at most 3 steps.
-    const prev = new Map<string, string | null>(parts[0].map((t) => [t.id, null]));
-    let frontier = parts[0];
-    let reached: string | undefined;
-    for (let depth = 0; depth < 3 && !reached && frontier.length; depth++) {
-      const next: CatalogTable[] = [];
-      for (const t of frontier) {
-        const around = [...new Set([...keysOf(t)].flatMap((k) => keys.get(k) ?? []))].sort(
-          (x, y) => rank(y) - rank(x),
-        );
-        for (const n of around) {
-          if (prev.has(n.id)) continue;
-          prev.set(n.id, t.id);
-          if (target.has(n.id)) {
-            reached = n.id;
-            break;
-          }
-          next.push(n);
-        }
-        if (reached) break;
-      }
-      frontier = next;
-    }
+    const reached = search(parts[0], target, keys, rank);
     if (!reached) break;
-    for (let id = prev.get(reached); id && !out.includes(id); id = prev.get(id)) out.push(id);
+    const prev = reached.prev;
+    for (let id = prev.get(reached.id); id && !out.includes(id); id = prev.get(id)) out.push(id);
   }
   return out;
+}
+
+/**
+ * Breadth-first from `start` to the first table of `target`, neighbours (tables sharing a key) best
+ * first, at most 3 steps; the table reached and each visited table's predecessor. Once a table's
+ * neighbours are visited, every table holding its keys is, so a key is expanded once (with 700
+ * tables holding `customer_id`, expanding it per table cost seconds).
+ */
+function search(
+  start: CatalogTable[],
+  target: Set<string>,
+  keys: Map<string, CatalogTable[]>,
+  rank: (t: CatalogTable) => number,
+): { id: string; prev: Map<string, string | null> } | undefined {
+  const prev = new Map<string, string | null>(start.map((t) => [t.id, null]));
+  const expanded = new Set<string>();
+  const ranks = new Map<CatalogTable, number>();
+  const rankOf = (t: CatalogTable) => ranks.get(t) ?? ranks.set(t, rank(t)).get(t)!;
+  let frontier = start;
+  for (let depth = 0; depth < 3 && frontier.length; depth++) {
+    const next: CatalogTable[] = [];
+    for (const t of frontier) {
+      // The neighbours not yet visited (visited ones are skipped anyway), best first.
+      const around = new Set<CatalogTable>();
+      for (const k of keysOf(t)) {
+        if (expanded.has(k)) continue;
+        for (const n of keys.get(k) ?? []) if (!prev.has(n.id)) around.add(n);
+      }
+      for (const k of keysOf(t)) expanded.add(k);
+      for (const n of [...around].sort((x, y) => rankOf(y) - rankOf(x))) {
+        prev.set(n.id, t.id);
+        if (target.has(n.id)) return { id: n.id, prev };
+        next.push(n);
+      }
+    }
+    frontier = next;
+  }
+  return undefined;
 }
 
 function components(tables: CatalogTable[]): CatalogTable[][] {
