@@ -4,14 +4,18 @@
  * table and column names, some with the same rows and values); and the same 5 tables among 1,045
  * tables of other businesses (fixtures/other-domains.ts: CRM, billing, bank, hotel, wholesale… in
  * regional variants, sharing column names such as customer_id, country, segment, signup_date,
- * line_total). Two question sets, needed tables = the tables the gold SQL reads:
+ * line_total); built by fixtures/linking-warehouses.ts. Two question sets, needed tables = the
+ * tables the gold SQL reads:
  * - development: the 62 eval questions (eval/questions/shop.jsonl), which the heuristics were
  *   developed with;
  * - held-out: 55 questions written apart from them (fixtures/linking-heldout.jsonl), as a person
  *   asks — column concepts (where customers live, when they signed up, which segment), filters by
  *   value, measures without a table's name; their gold SQL is checked on the sample first (it runs,
  *   and the engine reads exactly the gold tables). The heuristics are not tuned on them.
- * For each it prints:
+ * Each warehouse is linked twice in the same run: unscoped (every table) and for a member scoped
+ * to one dataset (`shop`: `linkSchema(scopedCatalog(catalog, scope), …)`, as the ingress node
+ * does); a scoped recall counts the questions whose gold tables are inside the scope. For each it
+ * prints:
  * - recall of the needed tables in what the planner gets, with the authored context (its notes in
  *   the catalog, its glossary SQL and examples as hints, its dataset as home) and by linking alone
  *   (none of it: the warehouse's own names, comments and values), for the linking now and before
@@ -19,197 +23,32 @@
  * - the planner's prompt tokens (estimated, from the real graph's prompt) per question, with and
  *   without authored context, against the same question at 5 tables, and against the old way that
  *   lists every table;
+ * - time per question (`linkSchema` in-process, warm: one pass over every question builds the
+ *   catalog's indexes and is not counted, then `BENCH_LINK_PASSES` passes, default 3): p50 and
+ *   p95, and the first question on a new catalog object (its indexes built);
  * - model calls for a first question about a table the conversation has not seen: with its schema
  *   linked into the prompt vs the table list alone (scripted model, real tools).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { MemorySaver } from "@langchain/langgraph";
-import { PromptRecorder } from "../../scripts/prompt-recorder";
 import { parseQuestions } from "../../eval/harness";
-import { createAgentGraph, turnInput } from "../../functions/src/agent";
-import { estimateTokens } from "../../functions/src/agent/prompt-inputs/history";
 import { readConfig } from "../../functions/src/config";
 import {
-  CatalogCache,
   buildCatalog,
   linkHints,
   linkSchema,
   loadKnowledge,
   type Catalog,
 } from "../../functions/src/context";
+import { scopedCatalog } from "../../functions/src/context/scoped";
 import { closeWarehouses, getWarehouse, type Warehouse } from "../../functions/src/tools";
-import { ensureSampleDb } from "../../functions/src/tools/duckdb/sample-db";
-import { ScriptedChatModel } from "../support/scripted-model";
+import { FULL_SCOPE, inScope, limitedScope, type Scope } from "../../functions/src/tools/scope";
 import { linkSchemaBefore } from "./fixtures/linking-before";
-import { createOtherDomains } from "./fixtures/other-domains";
-import { currentTurnOf } from "../support/scripted-model-script";
-import { FULL_SCOPE } from "../../functions/src/tools/scope";
-import { personConfig } from "../support/person";
+import { callsForUnseenTable, plannerTokens, toolsFor } from "./linking-agent";
+import { bigConfig } from "./fixtures/linking-warehouses";
 
 const ROOT = path.resolve(__dirname, "../..");
-const SCHEMAS = [
-  "archive",
-  "staging",
-  "sales_eu",
-  "sales_us",
-  "marketing",
-  "finance",
-  "legacy",
-  "tmp",
-  "backup",
-  "analytics",
-  "ops",
-  "crm",
-];
-const SHOP = ["orders", "order_items", "customers", "products", "web_events"];
-const OTHER = [
-  "invoices",
-  "payments",
-  "refunds",
-  "shipments",
-  "suppliers",
-  "warehouses",
-  "employees",
-  "tickets",
-  "campaigns",
-  "ad_spend",
-  "budgets",
-  "forecasts",
-  "leads",
-  "contracts",
-  "subscriptions",
-  "coupons",
-  "reviews",
-  "carts",
-  "sessions",
-  "pageviews",
-  "returns",
-  "stock_levels",
-  "price_history",
-  "vendors",
-  "accounts",
-  "ledger",
-  "payroll",
-  "regions",
-  "stores",
-  "categories",
-  "brands",
-  "promotions",
-  "loyalty_points",
-  "emails",
-  "clicks",
-  "impressions",
-  "experiments",
-  "surveys",
-  "nps_scores",
-  "tasks",
-  "deliveries",
-  "couriers",
-  "taxes",
-  "currencies",
-  "fx_rates",
-  "audit_log",
-  "users",
-  "roles",
-  "permissions",
-  "devices",
-  "app_installs",
-  "push_notifications",
-  "partners",
-  "affiliates",
-  "commissions",
-  "chargebacks",
-  "disputes",
-  "quotes",
-  "opportunities",
-  "territories",
-  "targets",
-  "kpis",
-  "snapshots",
-  "events_raw",
-  "events_clean",
-  "dim_date",
-  "dim_customer",
-  "dim_product",
-  "fact_sales",
-  "fact_orders",
-  "fact_inventory",
-  "etl_runs",
-  "jobs",
-  "alerts",
-  "incidents",
-];
-
-/** Copies the sample's 5 tables (with their comments) into `main` of the open database. */
-async function copyShop(conn: DuckDBConnection): Promise<void> {
-  const sample = await ensureSampleDb();
-  await conn.run(`ATTACH '${sample}' AS s (READ_ONLY)`);
-  for (const t of SHOP) {
-    await conn.run(`CREATE TABLE main.${t} AS SELECT * FROM s.main.${t}`);
-    const c = await conn.runAndReadAll(
-      `SELECT comment FROM duckdb_tables() WHERE database_name = 's' AND table_name = '${t}'`,
-    );
-    const comment = (c.getRows()[0]?.[0] as string | null) ?? "";
-    await conn.run(`COMMENT ON TABLE main.${t} IS '${comment.replaceAll("'", "''")}'`);
-    const cols = await conn.runAndReadAll(
-      `SELECT column_name, comment FROM duckdb_columns() WHERE database_name = 's' AND table_name = '${t}'`,
-    );
-    for (const [name, note] of cols.getRows() as [string, string | null][]) {
-      if (note) await conn.run(`COMMENT ON COLUMN main.${t}."${name}" IS '${note.replaceAll("'", "''")}'`);
-    }
-  }
-}
-
-/** The first distractors: copies of the shop's tables in 12 schemas, and 75 generic tables in each. */
-async function createCopies(conn: DuckDBConnection): Promise<void> {
-  let n = 0;
-  for (const schema of SCHEMAS) {
-    await conn.run(`CREATE SCHEMA ${schema}`);
-    // Look-alikes of the shop's tables: same names and columns, some with the same rows.
-    for (const t of SHOP) {
-      for (const suffix of ["", "_2019", "_raw", "_backup", "_v2"]) {
-        const rows = (n++ % 3) * 50;
-        await conn.run(`CREATE TABLE ${schema}.${t}${suffix} AS SELECT * FROM s.main.${t} LIMIT ${rows}`);
-      }
-    }
-    for (const t of OTHER) {
-      await conn.run(
-        `CREATE TABLE ${schema}.${t} AS SELECT range AS ${t.replace(/s$/, "")}_id, range % 97 AS customer_id, ` +
-          `'status_' || (range % 4) AS status, range * 1.5 AS amount, DATE '2024-01-01' + CAST(range AS INTEGER) AS created_on ` +
-          `FROM range(${n++ % 4 === 0 ? 0 : 20})`,
-      );
-    }
-  }
-}
-
-/**
- * Builds (once) a DuckDB file with the sample's 5 tables in `main` and 1,000+ distractors around
- * them: `copies` (the first warehouse) or `domains` (other businesses' schemas, fixtures/other-domains.ts).
- */
-async function buildBigWarehouse(kind: "copies" | "domains"): Promise<string> {
-  const dir = path.join(
-    os.tmpdir(),
-    kind === "copies" ? "quarry-bench-linking-v1" : "quarry-bench-linking-domains-v1",
-  );
-  const file = path.join(dir, "shop.duckdb");
-  if (existsSync(file)) return file;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const db = await DuckDBInstance.create(file);
-  const conn = await db.connect();
-  await copyShop(conn);
-  if (kind === "copies") await createCopies(conn);
-  else await createOtherDomains(conn);
-  await conn.run("DETACH s");
-  await conn.run("CHECKPOINT");
-  conn.closeSync();
-  db.closeSync();
-  return file;
-}
-
 const ids = (sql: string) => [...new Set([...sql.matchAll(/\bshop\.(\w+)/g)].map((m) => `shop.${m[1]}`))];
 
 type Questions = ReturnType<typeof parseQuestions>;
@@ -220,20 +59,36 @@ function recallOf(catalog: Catalog, questions: Questions, hints: (q: string) => 
   let needed = 0;
   let found = 0;
   const misses: string[] = [];
-  let ms = 0;
   for (const q of questions) {
-    const start = performance.now();
-    const tables = link(catalog, q.question, hints(q.question)).tables;
-    ms += performance.now() - start;
-    const linked = new Set(tables.map((t) => t.id));
+    const linked = new Set(link(catalog, q.question, hints(q.question)).tables.map((t) => t.id));
     for (const id of ids(q.sql)) {
       needed++;
       if (linked.has(id)) found++;
       else misses.push(`${q.id}:${id}`);
     }
   }
-  // Time per question includes the first question's index build on this catalog (once per instance).
-  return { recall: found / needed, misses, msPerQuestion: ms / questions.length };
+  return { recall: found / needed, misses };
+}
+
+const PASSES = Number(process.env.BENCH_LINK_PASSES ?? 3);
+
+/**
+ * Time per question on a warm catalog: the first question (on a catalog object not linked before:
+ * its indexes are built), then one pass over the rest that is not counted, then `PASSES` passes.
+ */
+function timeOf(catalog: Catalog, questions: Questions, hints: (q: string) => Hints, link: Link) {
+  const timed = (q: Questions[number]) => {
+    const start = performance.now();
+    link(catalog, q.question, hints(q.question));
+    return performance.now() - start;
+  };
+  const first = timed(questions[0]);
+  for (const q of questions.slice(1)) timed(q);
+  const ms: number[] = [];
+  for (let pass = 0; pass < PASSES; pass++) for (const q of questions) ms.push(timed(q));
+  ms.sort((a, b) => a - b);
+  const at = (p: number) => ms[Math.min(ms.length - 1, Math.ceil(p * ms.length) - 1)];
+  return { first, p50: at(0.5), p95: at(0.95) };
 }
 
 /**
@@ -252,68 +107,114 @@ async function checkGold(warehouse: Warehouse, questions: Questions): Promise<vo
   }
 }
 
-/** The planner's prompt tokens; with `tools` given the graph lists every table (the old way, no catalog). */
-async function plannerTokens(
-  cfg: ReturnType<typeof readConfig>,
-  question: string,
-  opts: { tools?: Awaited<ReturnType<typeof toolsFor>>; catalog?: Catalog } = {},
-): Promise<number> {
-  const recorder = new PromptRecorder({});
-  const graph = await createAgentGraph({
-    checkpointer: new MemorySaver(),
-    model: recorder,
-    config: cfg,
-    ...(opts.tools ? { tools: opts.tools } : {}),
-    // The catalog measured above, not a second build of it.
-    ...(opts.catalog ? { catalog: new CatalogCache(async () => opts.catalog!, { maxAgeMs: Infinity }) } : {}),
-  });
-  await graph
-    .invoke(turnInput({ type: "human", content: question, id: "q" }) as never, {
-      configurable: { thread_id: "t", ...personConfig() },
-    })
-    .catch(() => undefined);
-  return estimateTokens(recorder.prompt ?? []);
+/** A member scoped to one dataset (the shop's), against every table, in the same run. */
+const SCOPES: [string, Scope][] = [
+  ["unscoped", FULL_SCOPE],
+  ["member: shop", limitedScope(["shop"])],
+];
+
+/** One warehouse as the bench links it: with the authored context, and alone (none of it). */
+interface Bench {
+  label: string;
+  cfg: ReturnType<typeof readConfig>;
+  aloneCfg: ReturnType<typeof readConfig>;
+  catalog: Catalog;
+  bare: Catalog;
+  hints: (q: string) => Hints;
+  small: boolean;
+}
+type Row = Record<string, unknown>;
+type Tokens = { context: number[]; alone: number[] };
+
+const noHints = () => ({ hints: [] });
+const met = (ok: boolean) => (ok ? "met" : "NOT met");
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** Linking as a person of `scope` gets it: over the catalog they may see. */
+const scoped =
+  (scope: Scope, link: Link): Link =>
+  (catalog, question, opts) =>
+    link(scopedCatalog(catalog, scope), question, opts);
+
+/** Time per question, unscoped and scoped, on all questions; goals on time at 1,000+ tables. */
+function timeRows(b: Bench, questions: Questions, goals: string[]): Row[] {
+  const rows: Row[] = [];
+  const p95 = new Map<string, number>();
+  for (const [scopeLabel, scope] of SCOPES) {
+    const context = timeOf(b.catalog, questions, b.hints, scoped(scope, linkSchema));
+    const alone = timeOf(b.bare, questions, noHints, scoped(scope, linkSchema));
+    p95.set(scopeLabel, Math.max(context.p95, alone.p95));
+    const ms = (x: number) => x.toFixed(1);
+    rows.push({
+      warehouse: b.label,
+      scope: scopeLabel,
+      tables: scopedCatalog(b.catalog, scope).tables.length,
+      "ms per question, warm, p50: context; alone": `${ms(context.p50)}; ${ms(alone.p50)}`,
+      "p95: context; alone": `${ms(context.p95)}; ${ms(alone.p95)}`,
+      "first question on a new catalog (indexes built): context; alone": `${ms(context.first)}; ${ms(alone.first)}`,
+    });
+  }
+  if (!b.small) {
+    const [all, member] = [p95.get(SCOPES[0][0])!, p95.get(SCOPES[1][0])!];
+    goals.push(
+      `${b.label}: time per question p95 ≤ 100 ms (unscoped): ${met(all <= 100)} (${all.toFixed(1)} ms); ` +
+        `scoped no slower than unscoped: ${met(member <= all)} (p95 ${member.toFixed(1)} vs ${all.toFixed(1)} ms)`,
+    );
+  }
+  return rows;
 }
 
-/** Planner that queries at once when the prompt shows the column it needs, else describes the table first. */
-async function callsForUnseenTable(
-  cfg: ReturnType<typeof readConfig>,
-  tools?: Awaited<ReturnType<typeof toolsFor>>,
-) {
-  const model = new ScriptedChatModel((req) => {
-    if (req.role !== "planner") return { text: "There are 210 products." };
-    const turn = currentTurnOf(req);
-    if (turn.some((t) => t.role === "tool" && t.toolName === "bq_query")) return { text: "done" };
-    const knowsColumns = /launched_on/.test(req.system) || turn.some((t) => t.toolName === "describe_table");
-    return knowsColumns
-      ? {
-          toolCalls: [
-            {
-              name: "bq_query",
-              args: { sql: "SELECT COUNT(*) AS n FROM shop.products WHERE year(launched_on) = 2025" },
-            },
-          ],
-        }
-      : { toolCalls: [{ name: "describe_table", args: { table: "shop.products" } }] };
-  });
-  const graph = await createAgentGraph({
-    checkpointer: new MemorySaver(),
-    model,
-    config: cfg,
-    ...(tools ? { tools } : {}),
-  });
-  await graph.invoke(
-    turnInput({ type: "human", content: "How many products were launched in 2025?", id: "q" }) as never,
-    {
-      configurable: { thread_id: "t", ...personConfig() },
-    },
-  );
-  return model.calls.length;
-}
-
-async function toolsFor(cfg: ReturnType<typeof readConfig>) {
-  const { createWarehouseTools } = await import("../../functions/src/tools");
-  return createWarehouseTools(await getWarehouse(cfg.warehouse));
+/** Recall and prompt tokens for one scope and question set; recall goals on the held-out set. */
+async function recallRow(
+  b: Bench,
+  [scopeLabel, scope]: [string, Scope],
+  [set, all]: [string, Questions],
+  smallTokens: Map<string, { context: number; alone: number }>,
+  goals: string[],
+): Promise<Row> {
+  // A scoped recall counts the questions whose gold tables the person may see.
+  const questions = all.filter((q) => ids(q.sql).every((id) => inScope(scope, id)));
+  const [link, before] = [scoped(scope, linkSchema), scoped(scope, linkSchemaBefore)];
+  const now = recallOf(b.catalog, questions, b.hints, link);
+  const alone = recallOf(b.bare, questions, noHints, link);
+  const was = recallOf(b.catalog, questions, b.hints, before);
+  const wasAlone = recallOf(b.bare, questions, noHints, before);
+  const tokens: Tokens = { context: [], alone: [] };
+  for (const q of questions) {
+    tokens.context.push(await plannerTokens(b.cfg, q.question, { catalog: scopedCatalog(b.catalog, scope) }));
+    tokens.alone.push(await plannerTokens(b.aloneCfg, q.question, { catalog: scopedCatalog(b.bare, scope) }));
+  }
+  if (b.small && scope.all) {
+    questions.forEach((q, i) =>
+      smallTokens.set(q.id, { context: tokens.context[i], alone: tokens.alone[i] }),
+    );
+  }
+  const ratio = (k: "context" | "alone") => {
+    const base = questions.map((q) => smallTokens.get(q.id)![k]);
+    return { mean: mean(tokens[k]) / mean(base), max: Math.max(...tokens[k].map((t, i) => t / base[i])) };
+  };
+  const [rc, ra] = [ratio("context"), ratio("alone")];
+  const where = `${b.label}, ${scopeLabel}, ${set}`;
+  if (now.misses.length) console.log(`${where}, with context: missed ${now.misses.join(", ")}`);
+  if (alone.misses.length) console.log(`${where}, alone: missed ${alone.misses.join(", ")}`);
+  if (set === "held-out" && !b.small) {
+    goals.push(
+      `${b.label}, ${scopeLabel}: recall with authored context ≥ 0.95: ${met(now.recall >= 0.95)} (${now.recall.toFixed(3)}); ` +
+        `linking alone ≥ 0.85: ${met(alone.recall >= 0.85)} (${alone.recall.toFixed(3)}); ` +
+        `prompt tokens ≤ 1.5× of 5 tables: with context ${met(rc.mean <= 1.5)} (${rc.mean.toFixed(2)}×), ` +
+        `alone ${met(ra.mean <= 1.5)} (${ra.mean.toFixed(2)}×)`,
+    );
+  }
+  return {
+    warehouse: b.label,
+    scope: scopeLabel,
+    tables: scopedCatalog(b.catalog, scope).tables.length,
+    questions: `${set} (${questions.length})`,
+    "recall, authored context: now (before)": `${now.recall.toFixed(3)} (${was.recall.toFixed(3)})`,
+    "recall, linking alone: now (before)": `${alone.recall.toFixed(3)} (${wasAlone.recall.toFixed(3)})`,
+    "planner prompt tokens, mean: context; alone": `${Math.round(mean(tokens.context))}; ${Math.round(mean(tokens.alone))}`,
+    "× the 5-table prompt, context (mean; max)": `${rc.mean.toFixed(2)}×; ${rc.max.toFixed(2)}×`,
+    "× the 5-table prompt, alone (mean; max)": `${ra.mean.toFixed(2)}×; ${ra.max.toFixed(2)}×`,
+  };
 }
 
 async function main() {
@@ -330,61 +231,35 @@ async function main() {
     ["sample + copies", await bigConfig("copies")],
     ["sample + other domains", await bigConfig("domains")],
   ] as const;
-  const rows: Record<string, unknown>[] = [];
-  const goals: string[] = [];
-  const smallTokens = new Map<string, { context: number[]; alone: number[] }>();
+  const [rows, times, goals, timeGoals]: [Row[], Row[], string[], string[]] = [[], [], [], []];
+  const smallTokens = new Map<string, { context: number; alone: number }>();
   for (const [label, cfg] of warehouses) {
     const warehouse: Warehouse = await getWarehouse(cfg.warehouse);
     const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
     // With authored context: its notes in the catalog, its glossary SQL and examples as hints, its
     // dataset as home. Linking alone: none of it — the warehouse's own names, comments and values.
-    const catalog = await buildCatalog(warehouse, knowledge.allNotes());
-    const bare = await buildCatalog(warehouse);
-    const aloneCfg = { ...cfg, contextDir: noContext };
-    const hints = (q: string) => linkHints(knowledge.forQuestion(q));
-    for (const [set, questions] of sets) {
-      const now = recallOf(catalog, questions, hints, linkSchema);
-      const alone = recallOf(bare, questions, () => ({ hints: [] }), linkSchema);
-      const before = recallOf(catalog, questions, hints, linkSchemaBefore);
-      const beforeAlone = recallOf(bare, questions, () => ({ hints: [] }), linkSchemaBefore);
-      const tokens = { context: [] as number[], alone: [] as number[] };
-      for (const q of questions) {
-        tokens.context.push(await plannerTokens(cfg, q.question, { catalog }));
-        tokens.alone.push(await plannerTokens(aloneCfg, q.question, { catalog: bare }));
-      }
-      if (cfg === small) smallTokens.set(set, tokens);
-      const ratio = (k: "context" | "alone") => {
-        const base = smallTokens.get(set)![k];
-        const each = tokens[k].map((t, i) => t / base[i]);
-        return { mean: mean(tokens[k]) / mean(base), max: Math.max(...each) };
-      };
-      const [rc, ra] = [ratio("context"), ratio("alone")];
-      rows.push({
-        warehouse: label,
-        tables: catalog.tables.length,
-        questions: `${set} (${questions.length})`,
-        "recall, authored context: now (before)": `${now.recall.toFixed(3)} (${before.recall.toFixed(3)})`,
-        "recall, linking alone: now (before)": `${alone.recall.toFixed(3)} (${beforeAlone.recall.toFixed(3)})`,
-        "linking ms per question: context; alone": `${now.msPerQuestion.toFixed(1)}; ${alone.msPerQuestion.toFixed(1)}`,
-        "planner prompt tokens, mean: context; alone": `${Math.round(mean(tokens.context))}; ${Math.round(mean(tokens.alone))}`,
-        "× the 5-table prompt, context (mean; max)": `${rc.mean.toFixed(2)}×; ${rc.max.toFixed(2)}×`,
-        "× the 5-table prompt, alone (mean; max)": `${ra.mean.toFixed(2)}×; ${ra.max.toFixed(2)}×`,
-      });
-      if (now.misses.length) console.log(`${label}, ${set}, with context: missed ${now.misses.join(", ")}`);
-      if (alone.misses.length) console.log(`${label}, ${set}, alone: missed ${alone.misses.join(", ")}`);
-      if (set === "held-out" && cfg !== small) {
-        const met = (ok: boolean) => (ok ? "met" : "NOT met");
-        goals.push(
-          `${label}: recall with authored context ≥ 0.95: ${met(now.recall >= 0.95)} (${now.recall.toFixed(3)}); ` +
-            `linking alone ≥ 0.85: ${met(alone.recall >= 0.85)} (${alone.recall.toFixed(3)}); ` +
-            `prompt tokens ≤ 1.5× of 5 tables: with context ${met(rc.mean <= 1.5)} (${rc.mean.toFixed(2)}×), ` +
-            `alone ${met(ra.mean <= 1.5)} (${ra.mean.toFixed(2)}×)`,
-        );
-      }
-    }
+    const b: Bench = {
+      label,
+      cfg,
+      aloneCfg: { ...cfg, contextDir: noContext },
+      catalog: await buildCatalog(warehouse, knowledge.allNotes()),
+      bare: await buildCatalog(warehouse),
+      hints: (q: string) => linkHints(knowledge.forQuestion(q)),
+      small: cfg === small,
+    };
+    // Timed first, so that the first question meets catalogs not linked before.
+    times.push(
+      ...timeRows(
+        b,
+        sets.flatMap(([, qs]) => qs),
+        timeGoals,
+      ),
+    );
+    for (const scope of SCOPES)
+      for (const set of sets) rows.push(await recallRow(b, scope, set, smallTokens, goals));
     rows.push({
       warehouse: label,
-      tables: catalog.tables.length,
+      tables: b.catalog.tables.length,
       questions: "baseline: every table listed, no schemas (tokens, one question)",
       "planner prompt tokens, mean: context; alone": await plannerTokens(
         cfg,
@@ -401,6 +276,10 @@ async function main() {
   console.table(rows);
   console.log("Goals on the held-out questions at 1,000+ tables:");
   for (const g of goals) console.log(`  ${g}`);
+  console.log(`Time per question (linkSchema in-process, warm, ${PASSES} passes over all questions)`);
+  console.table(times);
+  console.log("Goals on time at 1,000+ tables (p95, the slower of context and alone):");
+  for (const g of timeGoals) console.log(`  ${g}`);
 
   const linked = await callsForUnseenTable(small);
   const listOnly = await callsForUnseenTable(small, await toolsFor(small));
@@ -411,15 +290,6 @@ async function main() {
   ]);
   await closeWarehouses();
   rmSync(noContext, { recursive: true, force: true });
-}
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-async function bigConfig(kind: "copies" | "domains") {
-  return readConfig({
-    GOOGLE_CLOUD_PROJECT: "demo-quarry",
-    QUARRY_DUCKDB_PATH: await buildBigWarehouse(kind),
-  });
 }
 
 main().catch((err: unknown) => {

@@ -6,7 +6,7 @@
 import type { Catalog } from "../catalog";
 import type { Scores } from "./datasets";
 import { measureKinds, measures, specificity, type Evidence, type ValueMatch } from "./evidence";
-import { datasetOf, joinDistance, owns, references } from "./joins";
+import { datasetOf, joinDistance, owns, references, tablesById } from "./joins";
 import { bestJoined, bestValues } from "./picking";
 
 /** Each value the question names, when no chosen table stores it, brings the holder that joins best. */
@@ -18,7 +18,7 @@ export function withValues(
   scores: Scores,
 ): string[] {
   const out = [...chosen];
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   // Held by a chosen table at home or joined to the core (not by a stray look-alike added for another value).
   const holds = (id: string) =>
     out.includes(id) &&
@@ -91,7 +91,7 @@ export function withMeasures(
   const kinds = measureKinds(question);
   if (!kinds.length) return chosen;
   const out = [...chosen];
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const inHome = catalog.tables.filter((t) => home.has(datasetOf(t.id)));
   for (const kind of kinds) {
     const most = Math.max(0, ...inHome.map((t) => measures(t)[kind].length));

@@ -5,7 +5,7 @@
  * the same tables and columns) counted once.
  */
 import type { Catalog, CatalogTable } from "../catalog";
-import { connects, datasetOf } from "./joins";
+import { connects, datasetOf, tablesById } from "./joins";
 
 export type Scores = Map<string, number>;
 
@@ -53,7 +53,7 @@ const UNJOINED = 0.5;
  * whose matches join up beats one whose matches are scattered.
  */
 export function closeDatasets(catalog: Catalog, scores: Scores): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const signature = signaturesOf(catalog);
   const byDataset = new Map<string, [string, number][]>();
   for (const [id, sc] of scores)

@@ -30,7 +30,7 @@ import type { Catalog } from "../catalog";
 import { HEDGE_CORE, HEDGE_TABLES, closeDatasets, givenHome, type Scores } from "./datasets";
 import { evidenceOf, questionTerms } from "./evidence";
 import { withConcepts, withMeasures, withValues } from "./concepts";
-import { datasetOf, joinLines, withBridges } from "./joins";
+import { datasetOf, joinLines, tablesById, withBridges } from "./joins";
 import { bestValues, core, mentionedColumns, preferJoined } from "./picking";
 import { addEvidence, lexicalScores, prior } from "./scoring";
 import type { LinkedSchema, LinkOptions } from "./types";
@@ -40,7 +40,7 @@ export type { LinkedSchema, LinkOptions } from "./types";
 
 /** Links a question to the catalog (see the file's header). */
 export function linkSchema(catalog: Catalog, question: string, opts: LinkOptions = {}): LinkedSchema {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const ev = evidenceOf(catalog);
   const scores = lexicalScores(catalog, question, opts);
   const terms = questionTerms(ev, question);

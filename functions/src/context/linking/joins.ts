@@ -17,8 +17,23 @@ function keysOf(t: CatalogTable): Set<string> {
   return keys;
 }
 
-/** `a.b.c` → `a.b`. */
-export const datasetOf = (id: string) => id.split(".").slice(0, -1).join(".");
+/** `a.b.c` → `a.b` (called for every table several times a question: no arrays). */
+export const datasetOf = (id: string) => {
+  const dot = id.lastIndexOf(".");
+  return dot < 0 ? "" : id.slice(0, dot);
+};
+
+const byIds = new WeakMap<Catalog, Map<string, CatalogTable>>();
+
+/** Table id → table, per catalog (built once per catalog object; the catalog is never changed). */
+export function tablesById(catalog: Catalog): Map<string, CatalogTable> {
+  let byId = byIds.get(catalog);
+  if (!byId) {
+    byId = new Map(catalog.tables.map((t) => [t.id, t]));
+    byIds.set(catalog, byId);
+  }
+  return byId;
+}
 
 export function connects(a: CatalogTable, b: CatalogTable): boolean {
   const ka = keysOf(a);
@@ -43,36 +58,31 @@ export function references(t: CatalogTable): string[] {
 /**
  * How many joins separate a table from the chosen ones (0 when chosen, 1 when it shares a key with
  * one, 2 through one table of the same dataset in between; Infinity beyond), as a function over
- * candidates (the chosen tables' neighbours are gathered once).
+ * candidates. Asked from the catalog's key index (`around`), so its cost does not grow with the
+ * hundreds of tables that share a common key such as `customer_id`.
  */
 export function joinDistance(catalog: Catalog, chosen: CatalogTable[]): (t: CatalogTable) => number {
-  const keys = keyIndex(catalog);
+  const { around } = keyIndex(catalog);
   const ids = new Set(chosen.map((c) => c.id));
-  const near = new Set<string>();
-  for (const c of chosen) {
-    for (const k of keysOf(c)) if (k !== "id") for (const n of keys.get(k) ?? []) near.add(n.id);
-  }
-  // Per dataset, the keys of its tables one join away: a table sharing one is two joins away.
-  const nearKeys = new Map<string, Set<string>>();
-  for (const t of catalog.tables) {
-    if (!near.has(t.id)) continue;
-    const ds = datasetOf(t.id);
-    const set = nearKeys.get(ds) ?? new Set<string>();
-    for (const k of keysOf(t)) if (k !== "id") set.add(k);
-    nearKeys.set(ds, set);
-  }
+  const chosenKeys = new Set<string>();
+  for (const c of chosen) for (const k of keysOf(c)) if (k !== "id") chosenKeys.add(k);
   return (t) => {
     if (ids.has(t.id)) return 0;
-    if (near.has(t.id)) return 1;
-    const around = nearKeys.get(datasetOf(t.id));
-    if (around) for (const k of keysOf(t)) if (k !== "id" && around.has(k)) return 2;
+    const keys = keysOf(t);
+    for (const k of keys) if (k !== "id" && chosenKeys.has(k)) return 1;
+    // Two joins: t shares a key with a table of its dataset that shares one with a chosen table.
+    const ds = datasetOf(t.id);
+    for (const c of chosenKeys) {
+      const between = around.get(c)?.get(ds);
+      if (between) for (const k of keys) if (k !== "id" && between.has(k)) return 2;
+    }
     return Infinity;
   };
 }
 
 /** The key joins among the chosen tables, each reference to the table that owns the key: `a.k = b.k`. */
 export function joinLines(catalog: Catalog, chosen: string[]): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const tables = chosen.map((id) => byId.get(id)!);
   const out: string[] = [];
   for (const a of tables) {
@@ -84,15 +94,31 @@ export function joinLines(catalog: Catalog, chosen: string[]): string[] {
   return out;
 }
 
-const keyIndexes = new WeakMap<Catalog, Map<string, CatalogTable[]>>();
+interface KeyIndex {
+  /** Key column (`*_id`) → the tables that have it. */
+  holders: Map<string, CatalogTable[]>;
+  /** Key → dataset → the keys of that dataset's tables that have the key (one join on). */
+  around: Map<string, Map<string, Set<string>>>;
+}
 
-/** Key column (`*_id`) → the tables that have it, per catalog. */
-function keyIndex(catalog: Catalog): Map<string, CatalogTable[]> {
+const keyIndexes = new WeakMap<Catalog, KeyIndex>();
+
+/** The catalog's keys: who has each, and what is one join on within a dataset (per catalog). */
+function keyIndex(catalog: Catalog): KeyIndex {
   let idx = keyIndexes.get(catalog);
   if (idx) return idx;
-  idx = new Map();
+  idx = { holders: new Map(), around: new Map() };
   for (const t of catalog.tables) {
-    for (const k of keysOf(t)) if (k !== "id") idx.set(k, [...(idx.get(k) ?? []), t]);
+    const ds = datasetOf(t.id);
+    for (const k of keysOf(t)) {
+      if (k === "id") continue;
+      const list = idx.holders.get(k);
+      if (list) list.push(t);
+      else idx.holders.set(k, [t]);
+      const byDataset = idx.around.get(k) ?? idx.around.set(k, new Map()).get(k)!;
+      const keys = byDataset.get(ds) ?? byDataset.set(ds, new Set()).get(ds)!;
+      for (const other of keysOf(t)) if (other !== "id") keys.add(other);
+    }
   }
   keyIndexes.set(catalog, idx);
   return idx;
@@ -104,8 +130,8 @@ function keyIndex(catalog: Catalog): Map<string, CatalogTable[]> {
  * products`), preferring tables in the chosen tables' datasets, then higher scores, then bigger.
  */
 export function withBridges(catalog: Catalog, chosen: string[], scores: Map<string, number>): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const keys = keyIndex(catalog);
+  const byId = tablesById(catalog);
+  const keys = keyIndex(catalog).holders;
   const out = [...chosen];
   for (let round = 0; round < 3; round++) {
     const parts = components(out.map((id) => byId.get(id)!));
@@ -119,33 +145,50 @@ export function withBridges(catalog: Catalog, chosen: string[], scores: Map<stri
         .flat()
         .map((t) => t.id),
     );
-    // Breadth-first from the first part, neighbours best first, at most 3 steps.
-    const prev = new Map<string, string | null>(parts[0].map((t) => [t.id, null]));
-    let frontier = parts[0];
-    let reached: string | undefined;
-    for (let depth = 0; depth < 3 && !reached && frontier.length; depth++) {
-      const next: CatalogTable[] = [];
-      for (const t of frontier) {
-        const around = [...new Set([...keysOf(t)].flatMap((k) => keys.get(k) ?? []))].sort(
-          (x, y) => rank(y) - rank(x),
-        );
-        for (const n of around) {
-          if (prev.has(n.id)) continue;
-          prev.set(n.id, t.id);
-          if (target.has(n.id)) {
-            reached = n.id;
-            break;
-          }
-          next.push(n);
-        }
-        if (reached) break;
-      }
-      frontier = next;
-    }
+    const reached = search(parts[0], target, keys, rank);
     if (!reached) break;
-    for (let id = prev.get(reached); id && !out.includes(id); id = prev.get(id)) out.push(id);
+    const prev = reached.prev;
+    for (let id = prev.get(reached.id); id && !out.includes(id); id = prev.get(id)) out.push(id);
   }
   return out;
+}
+
+/**
+ * Breadth-first from `start` to the first table of `target`, neighbours (tables sharing a key) best
+ * first, at most 3 steps; the table reached and each visited table's predecessor. Once a table's
+ * neighbours are visited, every table holding its keys is, so a key is expanded once (with 700
+ * tables holding `customer_id`, expanding it per table cost seconds).
+ */
+function search(
+  start: CatalogTable[],
+  target: Set<string>,
+  keys: Map<string, CatalogTable[]>,
+  rank: (t: CatalogTable) => number,
+): { id: string; prev: Map<string, string | null> } | undefined {
+  const prev = new Map<string, string | null>(start.map((t) => [t.id, null]));
+  const expanded = new Set<string>();
+  const ranks = new Map<CatalogTable, number>();
+  const rankOf = (t: CatalogTable) => ranks.get(t) ?? ranks.set(t, rank(t)).get(t)!;
+  let frontier = start;
+  for (let depth = 0; depth < 3 && frontier.length; depth++) {
+    const next: CatalogTable[] = [];
+    for (const t of frontier) {
+      // The neighbours not yet visited (visited ones are skipped anyway), best first.
+      const around = new Set<CatalogTable>();
+      for (const k of keysOf(t)) {
+        if (expanded.has(k)) continue;
+        for (const n of keys.get(k) ?? []) if (!prev.has(n.id)) around.add(n);
+      }
+      for (const k of keysOf(t)) expanded.add(k);
+      for (const n of [...around].sort((x, y) => rankOf(y) - rankOf(x))) {
+        prev.set(n.id, t.id);
+        if (target.has(n.id)) return { id: n.id, prev };
+        next.push(n);
+      }
+    }
+    frontier = next;
+  }
+  return undefined;
 }
 
 function components(tables: CatalogTable[]): CatalogTable[][] {

@@ -6,7 +6,7 @@
 import type { Catalog, CatalogTable } from "../catalog";
 import { shapeOf, type Scores } from "./datasets";
 import type { Evidence, ValueMatch } from "./evidence";
-import { datasetOf, joinDistance } from "./joins";
+import { datasetOf, joinDistance, tablesById } from "./joins";
 
 /** Home first, then score. */
 const rankIn = (home: Set<string>, scores: Scores, id: string) =>
@@ -37,22 +37,40 @@ export function core(
   return chosen;
 }
 
+/** A table's own name, lower case: `shop.orders` → `orders`. */
+const nameOf = (id: string) => id.slice(id.lastIndexOf(".") + 1).toLowerCase();
+
+const byNames = new WeakMap<Catalog, Map<string, CatalogTable[]>>();
+
+/** Name (lower case) → the tables of that name in catalog order, per catalog. */
+function tablesByName(catalog: Catalog): Map<string, CatalogTable[]> {
+  let out = byNames.get(catalog);
+  if (!out) {
+    out = new Map();
+    for (const t of catalog.tables) {
+      const list = out.get(nameOf(t.id));
+      if (list) list.push(t);
+      else out.set(nameOf(t.id), [t]);
+    }
+    byNames.set(catalog, out);
+  }
+  return out;
+}
+
 /**
  * Of look-alikes (tables of the same name), the one that joins: a chosen table that joins none of
  * the others gives way to a table of its name that does (`b.customers` with `customer_id` for
  * `a.customers` with `client_id`, beside `orders`). Hinted tables stay.
  */
 export function preferJoined(catalog: Catalog, chosen: string[], hinted: Set<string>): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
-  const name = (id: string) => id.split(".").pop()!.toLowerCase();
+  const byId = tablesById(catalog);
+  const named = tablesByName(catalog);
   const out = [...chosen];
   for (let i = 0; i < out.length; i++) {
     const rest = out.filter((_, j) => j !== i).map((id) => byId.get(id)!);
     const distance = joinDistance(catalog, rest);
     if (!rest.length || hinted.has(out[i]) || distance(byId.get(out[i])!) === 1) continue;
-    const alike = catalog.tables.find(
-      (t) => name(t.id) === name(out[i]) && !out.includes(t.id) && distance(t) === 1,
-    );
+    const alike = (named.get(nameOf(out[i])) ?? []).find((t) => !out.includes(t.id) && distance(t) === 1);
     if (alike) out[i] = alike.id;
   }
   return out;
@@ -85,7 +103,7 @@ export function bestJoined(
   home: Set<string>,
   scores: Scores,
 ): string | undefined {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const distance = joinDistance(
     catalog,
     chosen.map((id) => byId.get(id)!),

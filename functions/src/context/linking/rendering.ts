@@ -1,5 +1,6 @@
 /** Rendering: the linked tables as the planner's prompt lines. */
 import type { Catalog, CatalogTable } from "../catalog";
+import { tablesById } from "./joins";
 import type { LinkedSchema } from "./types";
 
 /**
@@ -26,7 +27,7 @@ function renderTable(t: CatalogTable, brief = false): string {
 
 /** The linked tables as prompt lines: id, rows, description, then columns with types, notes and values. */
 export function renderLinkedTables(catalog: Catalog, linked: LinkedSchema): string[] {
-  const byId = new Map(catalog.tables.map((t) => [t.id, t]));
+  const byId = tablesById(catalog);
   const lines = linked.tables.map(({ id, brief }) => renderTable(byId.get(id)!, brief));
   if (!linked.all && linked.total > linked.tables.length) {
     lines.push(
