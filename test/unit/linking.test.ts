@@ -42,7 +42,8 @@ describe("the catalog of the sample warehouse", () => {
     expect(
       catalog.tables.find((t) => t.id === "shop.customers")!.columns.find((c) => c.name === "email")!.values,
     ).toBeUndefined();
-  });
+    // The first test opens the DuckDB worker and reads every table: seconds on a loaded machine.
+  }, 60_000);
 
   it("matches literals in the question to stored values", async () => {
     const catalog = await buildCatalog(await getWarehouse(testConfig().warehouse));
