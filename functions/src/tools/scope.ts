@@ -46,7 +46,15 @@ export function inScope(scope: Scope, tableId: string): boolean {
   const table = parts[parts.length - 1];
   // DuckDB names an attached database's tables `db.main.table`; `db` is the dataset there.
   const datasets = datasetNames(parts.slice(0, -1));
-  return scope.entries.some((e) => datasets.some((d) => e === d || e === `${d}.${table}`));
+  // A name written without its project (`finance.salaries`) may mean a project's entry
+  // (`p.finance.salaries`); the engine's resolved id is checked again after the dry run.
+  const short = parts.length <= 2;
+  return scope.entries.some((e) =>
+    datasets.some(
+      (d) =>
+        e === d || e === `${d}.${table}` || (short && (e.endsWith(`.${d}`) || e.endsWith(`.${d}.${table}`))),
+    ),
+  );
 }
 
 /** The names a table's dataset answers to: `finance`, `project.finance`, and `db` for `db.main`. */

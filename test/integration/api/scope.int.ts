@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
-import { INTEGRATION_ACCESS_ENV, TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../support/auth-emulator";
+import { INTEGRATION_ACCESS_ENV, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
@@ -70,8 +70,8 @@ beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
   holds = holdClient(stack.env[HOLD_URL_ENV]);
-  admin = await signUp(stack.urls.auth!, TEST_ADMIN_EMAIL);
-  [ann, bob, nobody] = await Promise.all([1, 2, 3].map(() => signUp(stack.urls.auth!)));
+  // An admin of the members list (access.int.ts signs QUARRY_ADMINS' address up once per stack).
+  [admin, ann, bob, nobody] = await Promise.all([1, 2, 3, 4].map(() => signUp(stack.urls.auth!)));
   db = new Firestore({
     projectId: stack.env.GCLOUD_PROJECT,
     host: stack.env.FIRESTORE_EMULATOR_HOST,
@@ -84,14 +84,15 @@ beforeAll(async () => {
       .doc(name)
       .set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
   }
-  for (const [u, groups] of [
-    [ann, ["scope-shop"]],
-    [bob, ["scope-finance"]],
+  for (const [u, role, groups] of [
+    [admin, "admin", []],
+    [ann, "member", ["scope-shop"]],
+    [bob, "member", ["scope-finance"]],
   ] as const) {
     await db
       .collection("members")
       .doc(u.email)
-      .set({ email: u.email, role: "member", groups, addedBy: "test", addedAt: now, updatedAt: now });
+      .set({ email: u.email, role, groups, addedBy: "test", addedAt: now, updatedAt: now });
   }
   // The function reads groups through a short cache: wait until it sees them.
   await until(
