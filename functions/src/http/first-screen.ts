@@ -5,6 +5,7 @@
  */
 import { Router } from "express";
 import type { FirstScreen } from "../contract/events";
+import { visibleScope } from "../identity";
 import { callerOf } from "./auth";
 import { graphFactory, threadStore } from "./runtime";
 
@@ -16,7 +17,9 @@ const TEAM_MIN_PEOPLE = 2;
 export function firstScreenRoutes(): Router {
   const r = Router();
   r.get("/first-screen", async (req, res) => {
-    const scope = callerOf(req).access!.scope;
+    const caller = callerOf(req);
+    // User mode: the tables the person's own credentials can read (none before they connect).
+    const scope = await visibleScope(caller.uid, caller.access!.scope);
     const { starters, datasets } = await (await graphFactory()).firstScreen(scope);
     let body: FirstScreen;
     if (starters.length) {

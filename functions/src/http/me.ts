@@ -5,7 +5,7 @@
 import type { Request, Response } from "express";
 import * as logger from "firebase-functions/logger";
 import { accessStores } from "../access/gate";
-import { identity, userMode } from "../identity";
+import { identity, userMode, visibleScope } from "../identity";
 import type { Me } from "../contract/access";
 import { scopeDatasets, type Scope } from "../tools/scope";
 import { callerOf } from "./auth";
@@ -17,7 +17,7 @@ export async function me(req: Request, res: Response): Promise<void> {
   const access = caller.access!;
   const [figures, datasets] = await Promise.all([
     quotas.figures(caller.uid, access.limits),
-    visibleDatasets(access.scope),
+    visibleScope(caller.uid, access.scope).then(visibleDatasets),
   ]);
   res.json({
     uid: caller.uid,

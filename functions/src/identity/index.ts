@@ -7,7 +7,7 @@
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
-import { narrowScope, type Scope } from "../tools/scope";
+import { limitedScope, narrowScope, type Scope } from "../tools/scope";
 import type { Warehouse } from "../tools/types";
 import { CredentialBroker } from "./broker";
 import { TokenCrypto } from "./crypto";
@@ -77,4 +77,13 @@ export async function personScope(uid: string, scope: Scope): Promise<Scope> {
   const { getWarehouse } = await import("../tools/index.js");
   const warehouse = await getWarehouse(config().warehouse, broker);
   return narrowScope(scope, await readableTables(uid, warehouse));
+}
+
+/**
+ * What a person's pages may show (the first screen, `GET /me`): their run scope, or — in user mode
+ * without usable consent — nothing until they connect BigQuery (never the unnarrowed group scope).
+ */
+export async function visibleScope(uid: string, scope: Scope): Promise<Scope> {
+  if (!userMode()) return scope;
+  return personScope(uid, scope).catch(() => limitedScope([]));
 }

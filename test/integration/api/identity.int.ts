@@ -200,6 +200,9 @@ describe("BigQuery as the signed-in person", () => {
   it("connects through Google's consent; a refusal, another Google account or an unticked BigQuery scope connects nothing", async () => {
     expect((await call(url, "/client-config")).json.bigqueryIdentity).toBe("user");
     expect((await me(alice)).bigquery).toEqual({ identity: "user", connected: false });
+    // Before connecting, the pages show no table: the group scope is not what BigQuery lets them read.
+    expect((await me(alice)).scope).toEqual({ datasets: [] });
+    expect((await call(url, "/first-screen", { token: alice.idToken })).text).not.toMatch(/orders|salaries/);
     // Before connecting, a question is refused before anything runs, with the page's action.
     const before = await call(url, "/threads/" + randomUUID() + "/runs/stream", {
       method: "POST",
@@ -287,6 +290,12 @@ describe("BigQuery as the signed-in person", () => {
     };
     expect(await listed(alice)).toEqual([`${PROJECT}.shop.orders`, `${PROJECT}.finance.salaries`]);
     expect(await listed(bob)).toEqual([`${PROJECT}.shop.orders`]);
+    // The pages say the same: what each person's own credentials can read.
+    const screen = async (u: TestUser) => (await call(url, "/first-screen", { token: u.idToken })).text;
+    expect(await screen(alice)).toContain("salaries");
+    expect(await screen(bob)).not.toContain("salaries");
+    expect(await screen(bob)).toContain("orders");
+    expect(JSON.stringify((await me(bob)).scope)).not.toContain("finance");
   });
 
   it("a person BigQuery refuses gets access_denied worded for them, and nothing runs as the service account", async () => {
@@ -357,6 +366,9 @@ describe("BigQuery as the signed-in person", () => {
     expect((await call(url, "/auth/bigquery", { method: "DELETE", token: alice.idToken })).status).toBe(200);
     expect(oauth.hasGrant(alice.email)).toBe(false);
     expect((await me(alice)).bigquery).toEqual({ identity: "user", connected: false });
+    // Before connecting, the pages show no table: the group scope is not what BigQuery lets them read.
+    expect((await me(alice)).scope).toEqual({ datasets: [] });
+    expect((await call(url, "/first-screen", { token: alice.idToken })).text).not.toMatch(/orders|salaries/);
     // Someone who never connected (and service mode's routes) still answer.
     expect((await me(dave)).bigquery).toEqual({ identity: "user", connected: false });
 
