@@ -38,7 +38,12 @@ export interface Me {
    * What the person can ask about: datasets (`shop`) and single tables (`finance.salaries`) of their
    * scope; empty when they are in no group while groups exist.
    */
-  scope: { datasets: string[] };
+  scope: {
+    /** True when the person sees every allowed dataset (admins; everyone while no group exists). */
+    all: boolean;
+    /** As the catalog names them; the scope's own entries while the catalog is still being read. */
+    datasets: string[];
+  };
   bigquery: BigQueryIdentity;
 }
 

@@ -201,7 +201,7 @@ describe("BigQuery as the signed-in person", () => {
     expect((await call(url, "/client-config")).json.bigqueryIdentity).toBe("user");
     expect((await me(alice)).bigquery).toEqual({ identity: "user", connected: false });
     // Before connecting, the pages show no table: the group scope is not what BigQuery lets them read.
-    expect((await me(alice)).scope).toEqual({ datasets: [] });
+    expect((await me(alice)).scope).toEqual({ all: false, datasets: [] });
     expect((await call(url, "/first-screen", { token: alice.idToken })).text).not.toMatch(/orders|salaries/);
     // Before connecting, a question is refused before anything runs, with the page's action.
     const before = await call(url, "/threads/" + randomUUID() + "/runs/stream", {
@@ -367,7 +367,7 @@ describe("BigQuery as the signed-in person", () => {
     expect(oauth.hasGrant(alice.email)).toBe(false);
     expect((await me(alice)).bigquery).toEqual({ identity: "user", connected: false });
     // Before connecting, the pages show no table: the group scope is not what BigQuery lets them read.
-    expect((await me(alice)).scope).toEqual({ datasets: [] });
+    expect((await me(alice)).scope).toEqual({ all: false, datasets: [] });
     expect((await call(url, "/first-screen", { token: alice.idToken })).text).not.toMatch(/orders|salaries/);
     // Someone who never connected (and service mode's routes) still answer.
     expect((await me(dave)).bigquery).toEqual({ identity: "user", connected: false });
