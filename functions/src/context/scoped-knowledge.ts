@@ -6,7 +6,7 @@
  * queries approved in the admin page are filtered the same way. Cached per knowledge base and scope.
  */
 import { namesInScope } from "../tools/scope-gate";
-import { inScope, type Scope } from "../tools/scope";
+import { datasetCoverage, inScope, type Scope } from "../tools/scope";
 import type { ContextFile, VerifiedQueryItem } from "./authored";
 import { KnowledgeBase } from "./knowledge";
 
@@ -38,11 +38,9 @@ export function scopedKnowledge(kb: KnowledgeBase, scope: Scope, datasets: reado
 }
 
 function pruneFile(f: ContextFile, scope: Scope, visibleSql: (sql: string) => boolean): ContextFile[] {
-  // The whole dataset is in scope when a table of any name is ("*" is never a table's name).
-  const whole = inScope(scope, `${f.dataset}.*`);
-  const bare = f.dataset.toLowerCase().split(".").pop()!;
-  const part = whole || scope.entries.some((e) => e.startsWith(`${bare}.`));
-  if (!part) return [];
+  const coverage = datasetCoverage(scope, f.dataset);
+  if (coverage === "none") return [];
+  const whole = coverage === "whole";
   const tables = Object.fromEntries(
     Object.entries(f.tables).filter(([name]) =>
       inScope(scope, name.includes(".") ? name : `${f.dataset}.${name}`),

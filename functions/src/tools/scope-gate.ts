@@ -9,7 +9,7 @@
  * 2. After the engine parsed or dry-ran it: the tables it reports reading (views resolved).
  * 3. Any error's suggestions are kept only when they name something in scope.
  */
-import { inScope, type Scope } from "./scope";
+import { datasetCoverage, inScope, type Scope } from "./scope";
 import { WarehouseError } from "./types";
 
 /** What an engine answers for a table that does not exist (`dataset.table` as written), at a position in the SQL. */
@@ -67,20 +67,12 @@ function firstUnscopedName(
       // A quoted name ("finance"."salaries") starts at its quote, as the engine reports it.
       const start = m.index > 0 && /[`"]/.test(sql[m.index - 1]) ? m.index - 1 : m.index;
       return {
-        ref: { dataset, table: m[1], datasetSeen: datasetSeen(scope, dataset) },
+        ref: { dataset, table: m[1], datasetSeen: datasetCoverage(scope, dataset) !== "none" },
         position: positionAt(sql, start),
       };
     }
   }
   return undefined;
-}
-
-/** Whether the scope holds any table of `dataset` (all of it, or a `dataset.table` entry). */
-function datasetSeen(scope: Scope, dataset: string): boolean {
-  // "*" is never a table's name: in scope only when the whole dataset is.
-  if (inScope(scope, `${dataset}.*`)) return true;
-  const bare = dataset.toLowerCase().split(".").pop()!;
-  return scope.entries.some((e) => e.startsWith(`${bare}.`));
 }
 
 /** Fence 2: the tables the engine says the statement reads, each in scope, else not found. */
@@ -90,7 +82,11 @@ export function refuseUnscopedTables(tables: readonly string[], scope: Scope, no
   if (outside.length) {
     const parts = outside[0].split(".");
     const dataset = parts.slice(0, -1).join(".");
-    const ref = { dataset, table: parts[parts.length - 1], datasetSeen: datasetSeen(scope, dataset) };
+    const ref = {
+      dataset,
+      table: parts[parts.length - 1],
+      datasetSeen: datasetCoverage(scope, dataset) !== "none",
+    };
     throw tagged(notFound(ref, { line: 1, column: 1 }), outside);
   }
 }

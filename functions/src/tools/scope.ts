@@ -131,3 +131,14 @@ export function datasetNamesOf(tableId: string): string[] {
     Boolean,
   );
 }
+
+/**
+ * How much of `dataset` the scope sees: `whole` (every table of it), `part` (some of its tables),
+ * or `none`.
+ */
+export function datasetCoverage(scope: Scope, dataset: string): "whole" | "part" | "none" {
+  // "*" is never a table's name: in scope only when the whole dataset is.
+  if (inScope(scope, `${dataset}.*`)) return "whole";
+  const bare = dataset.toLowerCase().split(".").pop()!;
+  return scope.entries.some((e) => e.startsWith(`${bare}.`)) ? "part" : "none";
+}
