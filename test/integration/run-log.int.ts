@@ -97,6 +97,26 @@ describe("the run event log", () => {
     expect(got.map((e) => e.event)).toEqual(["metadata", "values", "custom"]);
   });
 
+  it("joins the flushes asked for while a write is on its way into the next write, losing nothing", async () => {
+    const log = newLog();
+    const w = writer(log);
+    // Boundaries come faster than Firestore answers: the first write goes at once, the four asked
+    // for while it is on its way, and the end marker, go together in the second.
+    for (let i = 1; i <= 5; i++) {
+      w.append("custom", { type: "phase", phase: `step ${i}` });
+      w.boundary();
+    }
+    await w.close({ status: "success" });
+    expect(w.writes).toBe(2);
+    const got: LoggedEvent[] = [];
+    expect(await followRunLog(log, { after: 0, onEvent: (e) => got.push(e), watchRun: never })).toEqual({
+      status: "success",
+    });
+    expect(got.map((e) => [e.id, (e.data as { phase: string }).phase])).toEqual(
+      [1, 2, 3, 4, 5].map((i) => [i, `step ${i}`]),
+    );
+  });
+
   it("a run that lets go of its thread without an end marker ends its readers as lost", async () => {
     const log = newLog();
     const w = writer(log);

@@ -2,8 +2,8 @@
  * A run's event log in Firestore, so its stream can be rejoined from any instance: every event
  * the run sends gets an id (1, 2, 3 … in order) and is appended to `threads/{threadId}/runs/
  * {runId}/log/{n}`. Writes are batched, never one per token: the pending events are flushed after
- * `flushMs`, when they reach `flushBytes`, and at every phase boundary, one document per flush
- * (an event bigger than a document — a large result — is split across consecutive documents and
+ * `flushMs`, when they reach `flushBytes`, and at every phase boundary, one document per write
+ * (flushes asked for while a write is on its way are joined into the next one; an event bigger than a document — a large result — is split across consecutive documents and
  * joined again by the reader). Flushes run one at a time, in order, and never hold up the live
  * stream. The last document carries `end` (the run's outcome); every document carries `expireAt`
  * for a Firestore TTL policy.
@@ -66,6 +66,12 @@ export class RunLogWriter {
   private nextDoc = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  /** A write is on its way (the drain loop runs). */
+  private writing = false;
+  /** A flush was asked for since the current write took what was pending. */
+  private wanted = false;
+  /** The end marker, until a write takes it. */
+  private end: RunEnd | undefined;
   private failed: unknown;
   /** Documents written so far (one Firestore write each). */
   writes = 0;
@@ -109,15 +115,36 @@ export class RunLogWriter {
     if (this.failed) throw this.failed as Error;
   }
 
+  /**
+   * Asks for what is pending to be written. Writes go one at a time, in order; what is asked for
+   * while one is on its way joins the next (one document for everything that waited, instead of
+   * one per request): nothing is written later than it would be, with fewer writes.
+   */
   private flush(end?: RunEnd): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pendingBytes === 0 && !end) return;
-    const bytes = Buffer.concat(this.pending);
-    const lastId = this.pendingLastId;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.chain = this.chain.then(() => this.write(bytes, lastId, end));
+    if (end) this.end = end;
+    if (this.pendingBytes === 0 && !this.end) return;
+    this.wanted = true;
+    if (!this.writing) this.chain = this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.wanted) {
+        this.wanted = false;
+        const bytes = Buffer.concat(this.pending);
+        const lastId = this.pendingLastId;
+        const end = this.end;
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.end = undefined;
+        if (bytes.length || end) await this.write(bytes, lastId, end);
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 
   private async write(bytes: Buffer, lastId: number, end: RunEnd | undefined): Promise<void> {

@@ -1,0 +1,283 @@
+/**
+ * One instance for `run-cost.bench.ts`, in a process of its own so its CPU time and resident memory
+ * are the instance's alone (the model stand-in and the client run in the bench's process). Driven
+ * over IPC. Two kinds (BENCH_ROLE):
+ * - `graph`: Quarry's graph from the compiled function, invoked directly with the executor's stream
+ *   modes — on MemorySaver (BENCH_SAVER=memory, the floor) or on the FirestoreCheckpointer
+ *   (`firestore`), with linking and authored context (BENCH_LINKING=on) or without (off: the graph
+ *   and the model client alone). It runs the questions itself and reports its CPU per run.
+ * - `http`: the function's express app, serving; BENCH_STAGES lists the stages switched on
+ *   (auth, access, log, linking). A stage switched off is replaced, in this process only, by the
+ *   least that lets a run through: a fixed caller for auth, full scope and no quota for access and
+ *   quota (and no audit writes), QUARRY_RUN_LOG=off for the event log, the graph without a catalog
+ *   or context files for linking. The bench asks it for its CPU and memory before and after a wave.
+ * `profile-start` / `profile-stop` record a V8 CPU profile (the `--cpu-prof` format) of what runs
+ * between them, through the inspector, so start-up is not in it.
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const lib = path.join(root, "functions/lib");
+const require = createRequire(path.join(root, "functions/package.json"));
+const load = (p: string) => require(path.join(lib, p));
+
+/** The caller every run of a bench instance runs for (the bench's signed-up user). */
+const BENCH_UID = process.env.BENCH_UID ?? "bench-user";
+const BENCH_EMAIL = process.env.BENCH_EMAIL ?? "bench@example.com";
+
+export type Request =
+  | { cmd: "usage" }
+  | { cmd: "runs"; question: string; n: number; concurrency: number }
+  | { cmd: "profile-start" }
+  | { cmd: "profile-stop"; file: string };
+
+export interface Usage {
+  /** process.cpuUsage(): user + system, µs. */
+  cpuMicros: number;
+  rss: number;
+  heapUsed: number;
+  /** Firestore calls this instance has made (unary and streaming), by method. */
+  firestoreCalls: Record<string, number>;
+  /** CPU ms by thread kind (Linux /proc: the main thread, V8's helpers, libuv's pool, workers). */
+  threads: Record<string, number>;
+}
+
+/** CPU ms of this process's threads, by thread name (numbers stripped: one row per kind). */
+function threadCpu(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const name =
+        tid === String(process.pid)
+          ? "main"
+          : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[\d-]+$/, "");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+const firestoreCalls: Record<string, number> = {};
+
+/** Counts the Firestore client's calls (the same client the function uses). */
+function countFirestoreCalls() {
+  const { Firestore } = require("@google-cloud/firestore");
+  for (const name of ["request", "requestStream"] as const) {
+    const original = Firestore.prototype[name];
+    Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
+      firestoreCalls[method] = (firestoreCalls[method] ?? 0) + 1;
+      if (process.env.BENCH_TRACE)
+        console.error(
+          "FS",
+          method,
+          (JSON.stringify(rest[0]).match(/documents\/[^"]+/g) ?? [])
+            .map((d) => d.slice(10, 90))
+            .join(" ")
+            .slice(0, 400),
+        );
+      return original.call(this, method, ...rest);
+    };
+  }
+}
+
+function usage(): Usage {
+  const c = process.cpuUsage();
+  const m = process.memoryUsage();
+  return {
+    cpuMicros: c.user + c.system,
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    firestoreCalls: { ...firestoreCalls },
+    threads: threadCpu(),
+  };
+}
+
+type AnyGraph = {
+  stream(input: unknown, options: unknown): Promise<AsyncIterable<[string, unknown]>>;
+};
+
+/** The graph as the floor runs it: compiled once, invoked per question on a new thread. */
+async function graphRunner() {
+  const agent = load("agent/index.js");
+  const tools = load("tools/index.js");
+  const { PERSON_KEY } = load("tools/person.js");
+  const { FULL_SCOPE } = load("tools/scope.js");
+  const { config } = load("config/index.js");
+  const linking = process.env.BENCH_LINKING !== "off";
+  let saver: unknown;
+  if (process.env.BENCH_SAVER === "firestore") {
+    saver = await load("http/runtime.js").checkpointSaver();
+  } else {
+    const { MemorySaver } = require("@langchain/langgraph");
+    saver = new MemorySaver();
+  }
+  const factory = linking
+    ? await agent.createGraphFactory({})
+    : await agent.createGraphFactory({
+        tools: tools.createWarehouseTools(await tools.getWarehouse(config().warehouse), {
+          previewRows: config().warehouse.previewRows,
+          previewChars: config().warehouse.previewChars,
+        }),
+      });
+  const graph = factory(saver) as AnyGraph;
+  const person = { uid: BENCH_UID, email: BENCH_EMAIL, scope: FULL_SCOPE };
+  return async (question: string): Promise<boolean> => {
+    const threadId = randomUUID();
+    const stream = await graph.stream(
+      agent.turnInput({ type: "human", content: question, id: randomUUID() }),
+      {
+        configurable: { thread_id: threadId, user_id: BENCH_UID, [PERSON_KEY]: person },
+        // The executor's modes for agent-chat-ui's request (values, messages-tuple, custom).
+        streamMode: ["values", "messages", "custom", "updates"],
+        durability: "sync",
+      },
+    );
+    let answered = false;
+    for await (const [mode, data] of stream) {
+      if (mode === "messages") {
+        const [, meta] = data as [unknown, { langgraph_node?: string }];
+        if (meta?.langgraph_node === "generator") answered = true;
+      }
+    }
+    return answered;
+  };
+}
+
+async function runMany(
+  run: (q: string) => Promise<boolean>,
+  question: string,
+  n: number,
+  concurrency: number,
+) {
+  let failed = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      if (!(await run(question).catch(() => false))) failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  return failed;
+}
+
+/** Switches the stages not listed in BENCH_STAGES off, before the app is built. */
+async function patchStages(stages: Set<string>) {
+  if (!stages.has("auth")) {
+    const auth = load("http/auth.js");
+    auth.requireUser = async (req: { caller?: unknown }, _res: unknown, next: () => void) => {
+      req.caller = { uid: BENCH_UID, email: BENCH_EMAIL, emailVerified: true };
+      next();
+    };
+  }
+  if (!stages.has("access")) {
+    const gate = load("access/gate.js");
+    const { FULL_SCOPE } = load("tools/scope.js");
+    const { config } = load("config/index.js");
+    const real = gate.accessStores;
+    const stores = real().then((s: Record<string, unknown>) => ({
+      ...s,
+      quotas: {
+        admit: async () => ({ quotas: {}, bytesLeft: Number.MAX_SAFE_INTEGER }),
+        charge: async () => {},
+      },
+      audit: { record: async () => {} },
+    }));
+    gate.accessStores = () => stores;
+    gate.requireAccess = async (req: { caller: { access?: unknown } }, _res: unknown, next: () => void) => {
+      req.caller.access = { role: "member", limits: config().access.quotas, scope: FULL_SCOPE };
+      next();
+    };
+  }
+  if (!stages.has("linking")) {
+    const runtime = load("http/runtime.js");
+    const agent = load("agent/index.js");
+    const tools = load("tools/index.js");
+    const { config } = load("config/index.js");
+    let factory: Promise<unknown> | undefined;
+    runtime.graphFactory = () =>
+      (factory ??= (async () => {
+        const { audit } = await load("access/gate.js").accessStores();
+        const plain = await tools.getWarehouse(config().warehouse);
+        const warehouse = tools.auditedWarehouse(plain, (q: Record<string, unknown>) => {
+          void audit.record({ kind: "query", uid: q.userId, email: q.userEmail, sql: q.sql }).catch(() => {});
+        });
+        return agent.createGraphFactory({
+          tools: tools.createWarehouseTools(warehouse, {
+            previewRows: config().warehouse.previewRows,
+            previewChars: config().warehouse.previewChars,
+          }),
+        });
+      })());
+  }
+}
+
+async function main() {
+  const role = process.env.BENCH_ROLE;
+  let run: ((q: string) => Promise<boolean>) | undefined;
+  countFirestoreCalls();
+  const session = new Session();
+  if (role === "graph") {
+    run = await graphRunner();
+    process.send!({ ready: true });
+  } else if (role === "http") {
+    const stages = new Set((process.env.BENCH_STAGES ?? "").split(",").filter(Boolean));
+    if (!stages.has("log")) process.env.QUARRY_RUN_LOG = "off";
+    await patchStages(stages);
+    const { installProcessGuards } = load("http/abort.js");
+    installProcessGuards((message: string, data: unknown) => console.error(message, data));
+    const { createApp } = load("http/app.js");
+    const app = createApp();
+    const { createServer } = await import("node:http");
+    const server = createServer((req, res) => {
+      if (process.env.BENCH_TRACE)
+        console.error("REQ", (performance.now() % 100000).toFixed(1), req.method, req.url);
+      app(req, res);
+    }).listen(0, "127.0.0.1", () => process.send!({ port: (server.address() as { port: number }).port }));
+  } else {
+    throw new Error(`BENCH_ROLE must be graph or http, not ${role}`);
+  }
+  process.on("message", (msg: Request) => {
+    void (async () => {
+      switch (msg.cmd) {
+        case "usage":
+          return usage();
+        case "runs": {
+          if (!run) throw new Error("only a graph instance runs questions itself");
+          const before = usage();
+          const t = performance.now();
+          const failed = await runMany(run, msg.question, msg.n, msg.concurrency);
+          return { before, after: usage(), wallMs: performance.now() - t, failed };
+        }
+        case "profile-start":
+          session.connect();
+          await session.post("Profiler.enable");
+          await session.post("Profiler.setSamplingInterval", { interval: 100 });
+          await session.post("Profiler.start");
+          return { ok: true };
+        case "profile-stop": {
+          const { profile } = await session.post("Profiler.stop");
+          session.disconnect();
+          writeFileSync(msg.file, JSON.stringify(profile));
+          return { ok: true };
+        }
+      }
+    })().then(
+      (reply) => process.send!({ reply }),
+      (err: unknown) => process.send!({ error: String((err as Error)?.stack ?? err) }),
+    );
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
