@@ -7,6 +7,7 @@
 import type { Firestore, Transaction } from "firebase-admin/firestore";
 import type { QuotaLimits, Role } from "../contract/access";
 import type { MemberRecord } from "./policy";
+import { Lru } from "../lru";
 
 /** A members-list entry as stored. */
 export interface MemberDoc extends MemberRecord {
@@ -24,8 +25,11 @@ function memberId(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** People whose entry one instance remembers (a refused address too), least recently asked dropped first. */
+const CACHED_PEOPLE = 10_000;
+
 export class MemberStore {
-  private readonly cache = new Map<string, { doc: MemberDoc | undefined; until: number }>();
+  private readonly cache = new Lru<string, { doc: MemberDoc | undefined; until: number }>(CACHED_PEOPLE);
 
   constructor(
     private readonly db: Firestore,

@@ -13,36 +13,13 @@
  */
 import type { Timestamp } from "@google-cloud/firestore";
 import type { ChannelEntry } from "./layout";
+import { Lru } from "../lru";
 
 /** A checkpoint document as this instance last saw it. */
 export interface KnownDoc {
   channels?: Record<string, ChannelEntry>;
   /** Set only when the exact pending-write keys at `updateTime` are known. */
   writes?: { updateTime: Timestamp; keys: Set<string> };
-}
-
-class Lru<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly max: number) {}
-  get(key: K): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: K, value: V) {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
-  }
-  delete(key: K) {
-    this.map.delete(key);
-  }
-  keys() {
-    return this.map.keys();
-  }
 }
 
 /** Per-instance hints; bounded so a long-lived function instance does not grow without end. */

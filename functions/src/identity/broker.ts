@@ -12,6 +12,10 @@ import { QuarryError } from "../errors";
 import type { CredentialSource } from "../tools/types";
 import { GrantRefused, refreshAccess, type AccessToken } from "./google-oauth";
 import type { CredentialStore } from "./store";
+import { Lru } from "../lru";
+
+/** People whose BigQuery access token one instance keeps (each lives an hour at most). */
+const CACHED_TOKENS = 1000;
 
 /** A cached token is replaced this long before it expires. */
 const EARLY_MS = 5 * 60_000;
@@ -26,7 +30,8 @@ function consentNeeded(why: "missing" | "revoked"): QuarryError {
 }
 
 export class CredentialBroker implements CredentialSource {
-  private readonly tokens = new Map<string, AccessToken>();
+  /** Access tokens by uid; an hour-long token of someone not seen since is dropped first. */
+  private readonly tokens = new Lru<string, AccessToken>(CACHED_TOKENS);
   private readonly pending = new Map<string, Promise<AccessToken>>();
 
   constructor(
