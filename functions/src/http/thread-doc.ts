@@ -5,7 +5,12 @@
  */
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import { ZERO_USAGE, type Usage } from "../contract/events";
-import { ASSISTANT_ID, type MultitaskStrategy, type ThreadStatus } from "../contract/protocol";
+import {
+  ASSISTANT_ID,
+  type MultitaskStrategy,
+  type RunOutcome,
+  type ThreadStatus,
+} from "../contract/protocol";
 import { QuarryError } from "../errors";
 
 /** The run that wants the thread's lease. */
@@ -51,6 +56,8 @@ export interface ThreadDoc {
   usage: UsageTotals;
   run: LeaseRecord | null;
   lastRunId?: string;
+  /** How the last run that let go of the thread ended (what its log's end marker says too). */
+  lastRunEnd?: { runId: string; outcome: RunOutcome; strategy?: MultitaskStrategy };
   /** Set when a delete has begun: no new run may start. */
   deleting?: boolean;
   /** What search and GET show of the thread's state (threadValues), as of its last run. */

@@ -170,14 +170,26 @@ describe("a conversation through the official SDK client", () => {
       content: shown,
       response_metadata: { quarry_stopped: true },
     });
+    // How it ended is on the thread's document, so GET of the run answers from it alone.
+    const threadDoc = (await db.collection("threads").doc(thread.thread_id).get()).data()!;
+    expect(threadDoc.lastRunEnd).toEqual({ runId, outcome: "cancelled", strategy: "reject" });
+    expect((await client.runs.get(thread.thread_id, runId!)).status).toBe("interrupted");
     // A new run on the same thread is accepted now, and the stopped run's unfinished answer is not
     // resumed by it: the turn runs from ingress, with one answer.
+    let nextRunId: string | undefined;
     const again = await collect(
       client.runs.stream(thread.thread_id, "quarry", {
         input: ask("hello"),
         streamMode: ["values", "updates"],
+        onRunCreated: (m) => (nextRunId = m.run_id),
       }) as AsyncIterable<Ev>,
     );
+    expect((await client.runs.get(thread.thread_id, nextRunId!)).status).toBe("success");
+    // The earlier run is no longer the last: its event log still says how it ended.
+    expect((await client.runs.get(thread.thread_id, runId!)).status).toBe("interrupted");
+    expect((await client.runs.list(thread.thread_id)).map((r) => [r.run_id, r.status])).toEqual([
+      [nextRunId, "success"],
+    ]);
     expect(again.some((e) => e.event === "error")).toBe(false);
     const nodes = again
       .filter((e) => e.event === "updates")

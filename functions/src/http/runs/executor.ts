@@ -235,11 +235,13 @@ class Execution {
       this.failed = true;
     }
     this.saver.close(new Error("the run released its lease"));
-    await this.closeLog();
+    const outcome = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
+    await this.closeLog(outcome);
     const threadStatus = this.failed ? "error" : this.transcript.asking ? "interrupted" : "idle";
     const said = this.transcript.conversation;
     await this.lease.release(
       threadStatus,
+      outcome,
       this.transcript.usage,
       said && threadValues(toPlain(said) as unknown[]),
     );
@@ -258,10 +260,9 @@ class Execution {
   }
 
   /** The log's end marker goes before the release: a reader that sees the release finds it. */
-  private async closeLog(): Promise<void> {
+  private async closeLog(status: RunOutcome): Promise<void> {
     if (!this.spec.log) return;
     const { threadId, runId, leaseMs } = this.spec;
-    const status = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
     await within(leaseMs / 2, this.spec.log.close({ status }), "writing the run's event log").catch(
       (err: unknown) => logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
     );

@@ -6,7 +6,7 @@
  * retries an unreachable call for minutes, and a lease that cannot be renewed in time may be lost.
  */
 import * as logger from "firebase-functions/logger";
-import type { ThreadStatus } from "../../contract/protocol";
+import type { RunOutcome, ThreadStatus } from "../../contract/protocol";
 import type { ThreadValues, UsageTotals } from "../thread-doc";
 import type { RunStore } from "./run-store";
 import { within } from "../../storage";
@@ -84,12 +84,20 @@ export class RunLease {
     );
   }
 
-  /** Releases the lease (only ours) with the thread's status, the run's usage and the thread's values; bounded, logged if it fails (the lease then runs out). */
-  async release(status: ThreadStatus, usage: Partial<UsageTotals>, values?: ThreadValues): Promise<void> {
+  /**
+   * Releases the lease (only ours) with the thread's status, how the run ended, its usage and the
+   * thread's values; bounded, logged if it fails (the lease then runs out).
+   */
+  async release(
+    status: ThreadStatus,
+    outcome: RunOutcome,
+    usage: Partial<UsageTotals>,
+    values?: ThreadValues,
+  ): Promise<void> {
     const { threadId, runId, leaseMs } = this.ids;
     await within(
       leaseMs / 2,
-      this.store.releaseLease(threadId, runId, status, usage, values),
+      this.store.releaseLease(threadId, runId, status, usage, values, outcome),
       "releasing the run lease",
     ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
   }

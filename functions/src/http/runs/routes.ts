@@ -50,10 +50,24 @@ async function getRun(req: Request, res: Response): Promise<void> {
   const [store, runs] = await Promise.all([threadStore(), runStore()]);
   const doc = await store.get(threadId, uid);
   const run =
+    endedLast(threadId, runId, doc) ??
     (await runsOf(runs, threadId, doc)).find((r) => r.run_id === runId) ??
     (await fromLog(runs, threadId, runId));
   if (!run) throw new QuarryError("not_found:run", `Run ${runId} not found.`);
   res.json(run);
+}
+
+/**
+ * The thread's last run, once it has let go of the thread, from the thread's document alone (what
+ * the SDK asks after every stream it did not see end): no query of the run documents or the log.
+ */
+function endedLast(threadId: string, runId: string, doc: ThreadDoc): RunObject | undefined {
+  const end = doc.lastRunEnd;
+  if (end?.runId !== runId || doc.lastRunId !== runId || leaseHolder(doc) === runId) return undefined;
+  return runObject(threadId, runId, runStatusOf(end.outcome), {
+    at: doc.updatedAt.toDate(),
+    strategy: end.strategy,
+  });
 }
 
 /** An earlier streamed run, known by its event log (until the log expires): how it ended. */
@@ -100,7 +114,9 @@ async function runsOf(runs: RunStore, threadId: string, doc: ThreadDoc) {
     // Its log says how it ended (a stop included); without a log, the thread's status does.
     const status = doc.status === "error" || doc.status === "interrupted" ? doc.status : "success";
     out.push(
-      (await fromLog(runs, threadId, doc.lastRunId)) ?? runObject(threadId, doc.lastRunId, status, { at }),
+      endedLast(threadId, doc.lastRunId, doc) ??
+        (await fromLog(runs, threadId, doc.lastRunId)) ??
+        runObject(threadId, doc.lastRunId, status, { at }),
     );
   }
   return out;

@@ -223,6 +223,7 @@ export class RunStore {
     status: ThreadStatus,
     usage?: Partial<UsageTotals>,
     values?: ThreadValues,
+    outcome?: RunOutcome,
   ): Promise<void> {
     await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
@@ -233,6 +234,9 @@ export class RunStore {
         update.run = null;
         update.status = status;
         if (values) update.values = values;
+        // How the run ended: GET of the run answers from this document alone.
+        if (outcome)
+          update.lastRunEnd = { runId, outcome, ...(doc.run.strategy ? { strategy: doc.run.strategy } : {}) };
       }
       if (usage) {
         for (const [k, v] of Object.entries(usage)) {
