@@ -19,7 +19,7 @@ interface Profile {
 }
 
 /** Where a frame's code lives: a package, a folder of the compiled function, Node, or V8's own. */
-export function partOf(url: string, functionName: string): string {
+function partOf(url: string, functionName: string): string {
   if (!url) return functionName ? `(${functionName.replace(/[()]/g, "")})` : "(native)";
   if (url.startsWith("node:")) return "node internals";
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];

@@ -21,7 +21,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const lib = path.join(root, "functions/lib");
+// BENCH_FUNCTIONS_DIR: another build of the function (an earlier commit, measured in the same run).
+const lib = path.join(process.env.BENCH_FUNCTIONS_DIR ?? path.join(root, "functions"), "lib");
 const require = createRequire(path.join(root, "functions/package.json"));
 const load = (p: string) => require(path.join(lib, p));
 
@@ -31,6 +32,7 @@ const BENCH_EMAIL = process.env.BENCH_EMAIL ?? "bench@example.com";
 
 export type Request =
   | { cmd: "usage" }
+  | { cmd: "gc" }
   | { cmd: "runs"; question: string; n: number; concurrency: number }
   | { cmd: "profile-start" }
   | { cmd: "profile-stop"; file: string };
@@ -38,12 +40,16 @@ export type Request =
 export interface Usage {
   /** process.cpuUsage(): user + system, µs. */
   cpuMicros: number;
+  /** process.cpuUsage() once the other figures were read. */
+  cpuMicrosEnd: number;
   rss: number;
   heapUsed: number;
   /** Firestore calls this instance has made (unary and streaming), by method. */
   firestoreCalls: Record<string, number>;
   /** CPU ms by thread kind (Linux /proc: the main thread, V8's helpers, libuv's pool, workers). */
   threads: Record<string, number>;
+  /** The instance's child processes (DuckDB's workers). */
+  children: { cpuMs: number; rssMb: number };
 }
 
 /** CPU ms of this process's threads, by thread name (numbers stripped: one row per kind). */
@@ -61,6 +67,40 @@ function threadCpu(): Record<string, number> {
     } catch {
       // the thread ended meanwhile
     }
+  }
+  return out;
+}
+
+/**
+ * This instance's child processes (DuckDB's workers: the warehouse runs in processes of its own
+ * locally, BigQuery in production): CPU ms so far and resident MB now, apart from the instance's.
+ */
+function childrenUsage(): { cpuMs: number; rssMb: number } {
+  let cpuMs = 0;
+  let rssMb = 0;
+  for (const pid of descendants(String(process.pid))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      cpuMs += (Number(f[11]) + Number(f[12])) * 10;
+      rssMb += (Number(f[21]) * 4096) / 2 ** 20;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return { cpuMs, rssMb };
+}
+
+/** The processes below `pid` (Linux's per-thread `children` lists), without scanning all of /proc. */
+function descendants(pid: string): string[] {
+  const out: string[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+      for (const kid of kids ? kids.split(" ") : []) out.push(kid, ...descendants(kid));
+    }
+  } catch {
+    // the process ended meanwhile
   }
   return out;
 }
@@ -88,16 +128,22 @@ function countFirestoreCalls() {
   }
 }
 
+/**
+ * The instance's figures now. Reading /proc costs a few ms, so the CPU is read on both sides of
+ * it: a measured window runs from one reading's `cpuMicrosEnd` to the next one's `cpuMicros`.
+ */
 function usage(): Usage {
   const c = process.cpuUsage();
   const m = process.memoryUsage();
-  return {
-    cpuMicros: c.user + c.system,
+  const figures = {
     rss: m.rss,
     heapUsed: m.heapUsed,
     firestoreCalls: { ...firestoreCalls },
     threads: threadCpu(),
+    children: childrenUsage(),
   };
+  const end = process.cpuUsage();
+  return { cpuMicros: c.user + c.system, cpuMicrosEnd: end.user + end.system, ...figures };
 }
 
 type AnyGraph = {
@@ -249,6 +295,10 @@ async function main() {
     void (async () => {
       switch (msg.cmd) {
         case "usage":
+          return usage();
+        case "gc":
+          // What the instance holds once garbage is collected (node --expose-gc).
+          (globalThis as { gc?: () => void }).gc?.();
           return usage();
         case "runs": {
           if (!run) throw new Error("only a graph instance runs questions itself");
