@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
-import { MIDWAY } from "../../support/api-script";
+import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { CLARIFYING_CHOICES, CLARIFYING_QUESTION } from "../../support/scripted-model-script";
 import { stackEnv } from "../../support/stack-env";
 
@@ -23,6 +23,7 @@ let authUrl: string;
 let alice: TestUser;
 let token: string;
 let db: Firestore;
+let holds: Holds;
 const open: Client[] = [];
 
 type ToolResult = {
@@ -89,6 +90,7 @@ beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
   authUrl = stack.urls.auth!;
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
   alice = await signUp(authUrl);
   token = (await newToken(alice.idToken)).token;
   db = new Firestore({
@@ -295,35 +297,34 @@ describe("MCP tools", () => {
     expect(answered.sql.at(-1)).toContain("FROM shop.customers");
   });
 
-  it("cancelling an ask stops its run like Stop: the lease is released, the partial answer kept as stopped", async () => {
+  it("cancelling an ask stops its run like Stop: the lease is released, the run ends stopped", async () => {
     const client = await connect(token);
+    const key = holds.newKey("mcp-cancel");
+    const question = `${holds.answer(key)} How many orders were placed?`;
     const controller = new AbortController();
-    const call_ = client.callTool(
-      { name: "ask", arguments: { question: `${MIDWAY} Describe the orders table` } },
-      undefined,
-      {
-        signal: controller.signal,
-        onprogress: (p) => {
-          // The answer is streaming and holds midway until the run drops its model call.
-          if (p.message === "writing the answer") controller.abort("stopped by the test");
-        },
-      },
-    );
-    await expect(call_).rejects.toThrow();
-    const threads = await db.collection("threads").where("owner", "==", alice.uid).get();
-    const thread = threads.docs.find((d) =>
-      String(d.get("title") ?? "").includes("Describe the orders table"),
-    );
-    const threadId = thread?.id ?? "";
-    expect(threadId).not.toBe("");
-    await expect
-      .poll(async () => (await db.collection("threads").doc(threadId).get()).get("run"), { timeout: 20_000 })
-      .toBeNull();
-    const state = await sdkClient(api, alice).threads.getState(threadId);
-    const answers = (
-      state.values as { messages: { type: string; response_metadata?: object }[] }
-    ).messages.filter((m) => m.type === "ai");
-    expect(answers.at(-1)?.response_metadata).toMatchObject({ quarry_stopped: true });
+    const asking = client.callTool({ name: "ask", arguments: { question } }, undefined, {
+      signal: controller.signal,
+    });
+    asking.catch(() => {}); // observed below
+    try {
+      // The answer's model call has started and waits: only a cancel can end this run now.
+      await holds.waitHeld(key);
+      controller.abort("stopped by the test");
+      await expect(asking).rejects.toThrow();
+      const threads = await db.collection("threads").where("owner", "==", alice.uid).get();
+      const threadId = threads.docs.find((d) => String(d.get("title")).includes(key))?.id ?? "";
+      expect(threadId).not.toBe("");
+      await expect
+        .poll(async () => (await db.collection("threads").doc(threadId).get()).get("run"), {
+          timeout: 20_000,
+        })
+        .toBeNull();
+      // The run ended as stopped (the API's "interrupted" run status), not answered.
+      const runs = await sdkClient(api, alice).runs.list(threadId);
+      expect(runs.map((r) => r.status)).toEqual(["interrupted"]);
+    } finally {
+      await holds.release(key);
+    }
   });
 
   it("run_sql returns rows with 'N of M rows', refuses a write in words, and is audited as MCP", async () => {
