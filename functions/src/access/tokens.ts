@@ -12,11 +12,11 @@ import type { Firestore } from "firebase-admin/firestore";
 import { QuarryError } from "../errors";
 
 /** What every token starts with, so a leaked one is recognisable (secret scanners, logs). */
-export const TOKEN_PREFIX = "qry_";
+const TOKEN_PREFIX = "qry_";
 /** The longest a token may live, days. */
 export const MAX_TOKEN_DAYS = 90;
 /** Tokens one person may hold at once. */
-export const MAX_TOKENS_PER_PERSON = 20;
+const MAX_TOKENS_PER_PERSON = 20;
 /** `lastUsedAt` is written at most this often per token (not one write per request). */
 const LAST_USED_EVERY_MS = 60_000;
 

@@ -35,6 +35,9 @@ import {
 /** Rows `run_sql` returns at most, whatever `max_rows` asks (a client's context is not a CSV export). */
 const MAX_SQL_ROWS = 1_000;
 
+/** Every tool only reads (an `ask` writes its own thread, as a question in the page does). */
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Serves one `/mcp` POST for the caller (authenticated, through the access gate). */
@@ -63,9 +66,42 @@ function buildServer(caller: RunCaller, closed: AbortSignal): McpServer {
         "`search_context` and `run_sql` to work with the warehouse directly.",
     },
   );
-  const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
   const data = dataDeps(caller, closed);
   const previewRows = config().warehouse.previewRows;
+  registerDataTools(server, caller, data, previewRows);
+  server.registerTool(
+    "ask",
+    {
+      title: "Ask Quarry",
+      description:
+        "Ask a question about the data in plain language. Quarry plans, runs and checks SQL and writes the " +
+        "answer, with the SQL, the first rows and follow-up questions. Pass thread_id to continue a " +
+        "conversation (and to answer a clarifying question). Costs a question of your quota, model tokens and " +
+        "the bytes its queries scan.",
+      inputSchema: {
+        question: z
+          .string()
+          .min(1)
+          .max(MAX_QUESTION_CHARS)
+          .describe("The question, or the answer to Quarry's"),
+        thread_id: z.uuid().optional().describe("A thread_id an earlier ask returned"),
+      },
+      outputSchema: AskOutputShape,
+      annotations: READ_ONLY,
+    },
+    (input, extra) => worded(() => askTool(caller, input, extra, closed, previewRows)),
+  );
+  return server;
+}
+
+/** The warehouse and context tools, on the planner's code paths, for the caller. */
+function registerDataTools(
+  server: McpServer,
+  caller: RunCaller,
+  data: () => Promise<DataDeps>,
+  previewRows: number,
+): void {
+  const readOnly = READ_ONLY;
 
   server.registerTool(
     "list_tables",
@@ -125,29 +161,6 @@ function buildServer(caller: RunCaller, closed: AbortSignal): McpServer {
     },
     ({ query }) => worded(async () => searchContext(await data(), query)),
   );
-  server.registerTool(
-    "ask",
-    {
-      title: "Ask Quarry",
-      description:
-        "Ask a question about the data in plain language. Quarry plans, runs and checks SQL and writes the " +
-        "answer, with the SQL, the first rows and follow-up questions. Pass thread_id to continue a " +
-        "conversation (and to answer a clarifying question). Costs a question of your quota, model tokens and " +
-        "the bytes its queries scan.",
-      inputSchema: {
-        question: z
-          .string()
-          .min(1)
-          .max(MAX_QUESTION_CHARS)
-          .describe("The question, or the answer to Quarry's"),
-        thread_id: z.uuid().optional().describe("A thread_id an earlier ask returned"),
-      },
-      outputSchema: AskOutputShape,
-      annotations: readOnly,
-    },
-    (input, extra) => worded(() => askTool(caller, input, extra, closed, previewRows)),
-  );
-  return server;
 }
 
 /** The data tools' dependencies for this caller: the warehouse tools and their person, built once. */

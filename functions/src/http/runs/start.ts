@@ -182,7 +182,7 @@ export async function startRun(
   let checkpointId = asked;
   // The person's quota is checked (and the question counted) beside the thread's read: one more
   // round trip at most, none when the read takes longer. 429 before anything runs.
-  const who = { uid, email: caller.email, ...(caller.via ? { via: caller.via.channel } : {}) };
+  const who = { uid, email: caller.email, via: caller.via?.channel };
   const [admission, read] = await Promise.all([
     within(leaseMs, quotas.admit(who, caller.access.limits), "checking the quota").catch((err: unknown) => {
       throw storageError(err);
@@ -236,13 +236,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: {
-      uid,
-      email: caller.email,
-      bytesLeft: admission.bytesLeft,
-      scope,
-      ...(caller.via ? { via: caller.via } : {}),
-    },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
