@@ -31,6 +31,10 @@ const COLLECTIONS = [
   ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
   ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
   ["approved_queries", "p1", { id: "p1", question: "How many orders?", sql: "SELECT 1", approvedBy: "x" }],
+  // Personal access tokens (MCP), keyed by a public id and owned by uid: not even the owner may read the hash.
+  ["access_tokens", "0123456789abcdef", { uid: ALICE, name: "laptop", hash: "ab".repeat(32) }],
+  // Which run an MCP call started (for its cancellation).
+  ["mcp_calls", "c1", { uid: ALICE, threadId: "t1", runId: "r1" }],
   // User identity mode's BigQuery grant, keyed by the owner's own uid: not even they may read it.
   [
     "bigquery_credentials",

@@ -18,6 +18,7 @@ import { scopeFor } from "./scope";
 import type { Scope } from "../tools/scope";
 import { decideAccess, policyConfigured, refusalMessage, type AccessSettings, type Identity } from "./policy";
 import { QuotaStore } from "./quota";
+import { TokenStore } from "./tokens";
 
 /** What the gate found: the caller's role, quota limits and data scope. */
 export interface Access {
@@ -32,6 +33,7 @@ interface Stores {
   groups: GroupStore;
   quotas: QuotaStore;
   audit: AuditLog;
+  tokens: TokenStore;
 }
 
 let stores: Promise<Stores> | undefined;
@@ -45,6 +47,7 @@ export function accessStores(): Promise<Stores> {
       groups: new GroupStore(db, "groups", cfg.cacheMs),
       quotas: new QuotaStore(db, mod.FieldValue, mod.Timestamp, cfg.questionWindowMs),
       audit: new AuditLog(db, mod.Timestamp, cfg.auditTtlDays),
+      tokens: new TokenStore(db, mod.Timestamp),
     };
   });
   return stores;

@@ -125,6 +125,9 @@ function quotaError(
   return new QuarryError(code, message, { headers: { "Retry-After": String(retryAfterS) } });
 }
 
+/** Whose usage it is, and the way it came in when not the page (`mcp`: counted apart as well). */
+type Who = { uid: string; email: string | null; via?: "mcp" };
+
 export class QuotaStore {
   constructor(
     private readonly db: Firestore,
@@ -158,7 +161,7 @@ export class QuotaStore {
    * read, together with the day's count; a write that lost the race reads again and decides again.
    * No two starts can take the same place, so the limit is never overshot.
    */
-  async admit(who: { uid: string; email: string | null }, limits: QuotaLimits): Promise<Admission> {
+  async admit(who: Who, limits: QuotaLimits): Promise<Admission> {
     const rateRef = this.rateRef(who.uid);
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
@@ -187,10 +190,7 @@ export class QuotaStore {
   }
 
   /** Charges what a run spent (bytes billed, model tokens) to today's usage. */
-  async charge(
-    who: { uid: string; email: string | null },
-    spent: { bytes: number; tokens: number },
-  ): Promise<void> {
+  async charge(who: Who, spent: { bytes: number; tokens: number }): Promise<void> {
     if (!spent.bytes && !spent.tokens) return;
     const day = dayOf(Date.now());
     await this.usageRef(who.uid, day).set(this.dayFields(who, day, spent), { merge: true });
@@ -217,11 +217,7 @@ export class QuotaStore {
     });
   }
 
-  private dayFields(
-    who: { uid: string; email: string | null },
-    day: string,
-    add: Partial<Record<"questions" | "bytes" | "tokens", number>>,
-  ) {
+  private dayFields(who: Who, day: string, add: Partial<Record<"questions" | "bytes" | "tokens", number>>) {
     const inc = Object.fromEntries(
       Object.entries(add)
         .filter(([, v]) => v)
@@ -230,6 +226,8 @@ export class QuotaStore {
     return {
       uid: who.uid,
       email: who.email,
+      // What came through MCP is counted apart too, so an admin can tell it from the page's.
+      ...(who.via && Object.keys(inc).length ? { [who.via]: inc } : {}),
       day,
       expireAt: this.timestamp.fromMillis(nextDay(Date.parse(`${day}T00:00:00Z`)) + USAGE_KEEP_DAYS * DAY_MS),
       ...inc,

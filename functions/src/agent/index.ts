@@ -9,7 +9,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
 import type { AgentDeps } from "./deps";
 import type { VerifiedQueryItem } from "../context/authored";
-import type { KnowledgeBase } from "../context/knowledge";
+import { KnowledgeBase, type Knowledge } from "../context/knowledge";
 import type { QueryRecord } from "../tools/types";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
@@ -130,6 +130,8 @@ export async function createGraphFactory(
   };
   return Object.assign((checkpointer: BaseCheckpointSaver) => buildGraph(deps, checkpointer), {
     firstScreen: (scope: Scope) => firstScreen(deps, scope),
+    tools: deps.tools,
+    searchContext: (scope: Scope, query: string) => searchContext(deps, scope, query),
   });
 }
 
@@ -137,7 +139,24 @@ export async function createGraphFactory(
 export type GraphFactory = ((checkpointer: BaseCheckpointSaver) => QuarryGraph) & {
   /** What an empty conversation offers this person: only their scope's datasets and starters. */
   firstScreen(scope: Scope): Promise<Omit<FirstScreen, "startersFrom">>;
+  /** The warehouse tools the planner calls (audited, scoped by the run's person), for MCP's own tools. */
+  tools: readonly StructuredToolInterface[];
+  /** The authored context a question matches, as `scope` may see it (MCP's `search_context`). */
+  searchContext(scope: Scope, query: string): Promise<Knowledge>;
 };
+
+/**
+ * The rules, glossary entries and verified queries (approved ones included) `query` matches, chosen
+ * as the planner's are, from what `scope` may see only.
+ */
+async function searchContext(deps: AgentDeps, scope: Scope, query: string): Promise<Knowledge> {
+  const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
+  const all = (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved);
+  if (scope.all) return all.forQuestion(query);
+  const full = deps.catalog ? await deps.catalog.get() : undefined;
+  const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
+  return scopedKnowledge(all, scope, datasets).forQuestion(query);
+}
 
 /** The context files' starter questions and the datasets (with tables) of the catalog, as `scope` sees them. */
 async function firstScreen(deps: AgentDeps, scope: Scope): Promise<Omit<FirstScreen, "startersFrom">> {

@@ -6,6 +6,7 @@ import { serverInfo } from "../contract/protocol";
 import { QuarryError, toErrorBody } from "../errors";
 import { accessProblem, requireAccess } from "../access/gate";
 import { requireUser } from "./auth";
+import { mcpRoutes } from "../mcp/index";
 import { clientModelStatus } from "./model-status";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
@@ -75,6 +76,8 @@ export function createApp(): express.Express {
   api.use(limitBodySize);
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
   api.use(express.json({ limit: BODY_LIMIT, strict: false }));
+  // MCP clients (docs/mcp.md): their own credentials (a personal access token too), the same access gate.
+  api.use("/mcp", mcpRoutes());
   api.use(requireUser);
   // Every route below is behind the access gate by construction (members, roles, fail closed).
   api.use(requireAccess);

@@ -1,6 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import { QuarryError } from "../errors";
 import { adminAuth } from "../services";
+import type { Via } from "../tools/person";
+import { isPersonalToken } from "../access/tokens";
 
 /** The signed-in caller, set by `requireUser`. */
 export interface Caller {
@@ -10,6 +12,8 @@ export interface Caller {
   emailVerified: boolean;
   /** Set by the access gate: the person's role and quota limits. */
   access?: import("../access/gate").Access;
+  /** Came through MCP (with a personal access token, or an ID token). */
+  via?: Via;
 }
 
 declare module "express-serve-static-core" {
@@ -39,10 +43,23 @@ export async function requireUser(req: Request, _res: Response, next: NextFuncti
       "Malformed Authorization header: expected `Bearer <Firebase ID token>`.",
     );
   }
+  if (isPersonalToken(match[1])) {
+    // Tokens are for MCP clients (docs/mcp.md); the API and the page sign in with Firebase.
+    throw new QuarryError(
+      "unauthorized:token",
+      "A personal access token works on /mcp only: send a Firebase ID token to the API.",
+    );
+  }
+  req.caller = await verifyIdToken(match[1]);
+  next();
+}
+
+/** The person a Firebase ID token says (revocation checked), or the 401 that says what to do. */
+export async function verifyIdToken(token: string): Promise<Caller> {
   const auth = await adminAuth();
   try {
-    const decoded = await auth.verifyIdToken(match[1], true);
-    req.caller = { uid: decoded.uid, email: decoded.email, emailVerified: decoded.email_verified === true };
+    const decoded = await auth.verifyIdToken(token, true);
+    return { uid: decoded.uid, email: decoded.email, emailVerified: decoded.email_verified === true };
   } catch (err) {
     const code = (err as { code?: string }).code ?? "";
     const why = code.includes("expired")
@@ -52,7 +69,6 @@ export async function requireUser(req: Request, _res: Response, next: NextFuncti
         : "The ID token is not valid: sign in again and send a fresh Firebase ID token.";
     throw new QuarryError("unauthorized:token", why, { cause: err });
   }
-  next();
 }
 
 /** The caller set by `requireUser`; throws if a route forgot the middleware. */
@@ -66,8 +82,14 @@ export function runCallerOf(req: Request): {
   uid: string;
   email: string | null;
   access: NonNullable<Caller["access"]>;
+  via?: Via;
 } {
   const caller = callerOf(req);
   if (!caller.access) throw new QuarryError("unauthorized:token", "Sign in first.");
-  return { uid: caller.uid, email: caller.email ?? null, access: caller.access };
+  return {
+    uid: caller.uid,
+    email: caller.email ?? null,
+    access: caller.access,
+    ...(caller.via ? { via: caller.via } : {}),
+  };
 }

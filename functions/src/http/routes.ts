@@ -13,6 +13,7 @@ import { backgroundRoutes } from "./runs/background";
 import { joinRoutes } from "./runs/join";
 import { runRoutes } from "./runs/routes";
 import { threadRoutes } from "./threads";
+import { tokenRoutes } from "./tokens";
 
 export function apiRoutes(): Router {
   const r = Router();
@@ -23,6 +24,7 @@ export function apiRoutes(): Router {
   r.use(backgroundRoutes());
   r.use(feedbackRoutes());
   r.use(firstScreenRoutes());
+  r.use(tokenRoutes());
   r.use(adminRoutes());
   r.use(bigQueryAuthRoutes());
   r.use((req) => {

@@ -12,6 +12,7 @@ import {
   THREAD_STATUSES,
 } from "../contract/protocol";
 import { QuarryError, type ErrorCode } from "../errors";
+import { MAX_TOKEN_DAYS } from "../access/tokens";
 
 const uuid = z
   .string()
@@ -140,6 +141,27 @@ export const RunStreamBody = z.strictObject({
   durability: z.enum(["sync", "async", "exit"]).optional(),
 });
 export type RunStreamBody = z.infer<typeof RunStreamBody>;
+
+/** `POST /me/tokens`: a name to know the token by, and how long it lives (at most MAX_TOKEN_DAYS). */
+export const CreateTokenBody = z.strictObject({
+  name: z
+    .string()
+    .trim()
+    .min(1, "name the token (where it is used: 'laptop IDE')")
+    .max(100, "keep the name under 100 characters"),
+  expires_in_days: z
+    .number({ message: "expires_in_days must be a number of days" })
+    .int("expires_in_days must be a whole number of days")
+    .min(1, "expires_in_days must be at least 1")
+    .max(
+      MAX_TOKEN_DAYS,
+      `a token lives at most ${MAX_TOKEN_DAYS} days: set expires_in_days to ${MAX_TOKEN_DAYS} or less`,
+    ),
+});
+
+export const TokenIdParam = z
+  .string()
+  .regex(/^[0-9a-f]{16}$/, "must be a token id as GET /me/tokens lists it");
 
 export const ListRunsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(10),

@@ -34,6 +34,7 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
         outcome: "ok",
         bytesBilled: 0,
         durationMs: Date.now() - started,
+        ...(ctx.via ? { via: ctx.via } : {}),
         ...rest,
       });
     } catch {

@@ -54,6 +54,7 @@ function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
       ? {
           userEmail: person.email,
           ...(person.bytesLeft !== undefined ? { personBytesLeft: person.bytesLeft } : {}),
+          ...(person.via ? { via: person.via } : {}),
         }
       : {}),
     ...q,

@@ -6,6 +6,15 @@
  */
 import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
 
+/**
+ * Which way a request came in when it was not the page: an MCP client, with the personal access
+ * token it used (its id, never the secret). Audit and usage entries carry it.
+ */
+export interface Via {
+  channel: "mcp";
+  tokenId?: string;
+}
+
 /** The configurable key the server sets for every run. */
 export const PERSON_KEY = "quarry_person";
 
@@ -17,6 +26,8 @@ export interface RunPerson {
   bytesLeft?: number;
   /** What the person may see (`access/scope.ts`). */
   scope: Scope;
+  /** The run was asked for through MCP (absent: the page or the API). */
+  via?: Via;
 }
 
 /**
@@ -33,6 +44,14 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
     email: typeof raw.email === "string" ? raw.email : null,
     ...(typeof raw.bytesLeft === "number" ? { bytesLeft: raw.bytesLeft } : {}),
     scope: scopeOf(raw.scope),
+    ...(raw.via?.channel === "mcp"
+      ? {
+          via: {
+            channel: "mcp",
+            ...(typeof raw.via.tokenId === "string" ? { tokenId: raw.via.tokenId } : {}),
+          },
+        }
+      : {}),
   };
 }
 

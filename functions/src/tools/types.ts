@@ -11,6 +11,7 @@ import type {
   WarehouseErrorCategory,
   WarehouseErrorDetails,
 } from "../contract/events";
+import type { Via } from "./person";
 import type { Scope } from "./scope";
 
 // Result types are part of the page's contract; the warehouse's own types are below.
@@ -34,6 +35,8 @@ export interface QueryRecord {
   runId: string;
   sql: string;
   outcome: "ok" | "error" | "refused";
+  /** Asked through MCP (and with which token); absent: the page or the API. */
+  via?: Via;
   error?: { category: string; message: string };
   bytesBilled: number;
   estimatedBytes?: number;
@@ -61,6 +64,8 @@ export interface QueryContext {
   onEstimate?: (estimate: DryRunResult) => void;
   /** What the person may see: a table outside it is answered like one that does not exist. */
   scope: Scope;
+  /** The way the question came in when it was not the page (for the audit log). */
+  via?: Via;
 }
 
 export interface DryRunResult {

@@ -23,6 +23,7 @@ import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import type { Scope } from "../../tools/scope";
+import type { Via } from "../../tools/person";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
@@ -31,6 +32,8 @@ export interface RunCaller {
   uid: string;
   email: string | null;
   access: Access;
+  /** Asked through MCP (audit and usage entries say so, and which token). */
+  via?: Via;
 }
 
 /** A run request, validated: what to run and how. */
@@ -179,7 +182,7 @@ export async function startRun(
   let checkpointId = asked;
   // The person's quota is checked (and the question counted) beside the thread's read: one more
   // round trip at most, none when the read takes longer. 429 before anything runs.
-  const who = { uid, email: caller.email };
+  const who = { uid, email: caller.email, via: caller.via?.channel };
   const [admission, read] = await Promise.all([
     within(leaseMs, quotas.admit(who, caller.access.limits), "checking the quota").catch((err: unknown) => {
       throw storageError(err);
@@ -233,7 +236,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.

@@ -1,0 +1,144 @@
+/**
+ * MCP's `ask`: one turn of Quarry's graph for the caller, on a thread they own (a new one when none
+ * is given), through the same run lifecycle as the API (`startRun`: lease, quota admission, event
+ * log). Its events go to a RunOutput that collects them instead of streaming SSE: the phases become
+ * MCP progress notifications, the rest the tool's answer. A thread waiting on a clarifying question
+ * takes the next `ask` as its answer (`command: {resume}`, as the page sends it). The client's
+ * cancellation stops the run like Stop (the output's disconnect, with `on_disconnect: cancel`).
+ */
+import type { ErrorBody } from "../contract/errors";
+import type { Phase, QuarryEvent, Row } from "../contract/events";
+import { ASSISTANT_ID } from "../contract/protocol";
+import { threadStore } from "../http/runtime";
+import { checkRun, startRun, type RunCaller } from "../http/runs/start";
+import type { RunOutput } from "../http/sse";
+import { previewRows, type AskOutput } from "./results";
+
+/** What a phase is called in a progress notification. */
+const PHASE_WORDS: Partial<Record<Phase, string>> = {
+  planning: "planning",
+  querying: "running SQL",
+  verifying: "checking the result",
+  asking: "asking a clarifying question",
+  answering: "writing the answer",
+};
+
+/** A clarifying question as the run's interrupt carries it (agent/nodes/clarify.ts). */
+interface Clarification {
+  question: string;
+  choices: string[];
+}
+
+/** The events of one run, kept as they come: what `ask` answers with. */
+export class CollectingOutput implements RunOutput {
+  readonly sql: string[] = [];
+  result: Extract<QuarryEvent, { type: "result" }> | undefined;
+  answer = "";
+  followUps: string[] = [];
+  clarification: Clarification | undefined;
+  error: ErrorBody | undefined;
+  private disconnect: (() => void) | undefined;
+  private gone = false;
+
+  constructor(private readonly onPhase: (words: string) => void) {}
+
+  open(): void {}
+  end(): void {}
+
+  sendJson(event: string, json: string): void {
+    this.send(event, JSON.parse(json) as unknown);
+  }
+
+  send(event: string, data: unknown): void {
+    if (event === "custom") this.custom(data as QuarryEvent);
+    else if (event === "updates") this.update(data as Record<string, unknown>);
+    else if (event === "error") this.error = data as ErrorBody;
+  }
+
+  onDisconnect(cb: () => void): void {
+    this.disconnect = cb;
+    if (this.gone) cb();
+  }
+
+  /** The client cancelled: the run stops as it does when a stream's client goes away. */
+  cancel(): void {
+    this.gone = true;
+    this.disconnect?.();
+  }
+
+  private custom(ev: QuarryEvent): void {
+    if (ev.type === "phase" && PHASE_WORDS[ev.phase]) this.onPhase(PHASE_WORDS[ev.phase]!);
+    else if (ev.type === "result") {
+      this.result = ev;
+      this.sql.push(ev.sql);
+    } else if (ev.type === "suggestions") this.followUps = ev.questions;
+  }
+
+  private update(data: Record<string, unknown>): void {
+    const generator = data.generator as { finalAnswer?: unknown } | undefined;
+    if (typeof generator?.finalAnswer === "string") this.answer = generator.finalAnswer;
+    const interrupts = data.__interrupt__ as { value?: Partial<Clarification> }[] | undefined;
+    const asked = interrupts?.[0]?.value;
+    if (asked && typeof asked.question === "string") {
+      this.clarification = { question: asked.question, choices: asked.choices ?? [] };
+    }
+  }
+}
+
+export interface AskInput {
+  question: string;
+  thread_id: string;
+}
+
+/**
+ * Runs the turn and shapes its answer. Refusals before the run (quota, a busy or unknown thread,
+ * bad input) throw QuarryErrors for the caller to word; a run that fails says so in the output.
+ */
+export async function ask(
+  caller: RunCaller,
+  input: AskInput,
+  /** `create`: the thread is new (the client gave none). */
+  opts: { previewRows: number; output: CollectingOutput; runId: string; create: boolean },
+): Promise<AskOutput> {
+  const threadId = input.thread_id;
+  // A thread waiting on a clarifying question takes this `ask` as its answer.
+  const waiting = opts.create
+    ? false
+    : (await (await threadStore()).get(threadId, caller.uid)).status === "interrupted";
+  const checked = checkRun({
+    assistant_id: ASSISTANT_ID,
+    ...(waiting
+      ? { command: { resume: input.question } }
+      : { input: { messages: [{ type: "human", content: input.question }] } }),
+    stream_mode: ["updates", "custom"],
+    on_disconnect: "cancel",
+    ...(opts.create ? { if_not_exists: "create" } : {}),
+  });
+  const out = opts.output;
+  const run = await startRun(caller, threadId, checked, out, opts.runId);
+  const status =
+    run.status === "cancelled"
+      ? "stopped"
+      : run.status === "error"
+        ? "failed"
+        : out.clarification
+          ? "asking"
+          : "answered";
+  const answer =
+    status === "failed"
+      ? `The run failed: ${run.error?.message ?? out.error?.message ?? "unknown error"} (${run.error?.error ?? out.error?.error ?? "internal"})`
+      : status === "stopped"
+        ? "The run was stopped before it finished."
+        : (out.clarification?.question ?? out.answer);
+  return {
+    thread_id: threadId,
+    status,
+    answer,
+    sql: out.sql,
+    ...(out.result
+      ? { result: previewRows({ ...out.result, rows: out.result.rows as Row[] }, opts.previewRows) }
+      : {}),
+    follow_ups: out.followUps,
+    ...(out.clarification ? { choices: out.clarification.choices } : {}),
+  };
+}

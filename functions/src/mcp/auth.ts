@@ -1,0 +1,76 @@
+/**
+ * Who an MCP request is from: `Authorization: Bearer <token>` with a personal access token
+ * (`qry_…`, access/tokens.ts) or a Firebase ID token. Either resolves to the same person (uid,
+ * email, whether it is verified) as the page's sign-in, then the access gate decides as for any
+ * route. Every refusal is a 401 with `WWW-Authenticate: Bearer` (RFC 6750), so a client knows to
+ * authenticate, and words saying what to send.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { config } from "../config";
+import { QuarryError } from "../errors";
+import { accessStores } from "../access/gate";
+import { isPersonalToken, tokenRefused } from "../access/tokens";
+import { adminAuth } from "../services";
+import { verifyIdToken, type Caller } from "../http/auth";
+import { Lru } from "../lru";
+
+const BEARER = /^Bearer\s+([A-Za-z0-9._-]+)$/;
+
+/** The challenge of a request that sent no credentials (no `error` attribute: RFC 6750 §3.1). */
+const CHALLENGE = { "WWW-Authenticate": `Bearer realm="quarry"` };
+
+/** People one instance remembers the account of (email, verified, disabled), for the access cache's time. */
+const CACHED_ACCOUNTS = 10_000;
+const accounts = new Lru<string, { until: number; account: Promise<Omit<Caller, "uid">> }>(CACHED_ACCOUNTS);
+
+/** Express middleware: sets `req.caller` (with `via: mcp`) or refuses with a 401 and its challenge. */
+export async function requireMcpUser(req: Request, _res: Response, next: NextFunction): Promise<void> {
+  const header = req.get("authorization");
+  if (!header) {
+    throw new QuarryError(
+      "unauthorized:token",
+      "Missing Authorization header: send `Authorization: Bearer <token>` with a personal access token " +
+        "(POST /me/tokens; see docs/mcp.md).",
+      { headers: CHALLENGE },
+    );
+  }
+  const bearer = BEARER.exec(header.trim())?.[1];
+  if (!bearer) throw tokenRefused("Malformed Authorization header: expected `Bearer <token>`.");
+  if (isPersonalToken(bearer)) {
+    const { tokens } = await accessStores();
+    const { uid, tokenId } = await tokens.verify(bearer);
+    req.caller = { uid, ...(await accountOf(uid)), via: { channel: "mcp", tokenId } };
+  } else {
+    const caller = await verifyIdToken(bearer).catch((err: unknown) => {
+      throw err instanceof QuarryError ? tokenRefused(err.message) : err;
+    });
+    req.caller = { ...caller, via: { channel: "mcp" } };
+  }
+  next();
+}
+
+/**
+ * The account behind a token as Firebase Auth holds it now: its email and whether it is verified
+ * (what the access policy decides on), refused when the account is disabled or deleted. Cached per
+ * instance as long as the members cache, so a token stops within the same window.
+ */
+async function accountOf(uid: string): Promise<Omit<Caller, "uid">> {
+  const hit = accounts.get(uid);
+  if (hit && hit.until > Date.now()) return hit.account;
+  const account = adminAuth()
+    .then((auth) => auth.getUser(uid))
+    .then(
+      (user) => {
+        if (user.disabled) throw tokenRefused("The account this token acts for is disabled.");
+        return { email: user.email, emailVerified: user.emailVerified };
+      },
+      (err: unknown) => {
+        if ((err as { code?: string }).code === "auth/user-not-found")
+          throw tokenRefused("The account this token acts for no longer exists.");
+        throw err;
+      },
+    );
+  account.catch(() => accounts.delete(uid));
+  accounts.set(uid, { until: Date.now() + config().access.cacheMs, account });
+  return account;
+}

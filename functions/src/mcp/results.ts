@@ -1,0 +1,92 @@
+/**
+ * What MCP tools answer with, as pure functions: a result cut to a row count with its "N of M rows"
+ * notice, and the text block that goes beside the structured content (clients that show only text
+ * still see the rows, the SQL and the follow-ups). No I/O, unit-tested.
+ */
+import type { ColumnInfo, JsonValue, Row } from "../contract/events";
+
+/** A query result as an MCP client gets it: the first rows, and how many there were. */
+export interface RowsPreview {
+  sql: string;
+  columns: { name: string; type: string }[];
+  rows: Row[];
+  /** Rows shown here. */
+  shown: number;
+  /** Rows the query produced (a lower bound when `total_at_least`). */
+  total: number;
+  total_at_least: boolean;
+  /** "3 of 120 rows": said whenever rows were cut. */
+  note: string;
+}
+
+/** The first `maxRows` rows of a result, with the notice that says how many there were. */
+export function previewRows(
+  result: { sql: string; columns: ColumnInfo[]; rows: Row[]; totalRows: number; totalRowsAtLeast?: boolean },
+  maxRows: number,
+): RowsPreview {
+  const rows = result.rows.slice(0, maxRows);
+  const total = Math.max(result.totalRows, result.rows.length);
+  const atLeast = result.totalRowsAtLeast === true;
+  return {
+    sql: result.sql,
+    columns: result.columns.map((c) => ({ name: c.name, type: c.type })),
+    rows,
+    shown: rows.length,
+    total,
+    total_at_least: atLeast,
+    note: rowsNote(rows.length, total, atLeast),
+  };
+}
+
+/** "5 rows", or "50 of 1,204 rows" / "50 of more than 10,000 rows" when cut. */
+export function rowsNote(shown: number, total: number, atLeast = false): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (shown >= total && !atLeast) return `${n(total)} row${total === 1 ? "" : "s"}`;
+  return `${n(shown)} of ${atLeast ? "more than " : ""}${n(total)} rows`;
+}
+
+/** A cell as Markdown table text: one line, pipes escaped, long values cut. */
+function cell(v: JsonValue | undefined): string {
+  const text = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+  const one = text.replace(/\r?\n/g, " ").replaceAll("|", "\\|");
+  return one.length > 200 ? `${one.slice(0, 199)}…` : one;
+}
+
+/** The rows as a Markdown table, with the "N of M rows" notice under it. */
+export function markdownTable(p: RowsPreview): string {
+  if (!p.columns.length) return `(${p.note})`;
+  const head = `| ${p.columns.map((c) => cell(c.name)).join(" | ")} |`;
+  const rule = `| ${p.columns.map(() => "---").join(" | ")} |`;
+  const body = p.rows.map((r) => `| ${p.columns.map((c) => cell(r[c.name])).join(" | ")} |`);
+  return [head, rule, ...body, "", `(${p.note})`].join("\n");
+}
+
+/** What `ask` answers with (the tool's structured content). */
+export interface AskOutput {
+  thread_id: string;
+  /** answered; asking: a clarifying question waits (the next `ask` on the thread answers it); stopped; failed. */
+  status: "answered" | "asking" | "stopped" | "failed";
+  /** The written answer, the clarifying question, or what went wrong. */
+  answer: string;
+  /** Every statement that ran this turn, in order. */
+  sql: string[];
+  /** The last query's result, cut to a preview. */
+  result?: RowsPreview;
+  follow_ups: string[];
+  /** The choices a clarifying question offers. */
+  choices?: string[];
+}
+
+/** `ask`'s text block: the answer, then what ran and what it returned, then what to ask next. */
+export function askText(out: AskOutput): string {
+  const parts = [out.answer];
+  if (out.choices?.length) parts.push(`Choices:\n${out.choices.map((c) => `- ${c}`).join("\n")}`);
+  if (out.status === "asking")
+    parts.push(`Answer with ask {question: "<your answer>", thread_id: "${out.thread_id}"}.`);
+  if (out.sql.length) parts.push(`SQL:\n${out.sql.map((s) => "```sql\n" + s + "\n```").join("\n")}`);
+  if (out.result) parts.push(`Result:\n${markdownTable(out.result)}`);
+  if (out.follow_ups.length)
+    parts.push(`Follow-up questions:\n${out.follow_ups.map((f) => `- ${f}`).join("\n")}`);
+  parts.push(`thread_id: ${out.thread_id}`);
+  return parts.join("\n\n");
+}

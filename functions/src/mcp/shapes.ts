@@ -1,0 +1,55 @@
+/**
+ * The output schemas of Quarry's MCP tools (zod shapes the SDK turns into JSON Schema and checks
+ * each tool's structured content against). They mirror `results.ts` and `data-tools.ts`.
+ */
+import { z } from "zod";
+
+const json = z.unknown();
+const column = z.object({ name: z.string(), type: z.string() }).loose();
+
+const rowsPreview = {
+  sql: z.string(),
+  columns: z.array(column),
+  rows: z.array(z.record(z.string(), json)),
+  shown: z.number().int(),
+  total: z.number().int(),
+  total_at_least: z.boolean(),
+  note: z.string().describe('"N rows", or "N of M rows" when cut'),
+};
+
+export const TablesOutputShape = {
+  tables: z.array(
+    z.object({ id: z.string(), description: z.string().optional(), rowCount: z.number().optional() }).loose(),
+  ),
+};
+
+export const SchemaOutputShape = {
+  id: z.string(),
+  description: z.string().optional(),
+  rowCount: z.number().optional(),
+  columns: z.array(column),
+  sampleRows: z.array(z.record(z.string(), json)),
+};
+
+export const SqlOutputShape = {
+  ...rowsPreview,
+  bytes_processed: z.number(),
+  bytes_billed: z.number(),
+  duration_ms: z.number(),
+};
+
+export const ContextOutputShape = {
+  rules: z.array(z.string()),
+  glossary: z.array(z.object({ term: z.string(), meaning: z.string(), sql: z.string().optional() })),
+  verified_queries: z.array(z.object({ question: z.string(), sql: z.string() })),
+};
+
+export const AskOutputShape = {
+  thread_id: z.string().describe("Pass it to the next ask to continue this conversation"),
+  status: z.enum(["answered", "asking", "stopped", "failed"]),
+  answer: z.string().describe("The written answer, or Quarry's clarifying question when status is asking"),
+  sql: z.array(z.string()).describe("The statements that ran, in order"),
+  result: z.object(rowsPreview).optional().describe("The last query's first rows"),
+  follow_ups: z.array(z.string()),
+  choices: z.array(z.string()).optional().describe("The choices of a clarifying question"),
+};
