@@ -17,6 +17,7 @@ import { FULL_SCOPE, limitedScope } from "../../functions/src/tools/scope";
 import { askText, markdownTable, previewRows, rowsNote } from "../../functions/src/mcp/results";
 import { runSql, type DataDeps } from "../../functions/src/mcp/data-tools";
 import { callKey, cancelledIds } from "../../functions/src/mcp/cancel";
+import { CollectingOutput } from "../../functions/src/mcp/ask";
 import {
   hashToken,
   isPersonalToken,
@@ -120,6 +121,20 @@ describe("MCP cancellation", () => {
       "a",
     ]);
     expect(cancelledIds(undefined)).toEqual([]);
+    // One request cannot make thousands of look-ups: ids once each, at most the SDK's batch limit.
+    expect(cancelledIds([cancel(7), cancel(7), cancel("7")])).toEqual([7, "7"]);
+    expect(cancelledIds(Array.from({ length: 5000 }, (_, i) => cancel(i)))).toHaveLength(100);
+  });
+
+  it("answers with the refusal ingress writes for a question it will not run", () => {
+    const out = new CollectingOutput(() => {});
+    out.send("updates", { ingress: { finalAnswer: "" } });
+    out.send("updates", { ingress: { finalAnswer: "I can only answer questions about your data." } });
+    expect(out.answer).toBe("I can only answer questions about your data.");
+    const answered = new CollectingOutput(() => {});
+    answered.send("updates", { ingress: { finalAnswer: "" } });
+    answered.send("updates", { generator: { finalAnswer: "There were 9 orders." } });
+    expect(answered.answer).toBe("There were 9 orders.");
   });
 
   it("keys a call by person, credential and request id (1 and '1' differ)", () => {

@@ -90,19 +90,21 @@ export class TokenStore {
     days: number,
     now = Date.now(),
   ): Promise<TokenInfo & { token: string }> {
-    const held = await this.db.collection(this.collection).where("uid", "==", uid).count().get();
-    if (held.data().count >= MAX_TOKENS_PER_PERSON) {
-      throw new QuarryError(
-        "conflict:token",
-        `You already have ${MAX_TOKENS_PER_PERSON} tokens: revoke one you no longer use (DELETE /me/tokens/:id) first.`,
-      );
-    }
     const { id, token } = newToken();
     const expiresAt = now + days * 86_400_000;
-    await this.db
-      .collection(this.collection)
-      .doc(id)
-      .create({
+    const tokens = this.db.collection(this.collection);
+    // Counted and created in one transaction, so requests at once cannot pass the limit; expired
+    // tokens (kept a while for their TTL) do not count.
+    await this.db.runTransaction(async (tx) => {
+      const held = await tx.get(tokens.where("uid", "==", uid));
+      const live = held.docs.filter((d) => fromStored(d.data()).expiresAt.getTime() > now).length;
+      if (live >= MAX_TOKENS_PER_PERSON) {
+        throw new QuarryError(
+          "conflict:token",
+          `You already have ${MAX_TOKENS_PER_PERSON} tokens: revoke one you no longer use (DELETE /me/tokens/:id) first.`,
+        );
+      }
+      tx.create(tokens.doc(id), {
         uid,
         name,
         hash: hashToken(token),
@@ -111,6 +113,7 @@ export class TokenStore {
         // A Firestore TTL policy on `expireAt` deletes tokens a while after they stopped working.
         expireAt: this.timestamp.fromMillis(expiresAt + 30 * 86_400_000),
       });
+    });
     return { token, ...info(id, { name, createdAt: new Date(now), expiresAt: new Date(expiresAt) }) };
   }
 
@@ -134,7 +137,7 @@ export class TokenStore {
   }
 
   /** Whose token this is, or the 401 that says why it is refused. */
-  async verify(token: string, now = Date.now()): Promise<{ uid: string; tokenId: string }> {
+  async verify(token: string, now = Date.now()): Promise<{ uid: string; tokenId: string; createdAt: Date }> {
     const id = tokenId(token);
     if (!id) throw tokenRefused("This is not a Quarry token: create one with POST /me/tokens (docs/mcp.md).");
     const snap = await this.db.collection(this.collection).doc(id).get();
@@ -151,7 +154,7 @@ export class TokenStore {
       // Written beside the request: when a token was last used is a hint, never worth a failure.
       snap.ref.update({ lastUsedAt: this.timestamp.fromMillis(now) }).catch(() => {});
     }
-    return { uid: stored.uid, tokenId: id };
+    return { uid: stored.uid, tokenId: id, createdAt: stored.createdAt };
   }
 }
 

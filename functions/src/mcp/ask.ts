@@ -9,6 +9,7 @@
 import type { ErrorBody } from "../contract/errors";
 import type { Phase, QuarryEvent, Row } from "../contract/events";
 import { ASSISTANT_ID } from "../contract/protocol";
+import { QuarryError } from "../errors";
 import { threadStore } from "../http/runtime";
 import { checkRun, startRun, type RunCaller } from "../http/runs/start";
 import type { RunOutput } from "../http/sse";
@@ -60,6 +61,11 @@ export class CollectingOutput implements RunOutput {
     if (this.gone) cb();
   }
 
+  /** Whether the client cancelled. */
+  get cancelled(): boolean {
+    return this.gone;
+  }
+
   /** The client cancelled: the run stops as it does when a stream's client goes away. */
   cancel(): void {
     this.gone = true;
@@ -75,8 +81,11 @@ export class CollectingOutput implements RunOutput {
   }
 
   private update(data: Record<string, unknown>): void {
-    const generator = data.generator as { finalAnswer?: unknown } | undefined;
-    if (typeof generator?.finalAnswer === "string") this.answer = generator.finalAnswer;
+    // The answer is the generator's, or the refusal ingress writes for a question it will not run.
+    for (const node of ["generator", "ingress"]) {
+      const update = data[node] as { finalAnswer?: unknown } | undefined;
+      if (typeof update?.finalAnswer === "string" && update.finalAnswer) this.answer = update.finalAnswer;
+    }
     const interrupts = data.__interrupt__ as { value?: Partial<Clarification> }[] | undefined;
     const asked = interrupts?.[0]?.value;
     if (asked && typeof asked.question === "string") {
@@ -115,7 +124,12 @@ export async function ask(
     ...(opts.create ? { if_not_exists: "create" } : {}),
   });
   const out = opts.output;
-  const run = await startRun(caller, threadId, checked, out, opts.runId);
+  const run = await startRun(caller, threadId, checked, out, opts.runId).catch((err: unknown) => {
+    // Cancelled before the run took its thread: nothing ran, and that is a stop, not a failure.
+    if (out.cancelled && !(err instanceof QuarryError))
+      return { status: "cancelled" as const, error: undefined };
+    throw err;
+  });
   const status =
     run.status === "cancelled"
       ? "stopped"

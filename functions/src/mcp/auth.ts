@@ -21,7 +21,10 @@ const CHALLENGE = { "WWW-Authenticate": `Bearer realm="quarry"` };
 
 /** People one instance remembers the account of (email, verified, disabled), for the access cache's time. */
 const CACHED_ACCOUNTS = 10_000;
-const accounts = new Lru<string, { until: number; account: Promise<Omit<Caller, "uid">> }>(CACHED_ACCOUNTS);
+/** A token's account as Firebase Auth holds it, and since when its sessions are valid (ms). */
+type Account = Omit<Caller, "uid"> & { validSince: number | undefined };
+
+const accounts = new Lru<string, { until: number; account: Promise<Account> }>(CACHED_ACCOUNTS);
 
 /** Express middleware: sets `req.caller` (with `via: mcp`) or refuses with a 401 and its challenge. */
 export async function requireMcpUser(req: Request, _res: Response, next: NextFunction): Promise<void> {
@@ -38,8 +41,15 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
   if (!bearer) throw tokenRefused("Malformed Authorization header: expected `Bearer <token>`.");
   if (isPersonalToken(bearer)) {
     const { tokens } = await accessStores();
-    const { uid, tokenId } = await tokens.verify(bearer);
-    req.caller = { uid, ...(await accountOf(uid)), via: { channel: "mcp", tokenId } };
+    const { uid, tokenId, createdAt } = await tokens.verify(bearer);
+    const { validSince, ...account } = await accountOf(uid);
+    // "Sign out everywhere" (revoking the account's sessions) ends the tokens made before it too.
+    if (validSince !== undefined && createdAt.getTime() < validSince) {
+      throw tokenRefused(
+        "This token was made before the account's sessions were revoked: sign in and create a new one.",
+      );
+    }
+    req.caller = { uid, ...account, via: { channel: "mcp", tokenId } };
   } else {
     const caller = await verifyIdToken(bearer).catch((err: unknown) => {
       throw err instanceof QuarryError ? tokenRefused(err.message) : err;
@@ -54,7 +64,7 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
  * (what the access policy decides on), refused when the account is disabled or deleted. Cached per
  * instance as long as the members cache, so a token stops within the same window.
  */
-async function accountOf(uid: string): Promise<Omit<Caller, "uid">> {
+async function accountOf(uid: string): Promise<Account> {
   const hit = accounts.get(uid);
   if (hit && hit.until > Date.now()) return hit.account;
   const account = adminAuth()
@@ -62,7 +72,8 @@ async function accountOf(uid: string): Promise<Omit<Caller, "uid">> {
     .then(
       (user) => {
         if (user.disabled) throw tokenRefused("The account this token acts for is disabled.");
-        return { email: user.email, emailVerified: user.emailVerified };
+        const validSince = user.tokensValidAfterTime ? Date.parse(user.tokensValidAfterTime) : undefined;
+        return { email: user.email, emailVerified: user.emailVerified, validSince };
       },
       (err: unknown) => {
         if ((err as { code?: string }).code === "auth/user-not-found")

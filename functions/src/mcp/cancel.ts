@@ -13,7 +13,11 @@ import { runStore } from "../http/runtime";
 import type { Via } from "../tools/person";
 
 const COLLECTION = "mcp_calls";
-/** How long a call's record is kept (a TTL policy on `expireAt` deletes it). */
+/** gRPC's ALREADY_EXISTS: `create` of a record that is there. */
+const ALREADY_EXISTS = 6;
+/** Most ids one request may cancel (the SDK's own limit of messages in a batch). */
+const MAX_CANCELS = 100;
+/** How long a call's record is kept if its instance dies before deleting it (a TTL policy on `expireAt`). */
 const KEEP_MS = 86_400_000;
 
 /** The calls running on this instance, by key: how to stop each at once. */
@@ -26,33 +30,44 @@ export function callKey(uid: string, via: Via | undefined, requestId: string | n
     .digest("hex");
 }
 
-/** Records a starting `ask`; returns the function that forgets it on this instance when it ends. */
+/**
+ * Records a starting `ask`; returns the function that forgets it when it ends (the record is
+ * deleted then, so it names only running calls). Two running calls with the same key — two
+ * clients of one person whose JSON-RPC ids coincide — cannot be told apart: the second is not
+ * tracked (a cancel of that id stops the first, which is the person's own), never the wrong
+ * person's. Throws when the record cannot be written; nothing is kept then.
+ */
 export async function trackCall(
   key: string,
   run: { uid: string; threadId: string; runId: string },
   stop: () => void,
 ): Promise<() => void> {
-  local.set(key, stop);
   const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
-  await db
-    .collection(COLLECTION)
-    .doc(key)
-    .set({ ...run, expireAt: Timestamp.fromMillis(Date.now() + KEEP_MS) });
+  const ref = db.collection(COLLECTION).doc(key);
+  try {
+    await ref.create({ ...run, expireAt: Timestamp.fromMillis(Date.now() + KEEP_MS) });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === ALREADY_EXISTS) return () => {};
+    throw err;
+  }
+  local.set(key, stop);
   return () => {
     if (local.get(key) === stop) local.delete(key);
+    ref.delete().catch((err: unknown) => logger.warn("MCP call record not deleted", { err: String(err) }));
   };
 }
 
 /** The JSON-RPC ids a request body cancels (`notifications/cancelled`, alone or in a batch). */
 export function cancelledIds(body: unknown): (string | number)[] {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.flatMap((m) => {
+  const messages = Array.isArray(body) ? body.slice(0, MAX_CANCELS) : [body];
+  const ids = messages.flatMap((m) => {
     const msg = m as { method?: unknown; params?: { requestId?: unknown } } | null;
     const id = msg?.params?.requestId;
     return msg?.method === "notifications/cancelled" && (typeof id === "string" || typeof id === "number")
       ? [id]
       : [];
   });
+  return [...new Set(ids)];
 }
 
 /** Stops the run a cancelled call started, wherever it runs; a finished or unknown call is ignored. */

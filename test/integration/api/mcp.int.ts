@@ -167,6 +167,29 @@ describe("personal access tokens", () => {
     expect(none.headers.get("www-authenticate")).toBe('Bearer realm="quarry"');
   });
 
+  it("revoking the account's sessions ends the tokens made before it, within the access cache's window", async () => {
+    const dana = await signUp(authUrl);
+    const before = await newToken(dana.idToken);
+    expect((await rawInitialize(before.token)).status).toBe(200);
+    // Made a minute ago (revocation is recorded to the second): "sign out everywhere" happens now.
+    await db
+      .collection("access_tokens")
+      .doc(before.id)
+      .update({ createdAt: Timestamp.fromMillis(Date.now() - 60_000) });
+    const { initializeApp, deleteApp } = await import("firebase-admin/app");
+    const { getAuth } = await import("firebase-admin/auth");
+    const app = initializeApp({ projectId: stackEnv().env.GCLOUD_PROJECT }, `mcp-revoke-${Date.now()}`);
+    try {
+      await getAuth(app).revokeRefreshTokens(dana.uid);
+    } finally {
+      await deleteApp(app);
+    }
+    await expect.poll(async () => (await rawInitialize(before.token)).status, { timeout: 20_000 }).toBe(401);
+    const r = await rawInitialize(before.token);
+    expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
+    expect(JSON.stringify(await r.json())).toMatch(/sessions were revoked/);
+  });
+
   it("a token of someone no longer a member is refused with 403 within the access cache's window", async () => {
     const email = `mcp-outsider-${Date.now()}@outsider.test`;
     const now = new Date().toISOString();
