@@ -12,6 +12,8 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { INTEGRATION_ACCESS_ENV, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
@@ -205,6 +207,69 @@ describe("data scope", () => {
     const bobs = await ask(bob, "Average pay by level [sql:salaries]");
     const rows = bobs.values.messages.find((m) => m.type === "tool") as { artifact: { kind: string } };
     expect(rows.artifact.kind).toBe("query");
+  });
+
+  it("through MCP too: list_tables, describe_table, run_sql and search_context keep to the person's scope", async () => {
+    const made = await call(api, "/me/tokens", {
+      method: "POST",
+      token: ann.idToken,
+      body: { name: "scope test", expires_in_days: 1 },
+    });
+    expect(made.status, made.text).toBe(201);
+    const client = new Client({ name: "quarry-scope-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${(made.json as { token: string }).token}` } },
+      }),
+    );
+    try {
+      type Result = {
+        isError?: boolean;
+        content: { text?: string }[];
+        structuredContent?: Record<string, unknown>;
+      };
+      const tool = async (name: string, args: Record<string, unknown> = {}) =>
+        (await client.callTool({ name, arguments: args })) as Result;
+      const text = (r: Result) => r.content.map((c) => c.text ?? "").join("\n");
+      const tables = await tool("list_tables");
+      const ids = (tables.structuredContent!.tables as { id: string }[]).map((t) => t.id);
+      expect(ids.length).toBeGreaterThan(0);
+      expect(ids.every((id) => id.split(".").includes("shop"))).toBe(true);
+      expect(financeIn(text(tables))).toEqual([]);
+      // The other dataset's table reads exactly like one that does not exist.
+      const hidden = await tool("describe_table", { table: "finance.salaries" });
+      const missing = await tool("describe_table", { table: "finance.nothing" });
+      expect(hidden.isError).toBe(true);
+      expect(text(hidden)).toBe(text(missing).replace("finance.nothing", "finance.salaries"));
+      const sql = await tool("run_sql", {
+        sql: "SELECT grade, AVG(salary) AS pay FROM finance.salaries GROUP BY grade",
+      });
+      expect(sql.isError).toBe(true);
+      expect(text(sql)).toMatch(/not found|does not exist/i);
+      expect(financeIn(text(sql).replace(/finance\.salaries|salaries|finance/g, ""))).toEqual([]);
+      const context = await tool("search_context", { query: "salary grade pay" });
+      expect(financeIn(text(context))).toEqual([]);
+      // Bob's token sees the table (this test could fail).
+      const own = await call(api, "/me/tokens", {
+        method: "POST",
+        token: bob.idToken,
+        body: { name: "scope test", expires_in_days: 1 },
+      });
+      const bobs = new Client({ name: "quarry-scope-test", version: "1.0.0" });
+      await bobs.connect(
+        new StreamableHTTPClientTransport(new URL(`${api}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${(own.json as { token: string }).token}` } },
+        }),
+      );
+      const seen = (await bobs.callTool({
+        name: "describe_table",
+        arguments: { table: "finance.salaries" },
+      })) as Result;
+      await bobs.close();
+      expect(text(seen)).toContain("grade");
+    } finally {
+      await client.close();
+    }
   });
 
   it("npm run context -- --as <email> prints only what that person's planner gets", async () => {
