@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Firestore, Timestamp } from "@google-cloud/firestore";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// The SDK line whose latest revision is 2025-06-18: what clients built on it still send.
+import { Client as OlderClient } from "mcp-sdk-1-22-0/client/index.js";
+import { StreamableHTTPClientTransport as OlderTransport } from "mcp-sdk-1-22-0/client/streamableHttp.js";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
@@ -249,6 +252,32 @@ describe("MCP tools", () => {
     })) as ToolResult;
     expect((ctx.structuredContent!.glossary as { term: string }[]).map((g) => g.term)).toContain("revenue");
     expect((ctx.structuredContent!.rules as string[]).length).toBeGreaterThan(0);
+  });
+
+  it("answers both protocol revisions clients send: 2025-11-25 (SDK 1.32.2) and 2025-06-18 (SDK 1.22.0)", async () => {
+    const current = await connect(token);
+    const older = new OlderClient({ name: "quarry-test-2025-06-18", version: "1.0.0" }, { capabilities: {} });
+    const transport = new OlderTransport(new URL(`${api}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
+    await older.connect(transport);
+    try {
+      // What each negotiated: its own latest revision, which the server answered with.
+      expect(transport.protocolVersion).toBe("2025-06-18");
+      expect((current.transport as StreamableHTTPClientTransport).protocolVersion).toBe("2025-11-25");
+      const tools = async (c: { listTools(): Promise<{ tools: { name: string }[] }> }) =>
+        (await c.listTools()).tools.map((t) => t.name).sort();
+      expect(await tools(older)).toEqual(await tools(current));
+      const asked = (await older.callTool({
+        name: "ask",
+        arguments: { question: "How many orders were placed?" },
+      })) as ToolResult;
+      expect(asked.isError, JSON.stringify(asked.content)).toBeFalsy();
+      expect(asked.structuredContent).toMatchObject({ status: "answered" });
+      expect((asked.structuredContent as AskResult).sql.at(-1)).toContain("FROM shop.orders");
+    } finally {
+      await older.close();
+    }
   });
 
   it("ask answers as the API does, with progress in phase order; a follow-up continues the thread", async () => {
