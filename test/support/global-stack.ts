@@ -26,6 +26,7 @@ export default async function setup(project: TestProject) {
   });
   // Tests read what the model was shown (scope: nothing outside a person's scope reaches a prompt).
   holds.recordPrompts(() => standin.requests.map((r) => JSON.stringify(r.body)));
+  holds.recordCalls(() => standin.arrivals);
   try {
     const teardown = await provideStack(project, {
       services: ["firestore", "functions", "auth"],

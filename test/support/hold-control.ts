@@ -34,6 +34,8 @@ export interface HoldServer {
   hold(key: string): Promise<HoldOutcome>;
   /** Where GET /prompts?key=<marker> reads the model requests from (the stand-in's record). */
   recordPrompts(source: () => string[]): void;
+  /** Where GET /calls?key=<marker> reads the model calls and how they ended (the stand-in's arrivals). */
+  recordCalls(source: () => { prompt: string; state: string }[]): void;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
   };
 
   let recorded: () => string[] = () => [];
+  let calls: () => { prompt: string; state: string }[] = () => [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://hold");
     const key = url.searchParams.get("key") ?? "";
@@ -106,6 +109,14 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
     if (req.method === "GET" && url.pathname === "/prompts") {
       // The model requests the stand-in received whose text holds the key (a test's marker).
       return send(200, { prompts: recorded().filter((p) => p.includes(key)) });
+    }
+    if (req.method === "GET" && url.pathname === "/calls") {
+      // How each model call whose request holds the key ended: open, finished, or aborted by the function.
+      return send(200, {
+        states: calls()
+          .filter((c) => c.prompt.includes(key))
+          .map((c) => c.state),
+      });
     }
     if (req.method === "POST" && url.pathname === "/release") {
       const g = gate(key);
@@ -161,6 +172,9 @@ export async function startHoldServer(opts: { timeoutMs?: number } = {}): Promis
     recordPrompts: (source) => {
       recorded = source;
     },
+    recordCalls: (source) => {
+      calls = source;
+    },
     close: async () => {
       closed = true;
       for (const g of gates.values()) for (const done of [...g.waiting]) done("closed");
@@ -189,6 +203,8 @@ export interface Holds {
   release(key: string): Promise<void>;
   /** The model requests (as JSON text) the stand-in received that contain `marker`. */
   prompts(marker: string): Promise<string[]>;
+  /** How the model calls whose request contains `marker` ended so far: open, finished or aborted. */
+  calls(marker: string): Promise<string[]>;
 }
 
 /** The hold words `api-script.ts` reads: `[hold:<key>]` (planner) and `[hold-answer:<key>]` (generator). */
@@ -232,6 +248,9 @@ export function holdClient(url: string | undefined): Holds {
     },
     async prompts(marker) {
       return ((await control("GET", `/prompts?${q(marker)}`)) as { prompts: string[] }).prompts;
+    },
+    async calls(marker) {
+      return ((await control("GET", `/calls?${q(marker)}`)) as { states: string[] }).states;
     },
   };
 }

@@ -66,6 +66,12 @@ export interface VertexStandin {
   certFile: string;
   certPem: string;
   requests: RecordedStandinRequest[];
+  /**
+   * Every model call as it arrived (before the script answers it, so a held call is here too) and
+   * how its response ended: still `open`, `finished`, or `aborted` by the client (the function
+   * dropping a model call it no longer needs).
+   */
+  arrivals: { prompt: string; state: "open" | "finished" | "aborted" }[];
   /** What the server did to its connections: opened, closed when idle, reset. */
   connections: ConnectionStats;
   /** Replaces the script for the following requests. */
@@ -115,6 +121,7 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
   let script = opts.script ?? smartScript();
   let calls = 0;
   const requests: RecordedStandinRequest[] = [];
+  const arrivals: VertexStandin["arrivals"] = [];
   const connections: ConnectionStats = { opened: 0, idleClosed: 0, dropped: 0 };
 
   const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
@@ -139,6 +146,9 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
         } catch {
           return sendError(res, 400, "Request body is not JSON.");
         }
+        const arrival: VertexStandin["arrivals"][number] = { prompt: JSON.stringify(body), state: "open" };
+        arrivals.push(arrival);
+        res.once("close", () => (arrival.state = res.writableFinished ? "finished" : "aborted"));
         const request = normalise(body, calls++);
         let reply: ScriptReply;
         try {
@@ -203,6 +213,7 @@ export async function startVertexStandin(opts: StandinOptions = {}): Promise<Ver
     certFile: cert.certFile,
     certPem: cert.cert,
     requests,
+    arrivals,
     connections,
     setScript(s) {
       script = s;

@@ -349,7 +349,7 @@ describe("MCP tools", () => {
     expect(answered.sql.at(-1)).toContain("FROM shop.customers");
   });
 
-  it("cancelling an ask stops its run like Stop: the lease is released, the run ends stopped", async () => {
+  it("cancelling an ask stops its run like Stop: the model request is closed, the lease released, the run stopped", async () => {
     const client = await connect(token);
     const key = holds.newKey("mcp-cancel");
     const question = `${holds.answer(key)} How many orders were placed?`;
@@ -374,6 +374,8 @@ describe("MCP tools", () => {
       // The run ended as stopped (the API's "interrupted" run status), not answered.
       const runs = await sdkClient(api, alice).runs.list(threadId);
       expect(runs.map((r) => r.status)).toEqual(["interrupted"]);
+      // And the answer's model request, still held, was closed by the function: the stand-in saw it go.
+      await expect.poll(async () => (await holds.calls(key)).at(-1), { timeout: 20_000 }).toBe("aborted");
     } finally {
       await holds.release(key);
     }
