@@ -12,6 +12,7 @@ import { readContextConfig, type ContextConfig } from "./context";
 import { readIdentityConfig, type IdentityConfig } from "./identity";
 import type { Env } from "./define";
 import { readModelConfig, type ModelConfig } from "./model";
+import { readOAuthConfig, type OAuthConfig } from "./oauth";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
 import { readRunsConfig, type RunsConfig } from "./runs";
 import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
@@ -20,6 +21,7 @@ export { ConfigError } from "./define";
 export { CONCURRENCY, CORS_ORIGINS, MEMORY_MIB, REGION, TIMEOUT_SECONDS, functionSecrets } from "./deploy";
 export type { AgentConfig } from "./agent";
 export type { IdentityConfig } from "./identity";
+export type { OAuthConfig } from "./oauth";
 export type { ModelConfig, ModelProvider } from "./model";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };
@@ -31,6 +33,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   access: AccessConfig;
   /** Whose credentials BigQuery calls use, and the OAuth client for the person's own. */
   identity: IdentityConfig;
+  /** OAuth 2.1 for hosted MCP clients: the authorization server and its tokens. */
+  oauth: OAuthConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -46,6 +50,7 @@ export function readConfig(env: Env): RuntimeConfig {
     access: readAccessConfig(env),
     agent: readAgentConfig(env),
     identity: readIdentityConfig(env, platform.apiUrl),
+    oauth: readOAuthConfig(env, platform.apiUrl, platform.inEmulator),
   });
 }
 
