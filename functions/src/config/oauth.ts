@@ -108,7 +108,9 @@ export function readOAuthConfig(env: Env, apiUrl: string, inEmulator: boolean): 
     refreshTokenSeconds: s.refreshTokenDays.read(env) * 86_400,
     webApiKey,
     ...(missing.length
-      ? { problem: `OAuth for MCP is on but not set up: set ${missing.join(" and ")}, or QUARRY_MCP_OAUTH=false.` }
+      ? {
+          problem: `OAuth for MCP is on but not set up: set ${missing.join(" and ")}, or QUARRY_MCP_OAUTH=false.`,
+        }
       : {}),
   };
 }

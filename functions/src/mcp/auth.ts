@@ -18,7 +18,6 @@ import { isOAuthToken, verifyAccessToken } from "./oauth/verify";
 
 const BEARER = /^Bearer\s+([A-Za-z0-9._-]+)$/;
 
-
 /** People one instance remembers the account of (email, verified, disabled), for the access cache's time. */
 const CACHED_ACCOUNTS = 10_000;
 const accounts = new Lru<string, { until: number; account: Promise<Omit<Caller, "uid">> }>(CACHED_ACCOUNTS);

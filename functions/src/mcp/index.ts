@@ -49,7 +49,9 @@ function mcpErrors(err: unknown, req: Request, res: Response, _next: NextFunctio
   // Every 401 names how to authenticate (and, with OAuth on, where); a sent token was refused.
   const refused = /invalid_token/.test(String(given?.["WWW-Authenticate"] ?? ""));
   const headers =
-    status === 401 ? { ...given, "WWW-Authenticate": mcpChallenge(refused ? "invalid_token" : undefined) } : given;
+    status === 401
+      ? { ...given, "WWW-Authenticate": mcpChallenge(refused ? "invalid_token" : undefined) }
+      : given;
   if (!expected)
     logger.error("MCP request failed", { path: req.path, err: String((err as Error)?.stack ?? err) });
   if (res.headersSent) {

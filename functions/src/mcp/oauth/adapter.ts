@@ -9,7 +9,12 @@ import { firestore } from "../../services";
 
 export const OAUTH_COLLECTION = "oauth";
 
-type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; consumed?: unknown };
+type Payload = Record<string, unknown> & {
+  grantId?: string;
+  uid?: string;
+  userCode?: string;
+  consumed?: unknown;
+};
 
 interface StoredDoc {
   model: string;

@@ -65,15 +65,24 @@ async function showPage(p: Provider, d: Details, req: Request, res: Response, er
     res
       .status(error ? 401 : 200)
       .type("html")
-      .send(loginPage({ action: `${base}/login`, identityToolkit, apiKey: oauth.webApiKey!, clientName, error }));
+      .send(
+        loginPage({ action: `${base}/login`, identityToolkit, apiKey: oauth.webApiKey!, clientName, error }),
+      );
     return;
   }
   const email = d.session?.accountId
-    ? await adminAuth().then((a) => a.getUser(d.session!.accountId).then((u) => u.email, () => undefined))
+    ? await adminAuth().then((a) =>
+        a.getUser(d.session!.accountId).then(
+          (u) => u.email,
+          () => undefined,
+        ),
+      )
     : undefined;
   res
     .type("html")
-    .send(consentPage({ action: `${base}/confirm`, abortAction: `${base}/abort`, clientName, clientId, email }));
+    .send(
+      consentPage({ action: `${base}/confirm`, abortAction: `${base}/abort`, clientName, clientId, email }),
+    );
 }
 
 /** The ID token from the page: verified (revocation too), its uid the account. */
@@ -85,7 +94,12 @@ async function login(p: Provider, d: Details, req: Request, res: Response): Prom
     await showPage(p, d, req, res, "That sign-in did not work: sign in again.");
     return;
   }
-  await p.interactionFinished(req, res, { login: { accountId: caller.uid } }, { mergeWithLastSubmission: false });
+  await p.interactionFinished(
+    req,
+    res,
+    { login: { accountId: caller.uid } },
+    { mergeWithLastSubmission: false },
+  );
 }
 
 /** Allow: a grant of the scopes and resource the client asked for (only `mcp` on `/mcp` exist). */

@@ -74,7 +74,9 @@ function withDerived(keys: Jwk[]): OAuthKeys {
     (k) => Object.fromEntries(Object.entries(k).filter(([name]) => !PRIVATE_PARAMS.includes(name))) as Jwk,
   );
   const secret = Buffer.from(String(keys[0].d), "base64url");
-  const cookieKey = Buffer.from(hkdfSync("sha256", secret, "", "quarry-oauth-cookies", 32)).toString("base64url");
+  const cookieKey = Buffer.from(hkdfSync("sha256", secret, "", "quarry-oauth-cookies", 32)).toString(
+    "base64url",
+  );
   return { jwks: { keys }, publicJwks: { keys: publicKeys }, cookieKeys: [cookieKey] };
 }
 

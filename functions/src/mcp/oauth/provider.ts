@@ -6,7 +6,9 @@
  * CommonJS with `module: Node16`, which keeps this `import()` a real dynamic import, so the library
  * loads on the first OAuth request and never on a cold start.
  */
-import type { default as ProviderClass, Configuration } from "oidc-provider" with { "resolution-mode": "import" };
+import type { default as ProviderClass, Configuration } from "oidc-provider" with {
+  "resolution-mode": "import",
+};
 import * as logger from "firebase-functions/logger";
 import { config } from "../../config";
 import { FirestoreAdapter } from "./adapter";
@@ -39,7 +41,11 @@ async function makeProvider(): Promise<Provider> {
   const cfg = config();
   if (cfg.oauth.problem) throw notSetUp();
   const [{ default: Provider }, keys] = await Promise.all([import("oidc-provider"), oauthKeys()]);
-  const p = new Provider(cfg.oauth.issuer, { ...settings(), jwks: keys.jwks, cookies: cookies(keys.cookieKeys) });
+  const p = new Provider(cfg.oauth.issuer, {
+    ...settings(),
+    jwks: keys.jwks,
+    cookies: cookies(keys.cookieKeys),
+  });
   // Behind Google's front end: the scheme and host come from X-Forwarded-*.
   p.proxy = true;
   return p;
@@ -60,7 +66,10 @@ function settings(): Configuration {
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     pkce: { required: () => true },
     responseTypes: ["code"],
-    clientDefaults: { token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] },
+    clientDefaults: {
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    },
     interactions: { url: (_ctx, interaction) => `${issuerPath()}/interaction/${interaction.uid}` },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     ttl: {
@@ -101,7 +110,8 @@ function settings(): Configuration {
     // oidc-provider refuses to fetch from loopback addresses (SSRF); a client beside the local
     // stack serves its document there, so the emulator lets those through.
     fetch: (url, options) => {
-      if (inEmulator && isLoopbackClientId(String(url))) delete (options as { dispatcher?: unknown }).dispatcher;
+      if (inEmulator && isLoopbackClientId(String(url)))
+        delete (options as { dispatcher?: unknown }).dispatcher;
       return globalThis.fetch(url, options);
     },
   };

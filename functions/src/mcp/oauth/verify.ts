@@ -17,7 +17,9 @@ export function isOAuthToken(bearer: string): boolean {
   const payload = bearer.split(".")[1];
   if (!payload) return false;
   try {
-    return (JSON.parse(Buffer.from(payload, "base64url").toString()) as { iss?: unknown }).iss === oauth.issuer;
+    return (
+      (JSON.parse(Buffer.from(payload, "base64url").toString()) as { iss?: unknown }).iss === oauth.issuer
+    );
   } catch {
     return false;
   }
@@ -33,20 +35,32 @@ export async function verifyAccessToken(bearer: string): Promise<{ uid: string; 
     typ: "at+jwt",
     algorithms: ["ES256", "RS256", "PS256", "EdDSA"],
   }).catch((err: unknown) => {
-    if (err instanceof errors.JWTExpired) throw tokenRefused("The OAuth access token has expired: refresh it.");
+    if (err instanceof errors.JWTExpired)
+      throw tokenRefused("The OAuth access token has expired: refresh it.");
     if (err instanceof errors.JWTClaimValidationFailed && err.claim === "aud") {
-      throw tokenRefused(`The OAuth access token is not for this server: its audience must be ${oauth.resource}.`);
+      throw tokenRefused(
+        `The OAuth access token is not for this server: its audience must be ${oauth.resource}.`,
+      );
     }
-    if (err instanceof errors.JOSEError) throw tokenRefused("The OAuth access token is not valid: authorize again.");
+    if (err instanceof errors.JOSEError)
+      throw tokenRefused("The OAuth access token is not valid: authorize again.");
     throw err;
   });
-  const { sub, client_id: clientId, scope } = verified.payload as {
+  const {
+    sub,
+    client_id: clientId,
+    scope,
+  } = verified.payload as {
     sub?: string;
     client_id?: string;
     scope?: string;
   };
   if (!sub || !clientId) throw tokenRefused("The OAuth access token names no person or client.");
-  if (!String(scope ?? "").split(" ").includes(MCP_SCOPE)) {
+  if (
+    !String(scope ?? "")
+      .split(" ")
+      .includes(MCP_SCOPE)
+  ) {
     throw tokenRefused(`The OAuth access token lacks the "${MCP_SCOPE}" scope: authorize again.`);
   }
   return { uid: sub, clientId };
