@@ -41,7 +41,7 @@ beforeAll(async () => {
     host: stack.env.FIRESTORE_EMULATOR_HOST,
     ssl: false,
   });
-  cimd = await serveClientMetadata(stack.env.NODE_EXTRA_CA_CERTS, (url) => clientDocument(url));
+  cimd = await serveClientMetadata(stack.env.QUARRY_TEST_VERTEX_CERT, (url) => clientDocument(url));
 });
 
 afterAll(async () => {
@@ -61,7 +61,7 @@ function transport(provider: TestOAuthProvider) {
 async function authorize(url: URL, person: TestUser, idToken?: string): Promise<string> {
   const browser = new Browser();
   const login = await browser.go(url.toString());
-  expect(login.status, login.html).toBe(200);
+  expect(login.status, `${login.url} ${/<pre>.*<\/pre>/.exec(login.html)?.[0] ?? login.html}`).toBe(200);
   expect(login.html).toContain("Quarry OAuth test");
   let token = idToken;
   if (!token) {

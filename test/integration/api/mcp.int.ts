@@ -164,7 +164,9 @@ describe("personal access tokens", () => {
       headers: { "content-type": "application/json" },
     });
     expect(none.status).toBe(401);
-    expect(none.headers.get("www-authenticate")).toMatch(/^Bearer realm="quarry"(, resource_metadata="[^"]+", scope="mcp")?$/);
+    expect(none.headers.get("www-authenticate")).toMatch(
+      /^Bearer realm="quarry"(, resource_metadata="[^"]+", scope="mcp")?$/,
+    );
   });
 
   it("a token of someone no longer a member is refused with 403 within the access cache's window", async () => {

@@ -36,8 +36,11 @@ export function oauthRoutes(): Router {
 /** oidc-provider's own routes (metadata, authorize, token, registration, JWKS, revocation). */
 function provider(req: Request, res: Response, next: NextFunction): void {
   import("./provider.js")
-    .then(({ oauthProvider }) => oauthProvider())
-    .then((p) => {
+    .then(async ({ oauthProvider, issuerPath }) => {
+      const p = await oauthProvider();
+      // oidc-provider takes its mount path from the URL the platform left (the function's own
+      // prefix is gone by then): give it the issuer's, so the URLs it writes are the public ones.
+      req.originalUrl = `${issuerPath()}${req.url}`;
       handler ??= p.callback();
       return handler(req, res);
     })

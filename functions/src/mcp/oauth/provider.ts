@@ -42,7 +42,7 @@ async function makeProvider(): Promise<Provider> {
   if (cfg.oauth.problem) throw notSetUp();
   const [{ default: Provider }, keys] = await Promise.all([import("oidc-provider"), oauthKeys()]);
   const p = new Provider(cfg.oauth.issuer, {
-    ...settings(),
+    ...settings(keys.jwks.keys[0].alg),
     jwks: keys.jwks,
     cookies: cookies(keys.cookieKeys),
   });
@@ -55,8 +55,8 @@ function cookies(keys: string[]): Configuration["cookies"] {
   return { keys, long: { signed: true }, short: { signed: true } };
 }
 
-/** Everything but the keys (pure but for the configuration it reads). */
-function settings(): Configuration {
+/** Everything but the keys (pure but for the configuration it reads); `alg` is the first key's. */
+function settings(alg: string): Configuration {
   const { oauth, inEmulator } = config();
   return {
     adapter: FirestoreAdapter,
@@ -69,6 +69,7 @@ function settings(): Configuration {
     clientDefaults: {
       token_endpoint_auth_method: "none",
       grant_types: ["authorization_code", "refresh_token"],
+      id_token_signed_response_alg: alg as "ES256",
     },
     interactions: { url: (_ctx, interaction) => `${issuerPath()}/interaction/${interaction.uid}` },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
@@ -98,7 +99,7 @@ function settings(): Configuration {
             audience: oauth.resource,
             accessTokenTTL: oauth.accessTokenSeconds,
             accessTokenFormat: "jwt",
-            jwt: { sign: { alg: "ES256" } },
+            jwt: { sign: { alg: alg as "ES256" } },
           };
         },
       },
