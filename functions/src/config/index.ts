@@ -21,7 +21,6 @@ export { ConfigError } from "./define";
 export { CONCURRENCY, CORS_ORIGINS, MEMORY_MIB, REGION, TIMEOUT_SECONDS, functionSecrets } from "./deploy";
 export type { AgentConfig } from "./agent";
 export type { IdentityConfig } from "./identity";
-export type { OAuthConfig } from "./oauth";
 export type { ModelConfig, ModelProvider } from "./model";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };

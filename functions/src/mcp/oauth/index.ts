@@ -12,7 +12,7 @@ import { clientProblem } from "./clients";
 import { PRM_PATH, protectedResourceMetadata } from "./metadata";
 
 /** Where the authorization server is mounted under the API (the issuer must end with it). */
-export const OAUTH_MOUNT = "/oauth";
+const OAUTH_MOUNT = "/oauth";
 
 export function oauthRoutes(): Router {
   const r = Router();

@@ -11,7 +11,7 @@ import { QuarryError } from "../../errors";
 import { firestore } from "../../services";
 import { OAUTH_COLLECTION } from "./adapter";
 
-export type Jwk = JsonWebKey & { kid: string; alg: string };
+type Jwk = JsonWebKey & { kid: string; alg: string };
 
 export interface OAuthKeys {
   /** Private keys, for oidc-provider's `jwks`. */
@@ -48,7 +48,7 @@ async function loadKeys(): Promise<Jwk[]> {
 }
 
 /** The private keys of a JWKS secret; each needs a `kid` and an `alg`, and its private part. */
-export function parseJwks(text: string): Jwk[] {
+function parseJwks(text: string): Jwk[] {
   let keys: unknown;
   try {
     keys = (JSON.parse(text) as { keys?: unknown }).keys;
