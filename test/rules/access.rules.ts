@@ -35,6 +35,7 @@ const COLLECTIONS = [
   ["access_tokens", "0123456789abcdef", { uid: ALICE, name: "laptop", hash: "ab".repeat(32) }],
   // Which run an MCP call started (for its cancellation).
   ["mcp_calls", "c1", { uid: ALICE, threadId: "t1", runId: "r1" }],
+  ["oauth", "Session:s1", { model: "Session", uid: "s1", payload: { accountId: ALICE } }],
   // User identity mode's BigQuery grant, keyed by the owner's own uid: not even they may read it.
   [
     "bigquery_credentials",

@@ -44,6 +44,8 @@ export default async function setup(project: TestProject) {
         // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts).
         QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
         QUARRY_RUN_LEASE_SECONDS: "10",
+        // OAuth for hosted MCP clients (mcp-oauth.int.ts); its signing key is made and kept in Firestore.
+        QUARRY_MCP_OAUTH: "true",
         // The closed access policy: verified addresses of the test users' domain are members.
         ...INTEGRATION_ACCESS_ENV,
         VERTEX_AI_EMULATOR_HOST: standin.host,

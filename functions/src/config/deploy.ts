@@ -75,6 +75,8 @@ const GEMINI_API_KEY = defineSecret("GEMINI_API_KEY");
  */
 const OAUTH_CLIENT_SECRET = defineSecret("QUARRY_OAUTH_CLIENT_SECRET");
 const TOKEN_KEY = defineSecret("QUARRY_TOKEN_KEY");
+/** OAuth for hosted MCP clients (QUARRY_MCP_OAUTH=true): the keys that sign its access tokens. */
+const OAUTH_JWKS = defineSecret("QUARRY_MCP_OAUTH_JWKS");
 
 /**
  * Secrets the `api` function mounts. The Gemini key is declared only for a deploy that chose it
@@ -88,6 +90,7 @@ export function functionSecrets(env: Env = process.env): ReturnType<typeof defin
   return [
     ...(env.QUARRY_MODEL_PROVIDER === "gemini" ? [GEMINI_API_KEY] : []),
     ...(env.QUARRY_BQ_IDENTITY === "user" ? [OAUTH_CLIENT_SECRET, TOKEN_KEY] : []),
+    ...(env.QUARRY_MCP_OAUTH === "true" ? [OAUTH_JWKS] : []),
   ];
 }
 

@@ -12,6 +12,7 @@ import { readContextConfig, type ContextConfig } from "./context";
 import { readIdentityConfig, type IdentityConfig } from "./identity";
 import type { Env } from "./define";
 import { readModelConfig, type ModelConfig } from "./model";
+import { readOAuthConfig, type OAuthConfig } from "./oauth";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
 import { readRunsConfig, type RunsConfig } from "./runs";
 import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
@@ -31,6 +32,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   access: AccessConfig;
   /** Whose credentials BigQuery calls use, and the OAuth client for the person's own. */
   identity: IdentityConfig;
+  /** OAuth 2.1 for hosted MCP clients: the authorization server and its tokens. */
+  oauth: OAuthConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -46,6 +49,7 @@ export function readConfig(env: Env): RuntimeConfig {
     access: readAccessConfig(env),
     agent: readAgentConfig(env),
     identity: readIdentityConfig(env, platform.apiUrl),
+    oauth: readOAuthConfig(env, platform.apiUrl, platform.inEmulator),
   });
 }
 

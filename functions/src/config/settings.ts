@@ -9,6 +9,7 @@ import type { SettingDoc } from "./define";
 import { DEPLOY_DOCS } from "./deploy";
 import { IDENTITY_DOCS } from "./identity";
 import { MODEL_DOCS } from "./model";
+import { OAUTH_DOCS } from "./oauth";
 import { PLATFORM_DOCS } from "./platform";
 import { RUNS_DOCS } from "./runs";
 import { TOOLING_DOCS } from "./tooling";
@@ -23,6 +24,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   ...WAREHOUSE_DOCS,
   ...ACCESS_DOCS,
   ...IDENTITY_DOCS,
+  ...OAUTH_DOCS,
   ...AGENT_DOCS,
   ...RUNS_DOCS,
   ...CONTEXT_DOCS,

@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   "payload_too_large:body",
   "unavailable:storage",
   "unavailable:run",
+  "unavailable:oauth",
   "model:not_configured",
   "model:auth",
   "model:quota",

@@ -7,6 +7,7 @@ import { QuarryError, toErrorBody } from "../errors";
 import { accessProblem, requireAccess } from "../access/gate";
 import { requireUser } from "./auth";
 import { mcpRoutes } from "../mcp/index";
+import { oauthRoutes } from "../mcp/oauth/index";
 import { clientModelStatus } from "./model-status";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
@@ -78,6 +79,8 @@ export function createApp(): express.Express {
   api.use(express.json({ limit: BODY_LIMIT, strict: false }));
   // MCP clients (docs/mcp.md): their own credentials (a personal access token too), the same access gate.
   api.use("/mcp", mcpRoutes());
+  // OAuth for hosted MCP clients (QUARRY_MCP_OAUTH): how a person gets a token for /mcp.
+  api.use(oauthRoutes());
   api.use(requireUser);
   // Every route below is behind the access gate by construction (members, roles, fail closed).
   api.use(requireAccess);

@@ -13,11 +13,10 @@ import { isPersonalToken, tokenRefused } from "../access/tokens";
 import { adminAuth } from "../services";
 import { verifyIdToken, type Caller } from "../http/auth";
 import { Lru } from "../lru";
+import { bearerChallenge, metadataUrl } from "./oauth/metadata";
+import { isOAuthToken, verifyAccessToken } from "./oauth/verify";
 
 const BEARER = /^Bearer\s+([A-Za-z0-9._-]+)$/;
-
-/** The challenge of a request that sent no credentials (no `error` attribute: RFC 6750 §3.1). */
-const CHALLENGE = { "WWW-Authenticate": `Bearer realm="quarry"` };
 
 /** People one instance remembers the account of (email, verified, disabled), for the access cache's time. */
 const CACHED_ACCOUNTS = 10_000;
@@ -34,7 +33,7 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
       "unauthorized:token",
       "Missing Authorization header: send `Authorization: Bearer <token>` with a personal access token " +
         "(POST /me/tokens; see docs/mcp.md).",
-      { headers: CHALLENGE },
+      { headers: { "WWW-Authenticate": mcpChallenge() } },
     );
   }
   const bearer = BEARER.exec(header.trim())?.[1];
@@ -50,6 +49,11 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
       );
     }
     req.caller = { uid, ...account, via: { channel: "mcp", tokenId } };
+  } else if (isOAuthToken(bearer)) {
+    const { uid, clientId } = await verifyAccessToken(bearer);
+    // An OAuth access token lives an hour at most; the account's state is checked as for a personal token.
+    const { validSince: _validSince, ...account } = await accountOf(uid);
+    req.caller = { uid, ...account, via: { channel: "mcp", clientId } };
   } else {
     const caller = await verifyIdToken(bearer).catch((err: unknown) => {
       throw err instanceof QuarryError ? tokenRefused(err.message) : err;
@@ -57,6 +61,15 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
     req.caller = { ...caller, via: { channel: "mcp" } };
   }
   next();
+}
+
+/**
+ * The challenge of a 401 from `/mcp` (RFC 6750 §3): with OAuth on, it names the protected-resource
+ * metadata (RFC 9728 §5.1), which is how a hosted assistant finds where to authorize.
+ */
+export function mcpChallenge(error?: "invalid_token"): string {
+  const { oauth, apiUrl } = config();
+  return bearerChallenge({ error, ...(oauth.enabled ? { metadata: metadataUrl(apiUrl) } : {}) });
 }
 
 /**

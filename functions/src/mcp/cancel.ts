@@ -26,7 +26,7 @@ const local = new Map<string, () => void>();
 /** A call's key: one person's credential and the client's request id. */
 export function callKey(uid: string, via: Via | undefined, requestId: string | number): string {
   return createHash("sha256")
-    .update(`${uid}\n${via?.tokenId ?? "id-token"}\n${typeof requestId}:${requestId}`)
+    .update(`${uid}\n${via?.tokenId ?? via?.clientId ?? "id-token"}\n${typeof requestId}:${requestId}`)
     .digest("hex");
 }
 

@@ -9,7 +9,7 @@ import { Router, type NextFunction, type Request, type Response } from "express"
 import * as logger from "firebase-functions/logger";
 import { requireAccess } from "../access/gate";
 import { toErrorBody } from "../errors";
-import { requireMcpUser } from "./auth";
+import { mcpChallenge, requireMcpUser } from "./auth";
 
 /** JSON-RPC's "invalid request", and the implementation-defined server error Quarry's refusals use. */
 const INVALID_REQUEST = -32600;
@@ -45,7 +45,13 @@ function rpcError(code: number, message: string, data?: unknown) {
 
 /** Refusals before the MCP server runs (401, 403, 429…) as JSON-RPC errors with Quarry's code and words. */
 function mcpErrors(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const { status, body, expected, headers } = toErrorBody(err);
+  const { status, body, expected, headers: given } = toErrorBody(err);
+  // Every 401 names how to authenticate (and, with OAuth on, where); a sent token was refused.
+  const refused = /invalid_token/.test(String(given?.["WWW-Authenticate"] ?? ""));
+  const headers =
+    status === 401
+      ? { ...given, "WWW-Authenticate": mcpChallenge(refused ? "invalid_token" : undefined) }
+      : given;
   if (!expected)
     logger.error("MCP request failed", { path: req.path, err: String((err as Error)?.stack ?? err) });
   if (res.headersSent) {

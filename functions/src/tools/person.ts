@@ -12,7 +12,10 @@ import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
  */
 export interface Via {
   channel: "mcp";
+  /** The personal access token's id, when the call came with one. */
   tokenId?: string;
+  /** The OAuth client's id (a client ID metadata document's URL, or a registered id), with an OAuth token. */
+  clientId?: string;
 }
 
 /** The configurable key the server sets for every run. */
@@ -49,6 +52,7 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
           via: {
             channel: "mcp",
             ...(typeof raw.via.tokenId === "string" ? { tokenId: raw.via.tokenId } : {}),
+            ...(typeof raw.via.clientId === "string" ? { clientId: raw.via.clientId } : {}),
           },
         }
       : {}),

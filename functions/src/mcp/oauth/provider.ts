@@ -1,0 +1,125 @@
+/**
+ * The authorization server: panva's oidc-provider (OpenID-certified, OAuth 2.1 with PKCE, RFC 8707
+ * resource indicators, client ID metadata documents), configured for one resource — Quarry's
+ * `/mcp` — and one scope, `mcp`. Its login and consent are Quarry's own pages (interaction.ts),
+ * where the person signs in with Firebase. oidc-provider is ESM-only; the function compiles to
+ * CommonJS with `module: Node16`, which keeps this `import()` a real dynamic import, so the library
+ * loads on the first OAuth request and never on a cold start.
+ */
+import type { default as ProviderClass, Configuration } from "oidc-provider" with {
+  "resolution-mode": "import",
+};
+import * as logger from "firebase-functions/logger";
+import { config } from "../../config";
+import { FirestoreAdapter } from "./adapter";
+import { clientProblem, isLoopbackClientId } from "./clients";
+import { oauthKeys, notSetUp } from "./keys";
+import { MCP_SCOPE } from "./metadata";
+
+export type Provider = ProviderClass;
+
+/** Seconds an authorization code, a login interaction and a sign-in session live. */
+const CODE_SECONDS = 60;
+const INTERACTION_SECONDS = 15 * 60;
+const SESSION_SECONDS = 24 * 3600;
+
+let provider: Promise<Provider> | undefined;
+
+/** The instance's authorization server, made on first use; refused (503) while it is not set up. */
+export function oauthProvider(): Promise<Provider> {
+  provider ??= makeProvider();
+  provider.catch(() => (provider = undefined));
+  return provider;
+}
+
+/** The path the issuer is served under (oidc-provider's mount path), e.g. `/api/oauth`. */
+export function issuerPath(): string {
+  return new URL(config().oauth.issuer).pathname.replace(/\/+$/, "");
+}
+
+async function makeProvider(): Promise<Provider> {
+  const cfg = config();
+  if (cfg.oauth.problem) throw notSetUp();
+  const [{ default: Provider }, keys] = await Promise.all([import("oidc-provider"), oauthKeys()]);
+  const p = new Provider(cfg.oauth.issuer, {
+    ...settings(keys.jwks.keys[0].alg),
+    jwks: keys.jwks,
+    cookies: cookies(keys.cookieKeys),
+  });
+  // Behind Google's front end: the scheme and host come from X-Forwarded-*.
+  p.proxy = true;
+  return p;
+}
+
+function cookies(keys: string[]): Configuration["cookies"] {
+  return { keys, long: { signed: true }, short: { signed: true } };
+}
+
+/** Everything but the keys (pure but for the configuration it reads); `alg` is the first key's. */
+function settings(alg: string): Configuration {
+  const { oauth, inEmulator } = config();
+  return {
+    adapter: FirestoreAdapter,
+    clients: [],
+    scopes: [MCP_SCOPE, "offline_access"],
+    claims: { openid: ["sub"] },
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    pkce: { required: () => true },
+    responseTypes: ["code"],
+    clientDefaults: {
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      id_token_signed_response_alg: alg as "ES256",
+    },
+    interactions: { url: (_ctx, interaction) => `${issuerPath()}/interaction/${interaction.uid}` },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    ttl: {
+      AccessToken: oauth.accessTokenSeconds,
+      AuthorizationCode: CODE_SECONDS,
+      Interaction: INTERACTION_SECONDS,
+      Session: SESSION_SECONDS,
+      Grant: oauth.refreshTokenSeconds,
+      RefreshToken: oauth.refreshTokenSeconds,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: oauth.registration, issueRegistrationAccessToken: false },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => oauth.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: async (_ctx, indicator) => {
+          if (indicator !== oauth.resource) {
+            const { errors } = await import("oidc-provider");
+            throw new errors.InvalidTarget(`tokens are issued for ${oauth.resource} only`);
+          }
+          return {
+            scope: MCP_SCOPE,
+            audience: oauth.resource,
+            accessTokenTTL: oauth.accessTokenSeconds,
+            accessTokenFormat: "jwt",
+            jwt: { sign: { alg: alg as "ES256" } },
+          };
+        },
+      },
+      clientIdMetadataDocument: {
+        enabled: true,
+        allowClient: (_ctx, client) => allowed(client.metadata()),
+      },
+    },
+    // oidc-provider refuses to fetch from loopback addresses (SSRF); a client beside the local
+    // stack serves its document there, so the emulator lets those through.
+    fetch: (url, options) => {
+      if (inEmulator && isLoopbackClientId(String(url)))
+        delete (options as { dispatcher?: unknown }).dispatcher;
+      return globalThis.fetch(url, options);
+    },
+  };
+}
+
+function allowed(metadata: Record<string, unknown>): boolean {
+  const problem = clientProblem(metadata, config().oauth.redirectHosts);
+  if (problem) logger.warn(`OAuth: client ${String(metadata.client_id)} refused: ${problem}`);
+  return !problem;
+}

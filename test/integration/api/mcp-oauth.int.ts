@@ -1,0 +1,243 @@
+/**
+ * OAuth for hosted MCP clients, end to end through the functions emulator with the MCP SDK's own
+ * OAuth support (`StreamableHTTPClientTransport` with an `authProvider`): a 401 from `/mcp` names
+ * the protected-resource metadata, which names the authorization server; the client is known by
+ * its client ID metadata document (served here over HTTPS on loopback); PKCE; the person signs in
+ * with Firebase on the server's page (the Auth emulator) and allows the client; the code becomes
+ * an access token for `/mcp` alone, with which the client lists the tools and asks. A token for
+ * another audience is refused (by the server that would mint it, and by `/mcp` when signed
+ * anyway); a non-member's token gets 403; audit entries name the OAuth client.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Firestore } from "@google-cloud/firestore";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { importJWK, SignJWT, decodeJwt } from "jose";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import {
+  attr,
+  Browser,
+  clientDocument,
+  REDIRECT_URI,
+  serveClientMetadata,
+  TestOAuthProvider,
+  type MetadataServer,
+} from "../../support/oauth-client";
+import { stackEnv } from "../../support/stack-env";
+
+let api: string;
+let authUrl: string;
+let db: Firestore;
+let cimd: MetadataServer;
+const open: Client[] = [];
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  authUrl = stack.urls.auth!;
+  db = new Firestore({
+    projectId: stack.env.GCLOUD_PROJECT,
+    host: stack.env.FIRESTORE_EMULATOR_HOST,
+    ssl: false,
+  });
+  cimd = await serveClientMetadata(stack.env.QUARRY_TEST_VERTEX_CERT, (url) => clientDocument(url));
+});
+
+afterAll(async () => {
+  await Promise.all(open.map((c) => c.close().catch(() => {})));
+  await cimd?.close();
+  await db?.terminate();
+});
+
+function transport(provider: TestOAuthProvider) {
+  return new StreamableHTTPClientTransport(new URL(`${api}/mcp`), { authProvider: provider });
+}
+
+/**
+ * The person's part in a browser: from the authorization URL to the code. `idToken` signs in as
+ * the page's script would for `person` (email and password to the Auth REST API the page names).
+ */
+async function authorize(url: URL, person: TestUser, idToken?: string): Promise<string> {
+  const browser = new Browser();
+  const login = await browser.go(url.toString());
+  expect(login.status, `${login.url} ${/<pre>.*<\/pre>/.exec(login.html)?.[0] ?? login.html}`).toBe(200);
+  expect(login.html).toContain("Quarry OAuth test");
+  let token = idToken;
+  if (!token) {
+    // What the page's script does: Firebase Auth's signInWithPassword, at the URL the page names.
+    const signIn = attr(login.html, 'id="signin"', "data-sign-in");
+    expect(
+      signIn.startsWith(`${authUrl}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword`),
+    ).toBe(true);
+    const r = await fetch(signIn, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: person.email, password: "password123", returnSecureToken: true }),
+    });
+    token = ((await r.json()) as { idToken: string }).idToken;
+  }
+  const consent = await browser.post(login.url, attr(login.html, 'id="done"', "action"), {
+    id_token: token!,
+  });
+  expect(consent.status, consent.html).toBe(200);
+  expect(consent.html).toContain(person.email);
+  const back = await browser.post(consent.url, attr(consent.html, "<form", "action"), { allow: "yes" });
+  expect(back.url.startsWith(REDIRECT_URI), back.html).toBe(true);
+  const code = new URL(back.url).searchParams.get("code");
+  expect(code).toBeTruthy();
+  return code!;
+}
+
+/** The whole dance with the SDK: the 401, discovery, the login, the code for tokens, connected. */
+async function connectThroughOAuth(person: TestUser, idToken?: string) {
+  const provider = new TestOAuthProvider(cimd.url);
+  const first = new Client({ name: "oauth-test", version: "1.0.0" });
+  const t1 = transport(provider);
+  await expect(first.connect(t1)).rejects.toBeInstanceOf(UnauthorizedError);
+  const authUrlSeen = provider.authorizationUrl!;
+  const code = await authorize(authUrlSeen, person, idToken);
+  await t1.finishAuth(code);
+  const client = new Client({ name: "oauth-test", version: "1.0.0" });
+  await client.connect(transport(provider));
+  open.push(client);
+  return { client, provider, authUrlSeen };
+}
+
+describe("OAuth for hosted MCP clients", () => {
+  it("a 401 names the protected-resource metadata, which names the authorization server", async () => {
+    const none = await fetch(`${api}/mcp`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    expect(none.status).toBe(401);
+    const challenge = none.headers.get("www-authenticate")!;
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+    expect(metadataUrl).toBe(`${api}/.well-known/oauth-protected-resource/mcp`);
+    const prm = (await (await fetch(metadataUrl!)).json()) as Record<string, unknown>;
+    expect(prm).toMatchObject({
+      resource: `${api}/mcp`,
+      authorization_servers: [`${api}/oauth`],
+      scopes_supported: ["mcp"],
+    });
+    const as = (await (await fetch(`${api}/oauth/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(as).toMatchObject({
+      issuer: `${api}/oauth`,
+      code_challenge_methods_supported: ["S256"],
+      client_id_metadata_document_supported: true,
+    });
+  });
+
+  it("the SDK authorizes with a client ID metadata document, PKCE and Firebase sign-in, then lists tools and asks", async () => {
+    const alice = await signUp(authUrl);
+    const { client, provider, authUrlSeen } = await connectThroughOAuth(alice);
+    // The authorization request the SDK made: the metadata document's URL as client id, S256, our resource.
+    expect(authUrlSeen.searchParams.get("client_id")).toBe(cimd.url);
+    expect(authUrlSeen.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(authUrlSeen.searchParams.get("resource")).toBe(`${api}/mcp`);
+    const access = decodeJwt(provider.tokens()!.access_token);
+    expect(access).toMatchObject({
+      sub: alice.uid,
+      aud: `${api}/mcp`,
+      iss: `${api}/oauth`,
+      client_id: cimd.url,
+    });
+
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain("ask");
+    const res = (await client.callTool({
+      name: "ask",
+      arguments: { question: "How many orders were placed?" },
+    })) as {
+      isError?: boolean;
+      structuredContent?: { status: string; sql: string[] };
+    };
+    expect(res.isError).toBeFalsy();
+    expect(res.structuredContent?.status).toBe("answered");
+    expect(res.structuredContent?.sql.at(-1)).toContain("FROM shop.orders");
+
+    // Audited as an MCP query made through this OAuth client.
+    await expect
+      .poll(async () => {
+        const snap = await db.collection("audit").where("uid", "==", alice.uid).get();
+        return snap.docs.map((d) => d.data().via as { channel?: string; clientId?: string } | undefined);
+      })
+      .toContainEqual({ channel: "mcp", clientId: cimd.url });
+  });
+
+  it("a token for another audience is refused: not minted, and 401 on /mcp when signed anyway", async () => {
+    const bob = await signUp(authUrl);
+    const { provider } = await connectThroughOAuth(bob);
+    // The authorization server issues tokens for /mcp only (RFC 8707 invalid_target).
+    const elsewhere = "https://elsewhere.example/mcp";
+    const url = new URL(`${api}/oauth/auth`);
+    for (const [k, v] of Object.entries({
+      client_id: cimd.url,
+      response_type: "code",
+      redirect_uri: REDIRECT_URI,
+      scope: "mcp",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+      resource: elsewhere,
+    }))
+      url.searchParams.set(k, v);
+    const refused = await new Browser().go(url.toString());
+    expect(new URL(refused.url).searchParams.get("error")).toBe("invalid_target");
+
+    // A token signed with the server's own key but for another audience: /mcp refuses it.
+    const keys = (await db.collection("oauth").doc("signing-keys").get()).data()!.keys as Record<
+      string,
+      string
+    >[];
+    const claims = decodeJwt(provider.tokens()!.access_token);
+    const forged = await new SignJWT({ ...claims, aud: elsewhere })
+      .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: keys[0].kid })
+      .sign(await importJWK(keys[0], "ES256"));
+    const answer = await rawInitialize(forged);
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("www-authenticate")).toMatch(/error="invalid_token".*resource_metadata=/);
+    expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(
+      /audience must be/,
+    );
+    // The same claims for /mcp pass: only the audience differed.
+    expect((await rawInitialize(provider.tokens()!.access_token)).status).toBe(200);
+  });
+
+  it("a non-member's token is refused with 403 by the access gate", async () => {
+    const outsider = await signUp(authUrl, `oauth-outsider-${Date.now()}@outsider.test`);
+    const provider = new TestOAuthProvider(cimd.url);
+    const t = transport(provider);
+    await expect(new Client({ name: "oauth-test", version: "1.0.0" }).connect(t)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
+    // The door's blocking function refuses their password sign-in, so the page gets the ID token of
+    // a sign-in the door let through (as any other Firebase sign-in method would give it).
+    await t.finishAuth(await authorize(provider.authorizationUrl!, outsider, outsider.idToken));
+    const answer = await rawInitialize(provider.tokens()!.access_token);
+    expect(answer.status).toBe(403);
+    expect(((await answer.json()) as { error: { data: { error: string } } }).error.data.error).toBe(
+      "forbidden:not_member",
+    );
+  });
+});
+
+function rawInitialize(bearer: string) {
+  return fetch(`${api}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  });
+}
