@@ -11,3 +11,4 @@ export * from "./events";
 export * from "./follow-ups";
 export * from "./limits";
 export * from "./protocol";
+export * from "./tokens";
