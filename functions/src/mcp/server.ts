@@ -74,11 +74,11 @@ function buildServer(caller: RunCaller, closed: AbortSignal, apps: AppHelpers): 
   // (Typed for the SDK's 2.x server, it calls 1.x's McpServer.registerTool with the same arguments.)
   const registerAppTool: McpServer["registerTool"] = (name, tool, cb) =>
     apps.registerAppTool(
-      server,
+      server as never,
       name,
-      { ...tool, _meta: { ...tool._meta, ...RESULT_VIEW_META } },
+      { ...tool, _meta: { ...tool._meta, ...RESULT_VIEW_META } } as never,
       cb as never,
-    );
+    ) as never;
   registerDataTools(server, caller, data, previewRows, registerAppTool);
   registerAppTool(
     "ask",
