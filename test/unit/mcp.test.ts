@@ -14,6 +14,7 @@ import {
 } from "../../functions/src/tools/index";
 import type { QueryContext, Warehouse } from "../../functions/src/tools/types";
 import { FULL_SCOPE, limitedScope } from "../../functions/src/tools/scope";
+import { compile, type TopLevelSpec } from "vega-lite";
 import { askText, markdownTable, previewRows, rowsNote } from "../../functions/src/mcp/results";
 import { runSql, type DataDeps } from "../../functions/src/mcp/data-tools";
 import { callKey, cancelledIds } from "../../functions/src/mcp/cancel";
@@ -56,6 +57,36 @@ describe("MCP results", () => {
     expect(markdownTable(p)).toBe(
       "| a | b |\n| --- | --- |\n| 1 | x\\|y |\n| 2 | line break |\n\n(2 of 3 rows)",
     );
+  });
+
+  it("carries the chart the page would draw: its Vega-Lite spec, compiled by Vega-Lite, or the reason", () => {
+    const months = ["2025-01", "2025-02", "2025-03", "2025-04"];
+    const p = previewRows(
+      {
+        sql: "SELECT month, revenue FROM t",
+        columns: [
+          { name: "month", type: "STRING" },
+          { name: "revenue", type: "FLOAT64" },
+        ],
+        // Out of calendar order: the chart puts them back in order on a time axis.
+        rows: [3, 1, 0, 2].map((i) => ({ month: months[i]!, revenue: 100 + i })),
+        totalRows: 10,
+      },
+      4,
+    );
+    expect(p.chart).toMatchObject({ type: "line", options: ["line", "bar"] });
+    expect(p.chart.reason).toContain("first 4 rows");
+    const spec = p.chart.spec as unknown as TopLevelSpec & { encoding: { x: { sort: string[] } } };
+    expect(spec.encoding.x.sort).toEqual(months);
+    expect(() => compile(spec)).not.toThrow();
+
+    const one = previewRows(
+      { sql: "x", columns: [{ name: "n", type: "INT64" }], rows: [{ n: 3 }], totalRows: 1 },
+      5,
+    );
+    expect(one.chart.spec).toBeUndefined();
+    expect(one.chart.options).toEqual([]);
+    expect(one.chart.reason).toBeTruthy();
   });
 
   it("ask's text has the answer, the SQL, the rows, the follow-ups and the thread", () => {

@@ -5,11 +5,21 @@
  * charted case's spec must also compile with Vega-Lite.
  */
 import { describe, expect, it } from "vitest";
-import { compile } from "vega-lite";
-import { chooseChart, hasTopLevelOrderBy, OTHER, TOP_N, type ChartChoice } from "../../web/src/data/chart";
-import { AXIS_FORMAT, chartSpec, fieldRef } from "../../web/src/data/chart-spec";
-import type { ColumnInfo, Row } from "../../web/src/data/columns";
-import { styleKey } from "../../web/src/data/numbers";
+import { compile as compileSpec, type TopLevelSpec } from "vega-lite";
+import {
+  chooseChart,
+  hasTopLevelOrderBy,
+  OTHER,
+  TOP_N,
+  type ChartChoice,
+} from "../../functions/src/contract/chart/chart";
+import { AXIS_FORMAT, chartSpec, fieldRef } from "../../functions/src/contract/chart/chart-spec";
+import type { ColumnInfo, Row } from "../../functions/src/contract/events";
+import { styleKey } from "../../functions/src/contract/chart/numbers";
+import type { VegaLiteSpec } from "../../functions/src/contract/chart/chart-spec";
+
+/** Vega-Lite's own compiler on the contract's loosely typed spec. */
+const compile = (spec: VegaLiteSpec) => compileSpec(spec as unknown as TopLevelSpec);
 
 const col = (name: string, type: string, description?: string): ColumnInfo => ({
   name,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { columnKind, toNumber } from "../../web/src/data/columns";
+import { columnKind, toNumber } from "../../functions/src/contract/chart/columns";
 import { csvFileName, toCsv } from "../../web/src/data/csv";
 import { nextSort, paginate, sortRows } from "../../web/src/data/table";
 import { errorInWords, formatBytes, parseApiError } from "../../web/src/data/format";
-import type { ColumnInfo, Row } from "../../web/src/data/columns";
+import type { ColumnInfo, Row } from "../../functions/src/contract/events";
 import { parseCsv } from "../support/csv";
 
 describe("columnKind and toNumber", () => {

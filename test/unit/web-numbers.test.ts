@@ -7,7 +7,7 @@ import {
   parseStyleKey,
   styleKey,
   validLocale,
-} from "../../web/src/data/numbers";
+} from "../../functions/src/contract/chart/numbers";
 import { toCsv } from "../../web/src/data/csv";
 
 const col = (name: string, type = "DOUBLE", description?: string) => ({ name, type, description });

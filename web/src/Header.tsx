@@ -1,4 +1,4 @@
-/** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), admin, sign out. */
+/** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), account, admin, sign out. */
 import type { Role } from "@quarry/functions/contract";
 import type { ClientConfig } from "./config";
 import type { Settings } from "./settings/useSettings";
@@ -14,6 +14,8 @@ interface Props {
   onDrawer: (open: boolean) => void;
   adminOpen: boolean;
   onAdmin: (open: boolean) => void;
+  accountOpen: boolean;
+  onAccount: (open: boolean) => void;
   onSignOut: () => void;
   /** User identity mode's Connect / Disconnect BigQuery. */
   bigquery: BigQueryConnection;
@@ -22,7 +24,7 @@ interface Props {
 export function Header(p: Props) {
   return (
     <header className="topbar">
-      {!p.adminOpen && (
+      {!p.adminOpen && !p.accountOpen && (
         <button
           type="button"
           className="icon menu"
@@ -48,7 +50,8 @@ export function Header(p: Props) {
         {p.role}
       </span>
       <BigQueryControl bq={p.bigquery} />
-      {p.role === "admin" && <AdminLink open={p.adminOpen} onAdmin={p.onAdmin} />}
+      <PageLink path="/account" name="Account" open={p.accountOpen} onOpen={p.onAccount} />
+      {p.role === "admin" && <PageLink path="/admin" name="Admin" open={p.adminOpen} onOpen={p.onAdmin} />}
       <button type="button" onClick={p.onSignOut}>
         Sign out
       </button>
@@ -56,18 +59,18 @@ export function Header(p: Props) {
   );
 }
 
-function AdminLink({ open, onAdmin }: { open: boolean; onAdmin: (open: boolean) => void }) {
-  const href = open ? "/" : "/admin";
+/** A link to a page of its own (`/admin`, `/account`), or back to the chat while it is open. */
+function PageLink(p: { path: string; name: string; open: boolean; onOpen: (open: boolean) => void }) {
   return (
     <a
       className="admin-link"
-      href={href}
+      href={p.open ? "/" : p.path}
       onClick={(e) => {
         e.preventDefault();
-        onAdmin(!open);
+        p.onOpen(!p.open);
       }}
     >
-      {open ? "Back to chat" : "Admin"}
+      {p.open ? "Back to chat" : p.name}
     </a>
   );
 }

@@ -1,4 +1,4 @@
-/** The signed-in page: header, then the admin section (`/admin`) or the thread list (a drawer on phones) and the conversation. */
+/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`) or the thread list (a drawer on phones) and the conversation. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { User } from "firebase/auth";
 import type { Client } from "@langchain/langgraph-sdk";
@@ -9,7 +9,7 @@ import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
-import { useAdminRoute, useThreadRoute } from "./route";
+import { useAccountRoute, useAdminRoute, useThreadRoute } from "./route";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
@@ -17,6 +17,7 @@ import { useFirstScreen } from "./threads/useFirstScreen";
 import { errorInWords } from "./data/format";
 import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
+import { AccountPage } from "./account/AccountPage";
 import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
 
 interface Props {
@@ -38,6 +39,7 @@ function useTheme(theme: Settings["theme"]) {
 export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const client = useMemo(() => createApiClient(cfg.apiUrl, fb.auth), [cfg.apiUrl, fb.auth]);
   const [adminOpen, goAdmin] = useAdminRoute();
+  const [accountOpen, goAccount] = useAccountRoute();
   const [drawer, setDrawer] = useState(false);
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
@@ -59,11 +61,15 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           onDrawer={setDrawer}
           adminOpen={adminOpen}
           onAdmin={goAdmin}
+          accountOpen={accountOpen}
+          onAccount={goAccount}
           onSignOut={onSignOut}
           bigquery={bigquery}
         />
         {adminOpen ? (
           <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
+        ) : accountOpen ? (
+          <AccountPage apiUrl={cfg.apiUrl} auth={fb.auth} />
         ) : (
           <ChatArea
             cfg={cfg}

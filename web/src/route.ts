@@ -1,12 +1,13 @@
 /**
  * The page's place lives in the URL: the open thread (`/t/<id>`), so a reload or a shared link
- * reopens it, and the admin section (`/admin`). Every route hook listens to `popstate`; `navigate`
+ * reopens it, the admin section (`/admin`) and the account page (`/account`). Every route hook listens to `popstate`; `navigate`
  * pushes a path and announces it the same way, so all of them follow.
  */
 import { useCallback, useEffect, useState } from "react";
 
 const PATTERN = /^\/t\/([0-9A-Za-z-]{1,128})\/?$/;
 const ADMIN = /^\/admin\/?$/;
+const ACCOUNT = /^\/account\/?$/;
 
 function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
@@ -32,6 +33,7 @@ function usePathValue<T>(read: (path: string) => T): T {
 }
 
 const isAdminPath = (path: string) => ADMIN.test(path);
+const isAccountPath = (path: string) => ACCOUNT.test(path);
 
 export function useThreadRoute(): [string | null, (id: string | null, replace?: boolean) => void] {
   const id = usePathValue(threadFromPath);
@@ -45,5 +47,12 @@ export function useThreadRoute(): [string | null, (id: string | null, replace?: 
 export function useAdminRoute(): [boolean, (open: boolean) => void] {
   const open = usePathValue(isAdminPath);
   const go = useCallback((next: boolean) => navigate(next ? "/admin" : "/"), []);
+  return [open, go];
+}
+
+/** Whether the account page is open (`/account`), and a way to open or leave it. */
+export function useAccountRoute(): [boolean, (open: boolean) => void] {
+  const open = usePathValue(isAccountPath);
+  const go = useCallback((next: boolean) => navigate(next ? "/account" : "/"), []);
   return [open, go];
 }

@@ -10,11 +10,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Firestore } from "firebase-admin/firestore";
 import { QuarryError } from "../errors";
+import type { NewToken, TokenInfo } from "../contract/tokens";
 
 /** What every token starts with, so a leaked one is recognisable (secret scanners, logs). */
 const TOKEN_PREFIX = "qry_";
-/** The longest a token may live, days. */
-export const MAX_TOKEN_DAYS = 90;
 /** Tokens one person may hold at once. */
 const MAX_TOKENS_PER_PERSON = 20;
 /** `lastUsedAt` is written at most this often per token (not one write per request). */
@@ -31,15 +30,6 @@ export interface TokenDoc {
   createdAt: Date;
   expiresAt: Date;
   lastUsedAt?: Date;
-}
-
-/** A token as its person sees it in a list. */
-export interface TokenInfo {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at: string;
-  last_used_at: string | null;
 }
 
 /** A new token: its id and the whole token, to be shown once. */
@@ -84,12 +74,7 @@ export class TokenStore {
   ) {}
 
   /** Makes a token for `uid`; the whole token is returned once and never again. */
-  async create(
-    uid: string,
-    name: string,
-    days: number,
-    now = Date.now(),
-  ): Promise<TokenInfo & { token: string }> {
+  async create(uid: string, name: string, days: number, now = Date.now()): Promise<NewToken> {
     const { id, token } = newToken();
     const expiresAt = now + days * 86_400_000;
     const tokens = this.db.collection(this.collection);

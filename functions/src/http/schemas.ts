@@ -12,7 +12,7 @@ import {
   THREAD_STATUSES,
 } from "../contract/protocol";
 import { QuarryError, type ErrorCode } from "../errors";
-import { MAX_TOKEN_DAYS } from "../access/tokens";
+import { MAX_TOKEN_DAYS, MAX_TOKEN_NAME_CHARS } from "../contract/tokens";
 
 const uuid = z
   .string()
@@ -148,7 +148,7 @@ export const CreateTokenBody = z.strictObject({
     .string()
     .trim()
     .min(1, "name the token (where it is used: 'laptop IDE')")
-    .max(100, "keep the name under 100 characters"),
+    .max(MAX_TOKEN_NAME_CHARS, `keep the name under ${MAX_TOKEN_NAME_CHARS} characters`),
   expires_in_days: z
     .number({ message: "expires_in_days must be a number of days" })
     .int("expires_in_days must be a whole number of days")

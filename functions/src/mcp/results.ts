@@ -3,7 +3,20 @@
  * notice, and the text block that goes beside the structured content (clients that show only text
  * still see the rows, the SQL and the follow-ups). No I/O, unit-tested.
  */
+import { chartSpec, chooseChart, type ChartType, type VegaLiteSpec } from "../contract/chart";
 import type { ColumnInfo, JsonValue, Row } from "../contract/events";
+
+/**
+ * The chart Quarry's page would draw for these rows (the contract's `chooseChart`): its type, the
+ * other types it can be drawn as, and its Vega-Lite spec; or no spec and the reason.
+ */
+export interface ResultChart {
+  type?: ChartType;
+  options: ChartType[];
+  spec?: VegaLiteSpec;
+  /** Why there is no chart, or what the chart leaves out. */
+  reason?: string;
+}
 
 /** A query result as an MCP client gets it: the first rows, and how many there were. */
 export interface RowsPreview {
@@ -17,6 +30,8 @@ export interface RowsPreview {
   total_at_least: boolean;
   /** "3 of 120 rows": said whenever rows were cut. */
   note: string;
+  /** The chart of the rows shown, as the page chooses and specifies it. */
+  chart: ResultChart;
 }
 
 /** The first `maxRows` rows of a result, with the notice that says how many there were. */
@@ -35,6 +50,20 @@ export function previewRows(
     total,
     total_at_least: atLeast,
     note: rowsNote(rows.length, total, atLeast),
+    chart: resultChart(result.columns, rows, result.sql, rows.length < total || atLeast),
+  };
+}
+
+/** The chart of the rows shown; when rows were cut, the reason says the chart covers only those. */
+export function resultChart(columns: ColumnInfo[], rows: Row[], sql: string, cut: boolean): ResultChart {
+  const choice = chooseChart(columns, rows, { sql });
+  const type = choice.options[0];
+  const reasons = [choice.reason, type && cut ? `The chart shows the first ${rows.length} rows.` : undefined];
+  const reason = reasons.filter(Boolean).join(" ");
+  return {
+    ...(type ? { type, spec: chartSpec(choice, type) } : {}),
+    options: choice.options,
+    ...(reason ? { reason } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ import type { RunCaller } from "../http/runs/start";
 import { personScope } from "../identity";
 import type { RunPerson } from "../tools/person";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
+import { appHelpers, registerResultView, RESULT_VIEW_META, type AppHelpers } from "./apps";
 import { ask, CollectingOutput } from "./ask";
 import { callKey, trackCall } from "./cancel";
 import { describeTable, listTables, runSql, searchContext, type Answer, type DataDeps } from "./data-tools";
@@ -45,7 +46,7 @@ export async function serveMcp(req: Request, res: Response): Promise<void> {
   const caller = runCallerOf(req);
   const closed = new AbortController();
   res.on("close", () => closed.abort());
-  const server = buildServer(caller, closed.signal);
+  const server = buildServer(caller, closed.signal, await appHelpers());
   // Stateless: no session id, so any instance answers any request.
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on("close", () => {
@@ -56,7 +57,7 @@ export async function serveMcp(req: Request, res: Response): Promise<void> {
   await transport.handleRequest(req, res, req.body);
 }
 
-function buildServer(caller: RunCaller, closed: AbortSignal): McpServer {
+function buildServer(caller: RunCaller, closed: AbortSignal, apps: AppHelpers): McpServer {
   const server = new McpServer(
     { name: "quarry", title: "Quarry", version: "1.0.0" },
     {
@@ -68,8 +69,18 @@ function buildServer(caller: RunCaller, closed: AbortSignal): McpServer {
   );
   const data = dataDeps(caller, closed);
   const previewRows = config().warehouse.previewRows;
-  registerDataTools(server, caller, data, previewRows);
-  server.registerTool(
+  registerResultView(apps, server);
+  // `ask` and `run_sql` link the result view (MCP Apps), through the package's helper.
+  // (Typed for the SDK's 2.x server, it calls 1.x's McpServer.registerTool with the same arguments.)
+  const registerAppTool: McpServer["registerTool"] = (name, tool, cb) =>
+    apps.registerAppTool(
+      server as never,
+      name,
+      { ...tool, _meta: { ...tool._meta, ...RESULT_VIEW_META } } as never,
+      cb as never,
+    ) as never;
+  registerDataTools(server, caller, data, previewRows, registerAppTool);
+  registerAppTool(
     "ask",
     {
       title: "Ask Quarry",
@@ -100,6 +111,7 @@ function registerDataTools(
   caller: RunCaller,
   data: () => Promise<DataDeps>,
   previewRows: number,
+  registerAppTool: McpServer["registerTool"],
 ): void {
   const readOnly = READ_ONLY;
 
@@ -125,7 +137,7 @@ function registerDataTools(
     },
     ({ table }) => worded(async () => describeTable(await data(), table)),
   );
-  server.registerTool(
+  registerAppTool(
     "run_sql",
     {
       title: "Run SQL",

@@ -7,6 +7,17 @@ import { z } from "zod";
 const json = z.unknown();
 const column = z.object({ name: z.string(), type: z.string() }).loose();
 
+const chartType = z.enum(["bar", "line", "scatter"]);
+
+const chart = z
+  .object({
+    type: chartType.optional(),
+    options: z.array(chartType),
+    spec: z.record(z.string(), json).optional().describe("Vega-Lite v6 spec, its data inline"),
+    reason: z.string().optional(),
+  })
+  .describe("The chart Quarry draws for these rows; no spec (and the reason) when none fits");
+
 const rowsPreview = {
   sql: z.string(),
   columns: z.array(column),
@@ -15,6 +26,7 @@ const rowsPreview = {
   total: z.number().int(),
   total_at_least: z.boolean(),
   note: z.string().describe('"N rows", or "N of M rows" when cut'),
+  chart,
 };
 
 export const TablesOutputShape = {

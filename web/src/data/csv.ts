@@ -2,7 +2,7 @@
  * CSV of a query result (RFC 4180: comma separated, CRLF rows, fields quoted when they hold a
  * comma, quote or line break, quotes doubled), for the "Download CSV" button.
  */
-import { cellText, toNumber, type ColumnInfo, type Row } from "./columns";
+import { cellText, toNumber, type ColumnInfo, type Row } from "@quarry/functions/contract";
 
 /**
  * Spreadsheet apps run cells that start with these as formulas (CSV injection). Text cells that

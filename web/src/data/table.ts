@@ -1,5 +1,5 @@
 /** Sorting and paging of a result table (pure: the component only renders what these return). */
-import { cellText, columnKind, toNumber, type ColumnInfo, type Row } from "./columns";
+import { cellText, columnKind, toNumber, type ColumnInfo, type Row } from "@quarry/functions/contract";
 
 type SortDirection = "ascending" | "descending";
 export interface SortState {

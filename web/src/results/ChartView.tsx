@@ -1,5 +1,5 @@
 /**
- * A result as a Vega-Lite chart, chosen from what the columns mean (data/chart.ts) and switchable;
+ * A result as a Vega-Lite chart, chosen from what the columns mean (the contract's chart.ts) and switchable;
  * numbers on its axes in the browser's locale; downloadable as PNG or SVG through Vega's own view
  * export. vega-embed is loaded on first use, so the page itself stays small.
  *
@@ -11,10 +11,19 @@
 import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
 import type { TopLevelSpec } from "vega-lite";
 import type { View } from "vega";
-import type { ColumnInfo, Row } from "../data/columns";
-import { chooseChart, type ChartType } from "../data/chart";
-import { AXIS_FORMAT, FULL_FORMAT, chartSpec } from "../data/chart-spec";
-import { browserLocale, formatAxis, formatNumber, parseStyleKey } from "../data/numbers";
+import {
+  AXIS_FORMAT,
+  FULL_FORMAT,
+  browserLocale,
+  chartSpec,
+  chooseChart,
+  formatAxis,
+  formatNumber,
+  parseStyleKey,
+  type ChartType,
+  type ColumnInfo,
+  type Row,
+} from "@quarry/functions/contract";
 import { fileName } from "../data/csv";
 import { saveUrl } from "./download";
 
@@ -88,7 +97,10 @@ export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Pr
   const options = choice.options;
   const [picked, setPicked] = useState<ChartType | null>(null);
   const type = picked ?? (preferred !== "auto" && options.includes(preferred) ? preferred : options[0]);
-  const spec = useMemo(() => (type ? chartSpec(choice, type) : null), [choice, type]);
+  const spec = useMemo(
+    () => (type ? (chartSpec(choice, type) as unknown as TopLevelSpec) : null),
+    [choice, type],
+  );
   const host = useRef<HTMLDivElement>(null);
   const { view, error, setError } = useVegaView(host, spec);
 

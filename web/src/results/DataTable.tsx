@@ -1,9 +1,16 @@
 /** A result as a sortable, paginated table. Headers are buttons; aria-sort tells screen readers. */
 import { useMemo, useState } from "react";
-import { cellText, columnKind, type ColumnInfo, type Row } from "../data/columns";
+import {
+  browserLocale,
+  cellText,
+  columnKind,
+  columnStyles,
+  formatNumber,
+  type ColumnInfo,
+  type Row,
+} from "@quarry/functions/contract";
 import { nextSort, paginate, sortRows, type SortState } from "../data/table";
 import { formatCount } from "../data/format";
-import { browserLocale, columnStyles, formatNumber } from "../data/numbers";
 import { PAGE_SIZES } from "../settings/useSettings";
 
 interface Props {

@@ -4,7 +4,8 @@
  * name and its note, and the formatting for table cells (full) and chart axes (compact). Pure: the
  * locale is a parameter (the page passes the browser's). The CSV keeps the raw values.
  */
-import { columnKind, toNumber, type ColumnInfo, type JsonValue } from "./columns";
+import { columnKind, toNumber } from "./columns";
+import type { ColumnInfo, JsonValue } from "../events";
 
 /**
  * How a numeric column reads. `percent` with `scale: 1` holds fractions (0.25 → 25%), with

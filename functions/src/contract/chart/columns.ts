@@ -2,10 +2,7 @@
  * Column kinds from engine type names (BigQuery and DuckDB), shared by the table (sorting,
  * alignment), the chart (encoding types) and the CSV writer.
  */
-import type { ColumnInfo, JsonValue } from "@quarry/functions/contract";
-
-export type { ColumnInfo, JsonValue };
-export type Row = Record<string, JsonValue>;
+import type { ColumnInfo, JsonValue } from "../events";
 
 /** How a column behaves in a table and a chart. */
 export type ColumnKind = "quantitative" | "temporal" | "nominal" | "other";

@@ -3,9 +3,14 @@
  * custom format types the view registers with vega-embed (`quarryAxis`: compact "$1.2M", "12%";
  * `quarryFull`: "$506,464.61"), so Vega prints them in the browser's locale.
  */
-import type { TopLevelSpec } from "vega-lite";
 import type { ChartChoice, ChartType } from "./chart";
 import { styleKey, type NumberStyle } from "./numbers";
+
+/**
+ * A Vega-Lite (v6) top-level spec as JSON. Typed loosely here so the contract imports nothing; the
+ * page hands it to vega-embed, the MCP result view to the same, and the tests compile it.
+ */
+export type VegaLiteSpec = { $schema: string } & Record<string, unknown>;
 
 /** Custom Vega format types; the view registers functions under these names. */
 export const AXIS_FORMAT = "quarryAxis";
@@ -38,7 +43,7 @@ function xEncoding(choice: ChartChoice, type: ChartType) {
 }
 
 /** The Vega-Lite spec of a choice drawn as `type`, sized to its container. */
-export function chartSpec(choice: ChartChoice, type: ChartType, title?: string): TopLevelSpec {
+export function chartSpec(choice: ChartChoice, type: ChartType, title?: string): VegaLiteSpec {
   const x = choice.x!;
   const y = choice.y!;
   const yFormat = numberAxis(choice.yStyle);
@@ -74,5 +79,5 @@ export function chartSpec(choice: ChartChoice, type: ChartType, title?: string):
       ...(color && type === "bar" ? { xOffset: { field: fieldRef(choice.color!.name) } } : {}),
       tooltip,
     },
-  } as TopLevelSpec;
+  };
 }

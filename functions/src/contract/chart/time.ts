@@ -3,7 +3,8 @@
  * a quarter as `'2025-Q1'`, a year as an INT64. These are time, and belong on a time axis in
  * calendar order — not on a category axis sorted by value. Pure: each value gets a sortable key.
  */
-import { columnKind, toNumber, type ColumnInfo, type JsonValue } from "./columns";
+import { columnKind, toNumber } from "./columns";
+import type { ColumnInfo, JsonValue } from "../events";
 
 /** The grain of a time column. `date`/`datetime` come from engine types or ISO date text. */
 type TimeUnit = "year" | "quarter" | "month" | "week" | "date" | "datetime";

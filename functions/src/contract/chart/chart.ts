@@ -9,7 +9,8 @@
  * - too many categories become the top ones plus "Other"; too many points, no chart, with the reason.
  * Pure: the view draws what `chooseChart` decides, with `chartSpec` (chart-spec.ts).
  */
-import { columnKind, toNumber, type ColumnInfo, type Row } from "./columns";
+import { columnKind, toNumber } from "./columns";
+import type { ColumnInfo, Row } from "../events";
 import { numberStyle, type NumberStyle } from "./numbers";
 import { timeColumn, type TimeColumn } from "./time";
 
