@@ -119,23 +119,27 @@ function registerDataTools(
     "list_tables",
     {
       title: "List tables",
-      description: "The tables you may query, with descriptions and row counts. Free: reads metadata only.",
+      description:
+        "The tables you may query, with descriptions and row counts. Reads metadata only (no query job); " +
+        "counts as a question of your per-minute quota.",
       inputSchema: {},
       outputSchema: TablesOutputShape,
       annotations: readOnly,
     },
-    () => worded(async () => listTables(await data())),
+    () => worded(async () => (await admitted(caller), listTables(await data()))),
   );
   server.registerTool(
     "describe_table",
     {
       title: "Describe a table",
-      description: "A table's columns (types, descriptions) and a few sample rows. Free: runs no query job.",
+      description:
+        "A table's columns (types, descriptions) and a few sample rows. Runs no query job; counts as a " +
+        "question of your per-minute quota.",
       inputSchema: { table: z.string().min(1).max(1024).describe("dataset.table, as list_tables shows it") },
       outputSchema: SchemaOutputShape,
       annotations: readOnly,
     },
-    ({ table }) => worded(async () => describeTable(await data(), table)),
+    ({ table }) => worded(async () => (await admitted(caller), describeTable(await data(), table))),
   );
   registerAppTool(
     "run_sql",
@@ -194,11 +198,20 @@ function dataDeps(caller: RunCaller, signal: AbortSignal): () => Promise<DataDep
     })());
 }
 
-/** `run_sql` under the person's quota: admitted (429 when spent), bytes left passed down, bytes charged. */
-async function runSqlCharged(caller: RunCaller, data: () => Promise<DataDeps>, sql: string, maxRows: number) {
+/**
+ * A call admitted under the person's per-minute questions quota (429 in words when spent). The
+ * warehouse tools call the warehouse's metadata API: without it one request of 100 batched calls
+ * could spend the API rate the whole deployment shares.
+ */
+async function admitted(caller: RunCaller) {
   const { quotas } = await accessStores();
   const who = { uid: caller.uid, email: caller.email, ...(caller.via ? { via: caller.via.channel } : {}) };
-  const admission = await quotas.admit(who, caller.access.limits);
+  return { who, quotas, admission: await quotas.admit(who, caller.access.limits) };
+}
+
+/** `run_sql` under the person's quota: admitted (429 when spent), bytes left passed down, bytes charged. */
+async function runSqlCharged(caller: RunCaller, data: () => Promise<DataDeps>, sql: string, maxRows: number) {
+  const { who, quotas, admission } = await admitted(caller);
   const deps = await data();
   const answer = await runSql(
     { ...deps, person: { ...deps.person, bytesLeft: admission.bytesLeft } },

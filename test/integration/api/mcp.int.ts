@@ -383,6 +383,42 @@ describe("MCP tools", () => {
     }
   });
 
+  it("list_tables and describe_table count against the per-minute quota: one request cannot spend the metadata API", async () => {
+    const capped = await signUp(authUrl);
+    const now = new Date().toISOString();
+    await db
+      .collection("members")
+      .doc(capped.email)
+      .set({
+        email: capped.email,
+        role: "member",
+        quotas: { questionsPerMinute: 2 },
+        addedBy: "test",
+        addedAt: now,
+        updatedAt: now,
+      });
+    const client = await connect((await newToken(capped.idToken)).token);
+    // The member entry is cached for the access cache's window: wait until the function sees the cap.
+    let calls = 0;
+    for (;;) {
+      const r = (await client.callTool({ name: "list_tables", arguments: {} })) as ToolResult;
+      calls++;
+      if (r.isError) {
+        expect(r.content[0].text).toMatch(
+          /questions in the last minute; the limit is 2.*\(quota:questions\)/,
+        );
+        break;
+      }
+      expect(calls, "the cap of 2 never applied").toBeLessThan(200);
+    }
+    const described = (await client.callTool({
+      name: "describe_table",
+      arguments: { table: "shop.orders" },
+    })) as ToolResult;
+    expect(described.isError).toBe(true);
+    expect(described.content[0].text).toMatch(/quota:questions/);
+  });
+
   it("run_sql returns rows with 'N of M rows', refuses a write in words, and is audited as MCP", async () => {
     const client = await connect(token);
     const ok = (await client.callTool({
