@@ -57,9 +57,9 @@ const OAUTH_SETTINGS = {
   }),
   registration: flag("QUARRY_MCP_OAUTH_REGISTRATION", {
     concern,
-    default: true,
+    default: false,
     description:
-      "Let clients that cannot use a client ID metadata document register themselves (RFC 7591 dynamic registration).",
+      "Let clients that cannot use a client ID metadata document register themselves (RFC 7591 dynamic registration). Off by default: anyone could register, and registered clients are kept.",
   }),
   accessTokenSeconds: int("QUARRY_MCP_OAUTH_TOKEN_SECONDS", {
     concern,

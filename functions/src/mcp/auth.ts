@@ -50,9 +50,15 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
     }
     req.caller = { uid, ...account, via: { channel: "mcp", tokenId } };
   } else if (isOAuthToken(bearer)) {
-    const { uid, clientId } = await verifyAccessToken(bearer);
-    // An OAuth access token lives an hour at most; the account's state is checked as for a personal token.
-    const { validSince: _validSince, ...account } = await accountOf(uid);
+    const { uid, clientId, issuedAt } = await verifyAccessToken(bearer);
+    const { validSince, ...account } = await accountOf(uid);
+    // As for a personal token: revoking the account's sessions ends the access tokens issued before
+    // (and the authorization server refuses to refresh them: provider.ts's findAccount).
+    if (validSince !== undefined && issuedAt < validSince) {
+      throw tokenRefused(
+        "This access token was issued before the account's sessions were revoked: authorize again.",
+      );
+    }
     req.caller = { uid, ...account, via: { channel: "mcp", clientId } };
   } else {
     const caller = await verifyIdToken(bearer).catch((err: unknown) => {

@@ -207,6 +207,45 @@ describe("OAuth for hosted MCP clients", () => {
     expect((await rawInitialize(provider.tokens()!.access_token)).status).toBe(200);
   });
 
+  it("revoking the account's sessions ends its access token on /mcp and refuses the refresh", async () => {
+    const bea = await signUp(authUrl);
+    const { provider } = await connectThroughOAuth(bea);
+    const tokens = provider.tokens()!;
+    expect((await rawInitialize(tokens.access_token)).status).toBe(200);
+    expect(tokens.refresh_token).toBeTruthy();
+    // Revocation is recorded to the second: it must fall in a later second than the token's issue
+    // (and the sign-in's). Wait for exactly that on the clock, not a fixed time.
+    const { iat } = decodeJwt(tokens.access_token) as { iat: number };
+    while (Date.now() < (iat + 1) * 1000)
+      await new Promise((r) => setTimeout(r, (iat + 1) * 1000 - Date.now()));
+    const { initializeApp, deleteApp } = await import("firebase-admin/app");
+    const { getAuth } = await import("firebase-admin/auth");
+    const app = initializeApp({ projectId: stackEnv().env.GCLOUD_PROJECT }, `oauth-revoke-${Date.now()}`);
+    try {
+      await getAuth(app).revokeRefreshTokens(bea.uid);
+    } finally {
+      await deleteApp(app);
+    }
+    await expect
+      .poll(async () => (await rawInitialize(tokens.access_token)).status, { timeout: 20_000 })
+      .toBe(401);
+    const refused = await rawInitialize(tokens.access_token);
+    expect(JSON.stringify(await refused.json())).toMatch(/sessions were revoked/);
+    // The refresh token gets nothing more from the authorization server.
+    const refreshed = await fetch(`${api}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: tokens.refresh_token!,
+        client_id: cimd.url,
+        resource: `${api}/mcp`,
+      }),
+    });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
   it("a non-member's token is refused with 403 by the access gate", async () => {
     const outsider = await signUp(authUrl, `oauth-outsider-${Date.now()}@outsider.test`);
     const provider = new TestOAuthProvider(cimd.url);

@@ -59,8 +59,16 @@ export class FirestoreAdapter {
     return this.findBy("userCode", userCode);
   }
 
+  /** Marks a code or refresh token used, once: a second use at the same time fails instead of passing. */
   async consume(id: string): Promise<void> {
-    await (await this.doc(id)).update({ "payload.consumed": Math.floor(Date.now() / 1000) });
+    const ref = await this.doc(id);
+    await ref.firestore.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      if ((snap.data() as StoredDoc | undefined)?.payload.consumed) {
+        throw new Error(`${this.model} ${id} was already used`);
+      }
+      tx.update(ref, { "payload.consumed": Math.floor(Date.now() / 1000) });
+    });
   }
 
   async destroy(id: string): Promise<void> {

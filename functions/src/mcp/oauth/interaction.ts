@@ -55,7 +55,12 @@ async function showPage(p: Provider, d: Details, req: Request, res: Response, er
   const clientId = String(d.params.client_id);
   const client = await p.Client.find(clientId);
   const clientName = client?.clientName ?? clientId;
-  res.set("Cache-Control", "no-store");
+  // Never framed by another site (the consent must be the person's own click).
+  res.set({
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+  });
   if (d.prompt.name === "login") {
     const { emulators, inEmulator, oauth } = config();
     const identityToolkit =

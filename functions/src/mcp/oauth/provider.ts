@@ -15,6 +15,21 @@ import { FirestoreAdapter } from "./adapter";
 import { clientProblem, isLoopbackClientId } from "./clients";
 import { oauthKeys, notSetUp } from "./keys";
 import { MCP_SCOPE } from "./metadata";
+import { adminAuth } from "../../services";
+
+/**
+ * Whether the Firebase account `uid` may still be given tokens: it exists, is not disabled, and its
+ * sessions were not revoked after `authTime` (seconds, the grant's sign-in).
+ */
+export async function accountUsable(uid: string, authTime: number | undefined): Promise<boolean> {
+  const user = await (await adminAuth()).getUser(uid).catch((err: unknown) => {
+    if ((err as { code?: string }).code === "auth/user-not-found") return undefined;
+    throw err;
+  });
+  if (!user || user.disabled) return false;
+  const validSince = user.tokensValidAfterTime ? Date.parse(user.tokensValidAfterTime) : undefined;
+  return authTime === undefined || validSince === undefined || authTime * 1000 >= validSince;
+}
 
 export type Provider = ProviderClass;
 
@@ -63,7 +78,12 @@ function settings(alg: string): Configuration {
     clients: [],
     scopes: [MCP_SCOPE, "offline_access"],
     claims: { openid: ["sub"] },
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    // Asked at every code and refresh-token exchange: a disabled or deleted account, or one whose
+    // sessions were revoked after this grant's sign-in ("sign out everywhere"), gets nothing more.
+    findAccount: async (_ctx, sub, token) =>
+      (await accountUsable(sub, (token as { authTime?: number } | undefined)?.authTime))
+        ? { accountId: sub, claims: () => ({ sub }) }
+        : undefined,
     pkce: { required: () => true },
     responseTypes: ["code"],
     clientDefaults: {
@@ -84,6 +104,9 @@ function settings(alg: string): Configuration {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: oauth.registration, issueRegistrationAccessToken: false },
+      // No logout endpoint: Quarry's sessions here exist only for the consent, and a client's
+      // post-logout redirect would be an open redirect from Quarry's origin.
+      rpInitiatedLogout: { enabled: false },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -107,6 +130,13 @@ function settings(alg: string): Configuration {
         enabled: true,
         allowClient: (_ctx, client) => allowed(client.metadata()),
       },
+    },
+    // No sector identifier documents (pairwise subjects are not offered): never fetched.
+    sectorIdentifierUriValidate: () => false,
+    fetchResponseBodyLimits: {
+      "client_id metadata document": 5 * 1024,
+      jwks_uri: 64 * 1024,
+      sector_identifier_uri: 0,
     },
     // oidc-provider refuses to fetch from loopback addresses (SSRF); a client beside the local
     // stack serves its document there, so the emulator lets those through.

@@ -26,7 +26,9 @@ export function isOAuthToken(bearer: string): boolean {
 }
 
 /** The person and client of a valid access token for `/mcp`; a 401 with words otherwise. */
-export async function verifyAccessToken(bearer: string): Promise<{ uid: string; clientId: string }> {
+export async function verifyAccessToken(
+  bearer: string,
+): Promise<{ uid: string; clientId: string; issuedAt: number }> {
   const { oauth } = config();
   const [{ jwtVerify, createLocalJWKSet, errors }, keys] = await Promise.all([import("jose"), oauthKeys()]);
   const verified = await jwtVerify(bearer, createLocalJWKSet(keys.publicJwks), {
@@ -50,10 +52,12 @@ export async function verifyAccessToken(bearer: string): Promise<{ uid: string; 
     sub,
     client_id: clientId,
     scope,
+    iat,
   } = verified.payload as {
     sub?: string;
     client_id?: string;
     scope?: string;
+    iat?: number;
   };
   if (!sub || !clientId) throw tokenRefused("The OAuth access token names no person or client.");
   if (
@@ -63,5 +67,5 @@ export async function verifyAccessToken(bearer: string): Promise<{ uid: string; 
   ) {
     throw tokenRefused(`The OAuth access token lacks the "${MCP_SCOPE}" scope: authorize again.`);
   }
-  return { uid: sub, clientId };
+  return { uid: sub, clientId, issuedAt: (iat ?? 0) * 1000 };
 }
