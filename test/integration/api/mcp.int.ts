@@ -335,6 +335,9 @@ describe("MCP tools", () => {
       (m) => m.type === "human",
     );
     expect(humans.map((m) => m.content)).toEqual([question, "And how many customers are there?"]);
+    // The thread is in the person's list like any other, titled by its first question.
+    const listed = await sdk.threads.search({ limit: 100 });
+    expect(listed.find((t) => t.thread_id === out.thread_id)?.metadata).toMatchObject({ title: question });
   });
 
   it("a clarifying question comes back with its choices; the next ask on the thread answers it", async () => {
