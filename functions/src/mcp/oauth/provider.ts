@@ -21,7 +21,7 @@ import { adminAuth } from "../../services";
  * Whether the Firebase account `uid` may still be given tokens: it exists, is not disabled, and its
  * sessions were not revoked after `authTime` (seconds, the grant's sign-in).
  */
-export async function accountUsable(uid: string, authTime: number | undefined): Promise<boolean> {
+async function accountUsable(uid: string, authTime: number | undefined): Promise<boolean> {
   const user = await (await adminAuth()).getUser(uid).catch((err: unknown) => {
     if ((err as { code?: string }).code === "auth/user-not-found") return undefined;
     throw err;
