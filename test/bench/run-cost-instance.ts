@@ -12,7 +12,8 @@
  *   quota (and no audit writes), QUARRY_RUN_LOG=off for the event log, the graph without a catalog
  *   or context files for linking. The bench asks it for its CPU and memory before and after a wave.
  * `profile-start` / `profile-stop` record a V8 CPU profile (the `--cpu-prof` format) of what runs
- * between them, through the inspector, so start-up is not in it.
+ * between them, through the inspector, so start-up is not in it. BENCH_TRACE=1 prints every request
+ * and Firestore call with its time and documents (to see what one run does, in order).
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
