@@ -145,6 +145,35 @@ describe("the Groups section", () => {
   });
 });
 
+describe("reloads that answer out of order", () => {
+  it("an earlier reload answering last never brings back a deleted group", async () => {
+    const api = renderSection();
+    await screen.findByText(/No groups yet/);
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "ops" } });
+    fireEvent.change(screen.getByLabelText("Datasets"), { target: { value: "shop" } });
+    fireEvent.submit(screen.getByRole("form", { name: "Create a group" }));
+    await screen.findByRole("textbox", { name: "Datasets of ops" });
+    // The reload after the save is held (another instance, slower), and answers with the group.
+    let answerLate: () => void = () => {};
+    const list = api.groups.getMockImplementation()!;
+    api.groups.mockImplementationOnce(async () => {
+      const stale = await list();
+      await new Promise<void>((r) => (answerLate = r));
+      return stale;
+    });
+    fireEvent.click(screen.getByRole("button", { name: "Save datasets of ops" }));
+    await waitFor(() => expect(api.groups).toHaveBeenCalledTimes(3));
+    dom.window.confirm = vi.fn(() => true);
+    fireEvent.click(screen.getByRole("button", { name: "Delete ops" }));
+    await waitFor(() => expect(rows()).toEqual([]));
+    answerLate(); // the older list, with the group, arrives last
+    await new Promise((r) => setTimeout(r, 0));
+    await waitFor(() => expect(api.groups).toHaveBeenCalledTimes(4));
+    expect(rows()).toEqual([]);
+    expect(screen.getByText(/No groups yet/)).toBeTruthy();
+  });
+});
+
 describe("a member's groups", () => {
   const member: Member = {
     email: "ann@example.com",

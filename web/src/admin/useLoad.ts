@@ -1,5 +1,5 @@
 /** Loads something for an admin section: its data, the error in words, and a way to load it again. */
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { errorInWords, parseApiError } from "../data/format";
 
 /** The admin API's own message when it sent one (it says what is wrong), else the error in words. */
@@ -15,19 +15,28 @@ export interface Loaded<T> {
   reload: () => Promise<void>;
 }
 
+/**
+ * Loads on mount and whenever `load` changes. Only the latest load's answer is shown: after two
+ * changes in a row, the first reload can answer last (another instance, a slower read), and its
+ * older list must not replace the newer one.
+ */
 export function useLoad<T>(load: () => Promise<T>): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
+  const latest = useRef(0);
   const reload = useCallback(async () => {
+    const mine = ++latest.current;
     setLoading(true);
     try {
-      setData(await load());
+      const loaded = await load();
+      if (mine !== latest.current) return;
+      setData(loaded);
       setError(null);
     } catch (e) {
-      setError(inWords(e));
+      if (mine === latest.current) setError(inWords(e));
     } finally {
-      setLoading(false);
+      if (mine === latest.current) setLoading(false);
     }
   }, [load]);
   useEffect(() => {
