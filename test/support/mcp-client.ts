@@ -32,3 +32,21 @@ export async function makeToken(api: string, idToken: string, name = "test", day
   if (r.status !== 201) throw new Error(`POST /me/tokens answered ${r.status}: ${r.text}`);
   return r.json as { id: string; token: string; name: string; expires_at: string };
 }
+
+/** An MCP initialize request sent by hand to `<api>/mcp`, to read the HTTP answer itself (status, headers). */
+export function mcpInitialize(api: string, bearer: string): Promise<Response> {
+  return fetch(`${api}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  });
+}

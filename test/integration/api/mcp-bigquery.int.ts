@@ -8,14 +8,13 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore } from "firebase-admin/firestore";
 import { INTEGRATION_ACCESS_ENV, signUp, type TestUser } from "../../support/auth-emulator";
-import { call } from "../../support/api-client";
 import { BigQueryStandin, type RestField } from "../../support/bigquery-standin";
 import { stackEnv } from "../../support/stack-env";
+import { connectMcp, makeToken } from "../../support/mcp-client";
 
 const PROJECT = "mcp-prj";
 const ORDERS = { projectId: PROJECT, datasetId: "shop", tableId: "orders" };
@@ -39,17 +38,9 @@ let frugal: TestUser;
 const open: Client[] = [];
 
 async function connect(user: TestUser): Promise<Client> {
-  const made = await call(url, "/me/tokens", {
-    method: "POST",
-    token: user.idToken,
-    body: { name: "bigquery test", expires_in_days: 1 },
-  });
-  expect(made.status, made.text).toBe(201);
-  const client = new Client({ name: "quarry-bq-test", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${(made.json as { token: string }).token}` } },
-    }),
+  const client = await connectMcp(
+    `${url}/mcp`,
+    (await makeToken(url, user.idToken, "bigquery test", 1)).token,
   );
   open.push(client);
   return client;

@@ -25,6 +25,7 @@ import {
   type MetadataServer,
 } from "../../support/oauth-client";
 import { stackEnv } from "../../support/stack-env";
+import { mcpInitialize } from "../../support/mcp-client";
 
 let api: string;
 let authUrl: string;
@@ -197,21 +198,21 @@ describe("OAuth for hosted MCP clients", () => {
     const forged = await new SignJWT({ ...claims, aud: elsewhere })
       .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: keys[0].kid })
       .sign(await importJWK(keys[0], "ES256"));
-    const answer = await rawInitialize(forged);
+    const answer = await mcpInitialize(api, forged);
     expect(answer.status).toBe(401);
     expect(answer.headers.get("www-authenticate")).toMatch(/error="invalid_token".*resource_metadata=/);
     expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(
       /audience must be/,
     );
     // The same claims for /mcp pass: only the audience differed.
-    expect((await rawInitialize(provider.tokens()!.access_token)).status).toBe(200);
+    expect((await mcpInitialize(api, provider.tokens()!.access_token)).status).toBe(200);
   });
 
   it("revoking the account's sessions ends its access token on /mcp and refuses the refresh", async () => {
     const bea = await signUp(authUrl);
     const { provider } = await connectThroughOAuth(bea);
     const tokens = provider.tokens()!;
-    expect((await rawInitialize(tokens.access_token)).status).toBe(200);
+    expect((await mcpInitialize(api, tokens.access_token)).status).toBe(200);
     expect(tokens.refresh_token).toBeTruthy();
     // Revocation is recorded to the second: it must fall in a later second than the token's issue
     // (and the sign-in's). Wait for exactly that on the clock, not a fixed time.
@@ -227,9 +228,9 @@ describe("OAuth for hosted MCP clients", () => {
       await deleteApp(app);
     }
     await expect
-      .poll(async () => (await rawInitialize(tokens.access_token)).status, { timeout: 20_000 })
+      .poll(async () => (await mcpInitialize(api, tokens.access_token)).status, { timeout: 20_000 })
       .toBe(401);
-    const refused = await rawInitialize(tokens.access_token);
+    const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/sessions were revoked/);
     // The refresh token gets nothing more from the authorization server.
     const refreshed = await fetch(`${api}/oauth/token`, {
@@ -256,27 +257,10 @@ describe("OAuth for hosted MCP clients", () => {
     // The door's blocking function refuses their password sign-in, so the page gets the ID token of
     // a sign-in the door let through (as any other Firebase sign-in method would give it).
     await t.finishAuth(await authorize(provider.authorizationUrl!, outsider, outsider.idToken));
-    const answer = await rawInitialize(provider.tokens()!.access_token);
+    const answer = await mcpInitialize(api, provider.tokens()!.access_token);
     expect(answer.status).toBe(403);
     expect(((await answer.json()) as { error: { data: { error: string } } }).error.data.error).toBe(
       "forbidden:not_member",
     );
   });
 });
-
-function rawInitialize(bearer: string) {
-  return fetch(`${api}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-}

@@ -20,6 +20,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { CLARIFYING_CHOICES, CLARIFYING_QUESTION } from "../../support/scripted-model-script";
 import { stackEnv } from "../../support/stack-env";
+import { connectMcp, mcpInitialize } from "../../support/mcp-client";
 
 let api: string;
 let authUrl: string;
@@ -45,11 +46,7 @@ type AskResult = {
 };
 
 async function connect(bearer: string): Promise<Client> {
-  const client = new Client({ name: "quarry-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${api}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${bearer}` } },
-  });
-  await client.connect(transport);
+  const client = await connectMcp(`${api}/mcp`, bearer);
   open.push(client);
   return client;
 }
@@ -62,24 +59,6 @@ async function newToken(idToken: string, name = "test", days = 30) {
   });
   expect(r.status, r.text).toBe(201);
   return r.json as { id: string; token: string; name: string; expires_at: string };
-}
-
-/** An MCP initialize request sent by hand, to read the HTTP answer itself (status, headers). */
-function rawInitialize(bearer: string) {
-  return fetch(`${api}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
 }
 
 const askTool = async (client: Client, args: Record<string, unknown>, onprogress?: (m: string) => void) =>
@@ -141,12 +120,12 @@ describe("personal access tokens", () => {
 
   it("a revoked or expired token is refused with 401 and WWW-Authenticate; no token too", async () => {
     const revoked = await newToken(alice.idToken);
-    expect((await rawInitialize(revoked.token)).status).toBe(200);
+    expect((await mcpInitialize(api, revoked.token)).status).toBe(200);
     const del = await call(api, `/me/tokens/${revoked.id}`, { method: "DELETE", token: alice.idToken });
     expect(del.status).toBe(204);
     const again = await call(api, `/me/tokens/${revoked.id}`, { method: "DELETE", token: alice.idToken });
     expect(again.status).toBe(404);
-    const r = await rawInitialize(revoked.token);
+    const r = await mcpInitialize(api, revoked.token);
     expect(r.status).toBe(401);
     expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
     const body = (await r.json()) as { error: { message: string; data: { error: string } } };
@@ -158,7 +137,7 @@ describe("personal access tokens", () => {
       .collection("access_tokens")
       .doc(expired.id)
       .update({ expiresAt: Timestamp.fromMillis(Date.now() - 1000) });
-    const e = await rawInitialize(expired.token);
+    const e = await mcpInitialize(api, expired.token);
     expect(e.status).toBe(401);
     expect(e.headers.get("www-authenticate")).toMatch(/^Bearer /);
     expect(JSON.stringify(await e.json())).toMatch(/expired/);
@@ -178,7 +157,7 @@ describe("personal access tokens", () => {
   it("revoking the account's sessions ends the tokens made before it, within the access cache's window", async () => {
     const dana = await signUp(authUrl);
     const before = await newToken(dana.idToken);
-    expect((await rawInitialize(before.token)).status).toBe(200);
+    expect((await mcpInitialize(api, before.token)).status).toBe(200);
     // Made a minute ago (revocation is recorded to the second): "sign out everywhere" happens now.
     await db
       .collection("access_tokens")
@@ -192,8 +171,10 @@ describe("personal access tokens", () => {
     } finally {
       await deleteApp(app);
     }
-    await expect.poll(async () => (await rawInitialize(before.token)).status, { timeout: 20_000 }).toBe(401);
-    const r = await rawInitialize(before.token);
+    await expect
+      .poll(async () => (await mcpInitialize(api, before.token)).status, { timeout: 20_000 })
+      .toBe(401);
+    const r = await mcpInitialize(api, before.token);
     expect(r.headers.get("www-authenticate")).toMatch(/^Bearer /);
     expect(JSON.stringify(await r.json())).toMatch(/sessions were revoked/);
   });
@@ -205,10 +186,14 @@ describe("personal access tokens", () => {
     await member.set({ email, role: "member", addedBy: "test", addedAt: now, updatedAt: now });
     const outsider = await signUp(authUrl, email);
     const theirs = await newToken(outsider.idToken);
-    expect((await rawInitialize(theirs.token)).status).toBe(200);
+    expect((await mcpInitialize(api, theirs.token)).status).toBe(200);
     await member.delete();
-    await expect.poll(async () => (await rawInitialize(theirs.token)).status, { timeout: 20_000 }).toBe(403);
-    const body = (await (await rawInitialize(theirs.token)).json()) as { error: { data: { error: string } } };
+    await expect
+      .poll(async () => (await mcpInitialize(api, theirs.token)).status, { timeout: 20_000 })
+      .toBe(403);
+    const body = (await (await mcpInitialize(api, theirs.token)).json()) as {
+      error: { data: { error: string } };
+    };
     expect(body.error.data.error).toBe("forbidden:not_member");
   });
 });

@@ -12,14 +12,13 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { INTEGRATION_ACCESS_ENV, signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
+import { connectMcp, makeToken } from "../../support/mcp-client";
 
 let api: string;
 let admin: TestUser;
@@ -210,18 +209,7 @@ describe("data scope", () => {
   });
 
   it("through MCP too: list_tables, describe_table, run_sql and search_context keep to the person's scope", async () => {
-    const made = await call(api, "/me/tokens", {
-      method: "POST",
-      token: ann.idToken,
-      body: { name: "scope test", expires_in_days: 1 },
-    });
-    expect(made.status, made.text).toBe(201);
-    const client = new Client({ name: "quarry-scope-test", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${api}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${(made.json as { token: string }).token}` } },
-      }),
-    );
+    const client = await connectMcp(`${api}/mcp`, (await makeToken(api, ann.idToken, "scope test", 1)).token);
     try {
       type Result = {
         isError?: boolean;
@@ -250,17 +238,7 @@ describe("data scope", () => {
       const context = await tool("search_context", { query: "salary grade pay" });
       expect(financeIn(text(context))).toEqual([]);
       // Bob's token sees the table (this test could fail).
-      const own = await call(api, "/me/tokens", {
-        method: "POST",
-        token: bob.idToken,
-        body: { name: "scope test", expires_in_days: 1 },
-      });
-      const bobs = new Client({ name: "quarry-scope-test", version: "1.0.0" });
-      await bobs.connect(
-        new StreamableHTTPClientTransport(new URL(`${api}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${(own.json as { token: string }).token}` } },
-        }),
-      );
+      const bobs = await connectMcp(`${api}/mcp`, (await makeToken(api, bob.idToken, "scope test", 1)).token);
       const seen = (await bobs.callTool({
         name: "describe_table",
         arguments: { table: "finance.salaries" },
