@@ -90,9 +90,28 @@ export function runObject(
 }
 
 /** `GET /info`: which of the protocol's features this server has. */
+/** The v2 commands Quarry answers (docs/api.md#streaming-protocol-v2). */
+export const V2_COMMANDS = [
+  "run.start",
+  "input.respond",
+  "state.get",
+  "state.listCheckpoints",
+  "state.fork",
+  "agent.getTree",
+] as const;
+
 export function serverInfo(served: { resumableStreams: boolean }) {
   return {
     version: "quarry-0.1.0",
+    /**
+     * The wire protocols served: the Agent Protocol's runs API (v1: `runs/stream`, the SDK client,
+     * `useStream` ≤ 0.x, agent-chat-ui) and the Agent Streaming Protocol v2 over HTTP/SSE
+     * (`/threads/:id/commands`, `/threads/:id/stream/events`: `@langchain/react` 1.x).
+     */
+    protocols: {
+      v1: { runs_stream: true },
+      v2: { transports: ["sse-http"], commands: V2_COMMANDS },
+    },
     flags: {
       assistants: true,
       crons: false,

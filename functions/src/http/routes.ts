@@ -14,6 +14,7 @@ import { joinRoutes } from "./runs/join";
 import { runRoutes } from "./runs/routes";
 import { threadRoutes } from "./threads";
 import { tokenRoutes } from "./tokens";
+import { v2Routes } from "./v2/routes";
 
 export function apiRoutes(): Router {
   const r = Router();
@@ -22,6 +23,7 @@ export function apiRoutes(): Router {
   r.use(runRoutes());
   r.use(joinRoutes());
   r.use(backgroundRoutes());
+  r.use(v2Routes());
   r.use(feedbackRoutes());
   r.use(firstScreenRoutes());
   r.use(tokenRoutes());

@@ -56,6 +56,8 @@ export interface ThreadDoc {
   usage: UsageTotals;
   run: LeaseRecord | null;
   lastRunId?: string;
+  /** How many runs have taken the thread's lease: `lastRunId`'s number (v2 event seq, v2/events.ts). */
+  runNo?: number;
   /** How the last run that let go of the thread ended (what its log's end marker says too). */
   lastRunEnd?: { runId: string; outcome: RunOutcome; strategy?: MultitaskStrategy };
   /** Set when a delete has begun: no new run may start. */

@@ -17,7 +17,7 @@ import { QuarryError, toErrorBody } from "../../errors";
 import { resolveAccess } from "../../access/gate";
 import { callerOf, runCallerOf } from "../auth";
 import { agentGraph, checkpointSaver, runStore, threadStore } from "../runtime";
-import { STREAM_MODES, runObject } from "../../contract/protocol";
+import { STREAM_MODES, runObject, type MultitaskStrategy } from "../../contract/protocol";
 import { RunIdParam, ThreadIdParam, parse } from "../schemas";
 import { toThreadState } from "../serialize";
 import { NO_OUTPUT } from "../sse";
@@ -50,13 +50,31 @@ export function backgroundRoutes(): Router {
 
 /** `runs.create`: records the run, queues it, answers at once with the pending run. */
 async function createRun(req: Request, res: Response): Promise<void> {
-  const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const checked = checkRun(req.body);
+  const strategy = (checkRun(req.body).body.multitask_strategy ?? "reject") as MultitaskStrategy;
+  const runId = await queueRun(callerOf(req), threadId, req.body);
+  res.json(runObject(threadId, runId, "pending", { strategy }));
+}
+
+/**
+ * Records a run and queues it on the task queue (the thread is created first when the body asks
+ * `if_not_exists: "create"`); 409 when the thread is busy (unless `refuseBusy` is off and the
+ * run's multitask strategy stops the busy run: interrupt, rollback). Returns the run's id. Access and quota
+ * are checked again when the task starts it.
+ */
+export async function queueRun(
+  caller: { uid: string; email?: string | null; emailVerified?: boolean },
+  threadId: string,
+  body: unknown,
+  { refuseBusy = true } = {},
+): Promise<string> {
+  const { uid } = caller;
+  const checked = checkRun(body);
   const store = await threadStore();
   if (checked.body.if_not_exists === "create")
     await ensureThread(store, await checkpointSaver(), threadId, uid);
-  if (leaseHolder(await store.get(threadId, uid))) {
+  const busy = leaseHolder(await store.get(threadId, uid));
+  if (busy && (refuseBusy || (checked.body.multitask_strategy ?? "reject") === "reject")) {
     throw new QuarryError(
       "conflict:run",
       `Thread ${threadId} is already running: wait for it, or cancel it.`,
@@ -69,13 +87,12 @@ async function createRun(req: Request, res: Response): Promise<void> {
     strategy: checked.body.multitask_strategy ?? "reject",
     uid,
   });
-  const caller = callerOf(req);
   const task: BackgroundTask = {
     threadId,
     uid,
     runId,
-    body: req.body,
-    identity: { email: caller.email ?? null, emailVerified: caller.emailVerified },
+    body,
+    identity: { email: caller.email ?? null, emailVerified: caller.emailVerified === true },
   };
   const { getFunctions } = await import("firebase-admin/functions");
   // The emulator knows queues by the function's bare name only (firebase-tools#7793).
@@ -83,7 +100,7 @@ async function createRun(req: Request, res: Response): Promise<void> {
     ? BACKGROUND_QUEUE
     : `locations/${config().region}/functions/${BACKGROUND_QUEUE}`;
   await getFunctions().taskQueue<BackgroundTask>(queue).enqueue(task);
-  res.json(runObject(threadId, runId, "pending", { strategy: checked.body.multitask_strategy ?? "reject" }));
+  return runId;
 }
 
 /** The task-queue function's body: runs a queued run to its end, its events into its log. */

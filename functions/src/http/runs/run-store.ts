@@ -144,6 +144,8 @@ export class RunStore {
         ...(run.strategy ? { strategy: run.strategy } : {}),
       },
       lastRunId: run.runId,
+      // The run's number on its thread (v2 events number their seq by it: v2/events.ts).
+      runNo: (doc.runNo ?? 0) + 1,
       ...(doc.title
         ? {}
         : { title: autoTitle(run.question), ...(run.scopeKey ? { scopeKey: run.scopeKey } : {}) }),

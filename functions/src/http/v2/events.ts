@@ -1,0 +1,288 @@
+/**
+ * A run's event log (v1 events, event-log.ts) seen as Agent Streaming Protocol v2 events.
+ *
+ * The log is the one record of a run: v1 clients replay it as it is, v2 clients through this view.
+ * The view is a pure function of the log's events in order, so every instance turns the same log
+ * into the same events with the same `seq` — `since` works whichever instance a client reconnects
+ * to. LangGraph's toolkit (`convertToProtocolEvent`) frames the channels it covers (values,
+ * updates, messages, custom); lifecycle and input events, which LangGraph synthesises in its own
+ * run loop (not from a log), are framed here the way its protocol types declare them.
+ *
+ * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes: it
+ * increases along a thread's runs (the run number is taken with the run's lease), and never
+ * repeats, which the hook relies on (it drops an `event_id` it has seen).
+ */
+import { convertToProtocolEvent } from "@langchain/langgraph/stream";
+import type { RunOutcome } from "../../contract/protocol";
+import type { LoggedEvent } from "../runs/event-log";
+import { leanState } from "./state";
+
+/** Sequence numbers per run, and per log event. */
+const SEQ_RUN = 2 ** 36;
+const SEQ_STEP = 16;
+
+/** The run number a `seq` belongs to. */
+export const runNoOfSeq = (seq: number) => Math.floor(seq / SEQ_RUN);
+/** The first `seq` of run `runNo` (its events are all above it). */
+export const runSeqBase = (runNo: number) => runNo * SEQ_RUN;
+
+/** The root graph's name in lifecycle events and the agent tree. */
+export const GRAPH_NAME = "agent";
+
+/** The stages a run goes through, each a namespace of its own in lifecycle events. */
+const STAGES = new Set(["planning", "querying", "verifying", "asking", "answering", "summarizing"]);
+
+export type AgentStatus = "started" | "running" | "completed" | "failed" | "interrupted";
+
+export interface V2Event {
+  type: "event";
+  event_id: string;
+  seq: number;
+  method: string;
+  params: { namespace: string[]; timestamp: number; node?: string; data: unknown };
+}
+
+/** The root lifecycle status for how a run ended. */
+export function statusOfOutcome(outcome: RunOutcome | undefined): AgentStatus {
+  if (outcome === "success") return "completed";
+  if (outcome === "interrupted") return "interrupted";
+  if (outcome === "cancelled") return "interrupted";
+  return "failed";
+}
+
+interface OpenMessage {
+  id: string;
+  node?: string;
+  text: string;
+}
+
+/** One run's v2 events, built log event by log event. */
+export class ProtocolView {
+  private open: OpenMessage | undefined;
+  private stage: string | undefined;
+  private readonly asked = new Set<string>();
+  private started = false;
+  private ended = false;
+  /** The root status now (what `agent.getTree` reports). */
+  status: AgentStatus = "started";
+
+  constructor(private readonly runNo: number) {}
+
+  /** The v2 events of log event `e` (its id sets their `seq`). */
+  convert(e: LoggedEvent): V2Event[] {
+    const out = new Frame(this.runNo, e.id);
+    if (!this.started) this.start(out);
+    switch (e.event) {
+      case "metadata":
+        break;
+      case "messages":
+        this.message(out, e.data as [Record<string, unknown>, Record<string, unknown> | undefined]);
+        break;
+      case "values":
+        this.values(out, e.data as Record<string, unknown>);
+        break;
+      case "updates":
+        this.updates(out, e.data as Record<string, unknown>);
+        break;
+      case "custom":
+        this.custom(out, e.data as { type?: string; phase?: string } | undefined);
+        break;
+      case "error":
+        this.finishMessage(out);
+        out.custom("error", e.data);
+        this.end(out, "failed", (e.data as { message?: string } | undefined)?.message);
+        break;
+    }
+    return out.events;
+  }
+
+  /** The events that close the run: after log id `lastId`, with how it ended (`lost`: its instance went away). */
+  close(lastId: number, outcome: RunOutcome | "lost"): V2Event[] {
+    const out = new Frame(this.runNo, lastId + 1);
+    if (!this.started) this.start(out);
+    this.finishMessage(out);
+    if (outcome === "lost") {
+      const message =
+        "This answer stopped before it finished (the server running it went away). Your question is saved: ask again.";
+      out.custom("error", { error: "unavailable:run", message });
+      this.end(out, "failed", message);
+    } else this.end(out, statusOfOutcome(outcome));
+    return out.events;
+  }
+
+  private start(out: Frame): void {
+    this.started = true;
+    this.status = "running";
+    out.lifecycle([], { event: "running", graph_name: GRAPH_NAME });
+  }
+
+  private end(out: Frame, status: AgentStatus, error?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.leaveStage(out, status === "completed" ? "completed" : status);
+    this.status = status;
+    out.lifecycle([], { event: status, graph_name: GRAPH_NAME, ...(error ? { error } : {}) });
+  }
+
+  /** Quarry's events on named custom channels (`custom:sql`, `custom:result` …); a phase is also a stage's lifecycle. */
+  private custom(out: Frame, ev: { type?: string; phase?: string } | undefined): void {
+    if (ev?.type === "phase" && ev.phase) this.enterStage(out, ev.phase);
+    out.custom(ev?.type ?? "event", ev);
+  }
+
+  private enterStage(out: Frame, phase: string): void {
+    if (phase === this.stage) return;
+    this.leaveStage(out, "completed");
+    if (!STAGES.has(phase)) return;
+    this.stage = phase;
+    out.lifecycle([phase], { event: "started", graph_name: phase });
+  }
+
+  private leaveStage(out: Frame, status: AgentStatus): void {
+    if (!this.stage) return;
+    out.lifecycle([this.stage], { event: status, graph_name: this.stage });
+    this.stage = undefined;
+  }
+
+  /**
+   * A v1 `messages` item: a streamed AI chunk (text tokens) continues or starts a message; a node's
+   * finished message is sent whole (start, its blocks, finish).
+   */
+  private message(out: Frame, [msg, meta]: [Record<string, unknown>, Record<string, unknown> | undefined]): void {
+    const node = typeof meta?.langgraph_node === "string" ? meta.langgraph_node : undefined;
+    const id = typeof msg?.id === "string" ? msg.id : undefined;
+    if (!id) return;
+    const chunk = typeof msg.type === "string" && msg.type.endsWith("Chunk");
+    const role = roleOf(msg.type);
+    if (this.open && this.open.id !== id) this.finishMessage(out);
+    if (!chunk) {
+      // A finished message other than the AI's (a question, a tool's result) is in the next values.
+      if (role !== "ai") return;
+      out.message(node, { event: "message-start", role, id });
+      blocksOf(msg.content).forEach((content, index) => {
+        out.message(node, { event: "content-block-start", index, content: emptyBlock(content) });
+        out.message(node, { event: "content-block-finish", index, content });
+      });
+      out.message(node, { event: "message-finish" });
+      return;
+    }
+    const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
+    if (!this.open) {
+      this.open = { id, node, text: "" };
+      out.message(node, { event: "message-start", role, id });
+      out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
+    }
+    if (text) {
+      this.open.text += text;
+      out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
+    }
+  }
+
+  private finishMessage(out: Frame): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    out.message(open.node, { event: "content-block-finish", index: 0, content: { type: "text", text: open.text } });
+    out.message(open.node, { event: "message-finish" });
+  }
+
+  /** The state's output channels (messages lean), its interrupt as `input.requested`. */
+  private values(out: Frame, data: Record<string, unknown>): void {
+    this.finishMessage(out);
+    const { __interrupt__: asked, ...values } = data ?? {};
+    out.add("values", [], leanState(values));
+    this.ask(out, asked);
+  }
+
+  private updates(out: Frame, data: Record<string, unknown>): void {
+    if (data && "__interrupt__" in data) return this.ask(out, data.__interrupt__);
+    for (const [node, update] of Object.entries(data ?? {})) out.add("updates", [], { [node]: leanUpdate(update) });
+  }
+
+  private ask(out: Frame, interrupts: unknown): void {
+    for (const i of Array.isArray(interrupts) ? (interrupts as { id?: unknown; value?: unknown }[]) : []) {
+      if (typeof i?.id !== "string" || this.asked.has(i.id)) continue;
+      this.asked.add(i.id);
+      out.raw("input.requested", [], { interrupt_id: i.id, payload: i.value });
+    }
+  }
+}
+
+/** The events one log event makes, numbered. */
+class Frame {
+  readonly events: V2Event[] = [];
+  constructor(
+    private readonly runNo: number,
+    private readonly logId: number,
+  ) {}
+
+  private nextSeq(): number {
+    if (this.events.length >= SEQ_STEP) throw new Error("one log event made more protocol events than it may");
+    return this.runNo * SEQ_RUN + this.logId * SEQ_STEP + this.events.length;
+  }
+
+  /** A channel LangGraph's toolkit frames. */
+  add(mode: "values" | "updates" | "messages" | "custom", namespace: string[], payload: unknown): void {
+    const seq = this.nextSeq();
+    for (const e of convertToProtocolEvent({ namespace, mode, payload, seq })) {
+      this.events.push({ ...(e as unknown as V2Event), event_id: String(seq) });
+    }
+  }
+
+  message(node: string | undefined, data: Record<string, unknown>): void {
+    this.add("messages", [], [data, node ? { langgraph_node: node } : {}]);
+  }
+
+  custom(name: string, payload: unknown): void {
+    this.add("custom", [], { name, payload });
+  }
+
+  lifecycle(namespace: string[], data: { event: AgentStatus; graph_name: string; error?: string }): void {
+    this.raw("lifecycle", namespace, data);
+  }
+
+  /** A channel LangGraph synthesises in its run loop (lifecycle, input), framed as its types declare. */
+  raw(method: string, namespace: string[], data: unknown): void {
+    const seq = this.nextSeq();
+    this.events.push({
+      type: "event",
+      event_id: String(seq),
+      seq,
+      method,
+      params: { namespace, timestamp: Date.now(), data },
+    });
+  }
+}
+
+function roleOf(type: unknown): "ai" | "human" | "system" | "tool" {
+  // "AIMessageChunk", "ai", "human", "tool" …
+  const t = String(type ?? "ai").replace(/Chunk$/, "").toLowerCase();
+  if (t.startsWith("human")) return "human";
+  if (t.startsWith("system")) return "system";
+  if (t.startsWith("tool")) return "tool";
+  return "ai";
+}
+
+function blocksOf(content: unknown): Record<string, unknown>[] {
+  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  return content.map((b) =>
+    typeof b === "string" ? { type: "text", text: b } : (b as Record<string, unknown>),
+  );
+}
+
+function emptyBlock(block: Record<string, unknown>): Record<string, unknown> {
+  return block.type === "text" ? { type: "text", text: "" } : block;
+}
+
+function textOfBlocks(content: unknown): string {
+  return blocksOf(content)
+    .map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""))
+    .join("");
+}
+
+/** A node's update with its messages lean, as in values. */
+function leanUpdate(update: unknown): unknown {
+  if (!update || typeof update !== "object" || Array.isArray(update)) return update;
+  return leanState(update as Record<string, unknown>);
+}

@@ -1,0 +1,145 @@
+/**
+ * `POST /threads/:id/stream/events` (Agent Streaming Protocol v2, SSE): the thread's events, as a
+ * connection-scoped subscription — channels, namespaces and depth filter what is sent; `since`
+ * replays what the client missed, then the stream follows live. The thread's latest run is
+ * replayed from its log (a client opens its stream after `run.start` answered, so a fast run may
+ * already be over), then each next run as it takes the thread, until the client goes away.
+ * Every instance derives the same events and seq from the run's log (events.ts), so a client can
+ * reconnect to any of them.
+ */
+import type { Request, Response } from "express";
+import { matchesSubscription } from "@langchain/langgraph/stream";
+import { z } from "zod";
+import { callerOf } from "../auth";
+import { runStore, threadStore } from "../runtime";
+import { SseWriter } from "../sse";
+import { ThreadIdParam, parse } from "../schemas";
+import type { ThreadDoc } from "../thread-doc";
+import { followRunLog } from "../runs/event-log";
+import { untilReleased, watchRunHeld } from "../runs/join";
+import type { RunStore } from "../runs/run-store";
+import { ProtocolError } from "./errors";
+import { ProtocolView, runNoOfSeq, runSeqBase, type V2Event } from "./events";
+
+/** The channels the protocol defines (a named custom channel is `custom:<name>`). */
+const CHANNELS = [
+  "values",
+  "updates",
+  "messages",
+  "tools",
+  "lifecycle",
+  "input",
+  "checkpoints",
+  "tasks",
+  "custom",
+] as const;
+
+const Channel = z.union([
+  z.enum(CHANNELS),
+  z.string().regex(/^custom:[\w.-]{1,100}$/, "a named custom channel is custom:<name>"),
+]);
+
+const EventStreamRequest = z.strictObject({
+  channels: z.array(Channel).min(1, "name at least one channel").max(20),
+  namespaces: z.array(z.array(z.string().max(200)).max(10)).max(20).optional(),
+  depth: z.number().int().min(0).max(100).optional(),
+  since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+type Filter = z.infer<typeof EventStreamRequest>;
+
+export async function streamEvents(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
+  const filter = parseFilter(req.body);
+  const [store, runs] = await Promise.all([threadStore(), runStore()]);
+  const doc = await store.get(threadId, uid); // 404 for a thread that is not the caller's
+  const latest = doc.runNo ?? 0;
+  if (filter.since !== undefined && runNoOfSeq(filter.since) > latest) {
+    throw new ProtocolError(
+      "invalid_argument",
+      `since ${filter.since} is beyond this thread's events (its latest run's events start after ` +
+        `${runSeqBase(latest)}): send the seq of the last event you received, or leave since out.`,
+    );
+  }
+  const sse = new SseWriter(res);
+  const ac = new AbortController();
+  res.on("close", () => ac.abort());
+  sse.open({});
+  // LangGraph's own subscription matching: since, channels (a named custom channel, or all of
+  // custom), namespace prefixes and depth.
+  const wanted = (e: V2Event) => matchesSubscription(e as never, filter as never);
+  const send = (e: V2Event) => {
+    if (wanted(e)) sse.sendJson(e.method, JSON.stringify(e), e.seq);
+  };
+  let current: ThreadDoc | undefined = doc;
+  while (current && !ac.signal.aborted) {
+    const runId = current.lastRunId;
+    if (runId) await followRun(runs, threadId, runId, current.runNo ?? 0, send, ac.signal);
+    current = await nextRun(runs, threadId, runId, ac.signal);
+  }
+  sse.end();
+}
+
+function parseFilter(raw: unknown): Filter {
+  const r = EventStreamRequest.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+  throw new ProtocolError(
+    "invalid_argument",
+    `The event stream request is not valid (${where}${issue.message}). Send { channels: ["values", "messages", …], namespaces?, depth?, since? }.`,
+  );
+}
+
+/** Sends run `runId`'s events from its log's start (the filter drops what the client has), until it ends. */
+async function followRun(
+  runs: RunStore,
+  threadId: string,
+  runId: string,
+  runNo: number,
+  send: (e: V2Event) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const view = new ProtocolView(runNo);
+  let lastId = 0;
+  const how = await followRunLog(runs.log(threadId, runId), {
+    after: 0,
+    onEvent: (e) => {
+      lastId = e.id;
+      view.convert(e).forEach(send);
+    },
+    watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
+    signal,
+  });
+  if (how === "aborted") return;
+  view.close(lastId, how === "lost" ? "lost" : (how.status ?? "error")).forEach(send);
+  if (how !== "lost") await untilReleased(runs, threadId, runId, signal);
+}
+
+/** Waits for the thread's next run (another `lastRunId`); undefined when the thread is gone or the client left. */
+function nextRun(
+  runs: RunStore,
+  threadId: string,
+  after: string | undefined,
+  signal: AbortSignal,
+): Promise<ThreadDoc | undefined> {
+  return new Promise((resolve) => {
+    let stop = () => {};
+    const done = (doc: ThreadDoc | undefined) => {
+      stop();
+      signal.removeEventListener("abort", onAbort);
+      resolve(doc);
+    };
+    const onAbort = () => done(undefined);
+    if (signal.aborted) return resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    stop = runs.threadRef(threadId).onSnapshot(
+      (snap) => {
+        const doc = snap.data() as ThreadDoc | undefined;
+        if (!doc || doc.deleting) done(undefined);
+        else if (doc.lastRunId && doc.lastRunId !== after) done(doc);
+      },
+      () => done(undefined),
+    );
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * The Agent Streaming Protocol v2 through the functions emulator, driven by the SDK's own v2 client
+ * (`client.threads.stream`: the ThreadStream that @langchain/react's hook runs on): a question and
+ * its answer on the protocol's channels, Quarry's events on named custom channels, a follow-up,
+ * bad commands answered with the protocol's errors, and `since` replay read from another
+ * connection with no gap and no duplicate.
+ */
+import { describe, it, expect, beforeAll } from "vitest";
+import { Client } from "@langchain/langgraph-sdk";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { call } from "../../support/api-client";
+import { stackEnv } from "../../support/stack-env";
+
+let api: string;
+let user: TestUser;
+let client: Client;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  user = await signUp(stack.urls.auth!);
+  client = new Client({
+    apiUrl: api,
+    defaultHeaders: { authorization: `Bearer ${user.idToken}` },
+    callerOptions: { maxRetries: 0 },
+  });
+});
+
+type Ev = { type: string; seq: number; event_id: string; method: string; params: { namespace: string[]; data: any } };
+
+/** Reads a v2 event stream's SSE frames until `until` holds (or the stream ends). */
+async function readEvents(threadId: string, body: object, until: (evs: Ev[]) => boolean): Promise<Ev[]> {
+  const ac = new AbortController();
+  const res = await fetch(`${api}/threads/${threadId}/stream/events`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${user.idToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: ac.signal,
+  });
+  expect(res.status).toBe(200);
+  const out: Ev[] = [];
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let i: number;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const frame = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = frame.split("\n").find((l) => l.startsWith("data: "));
+        const id = frame.split("\n").find((l) => l.startsWith("id: "));
+        if (!data) continue;
+        const ev = JSON.parse(data.slice(6)) as Ev;
+        expect(id).toBe(`id: ${ev.seq}`);
+        out.push(ev);
+      }
+      if (until(out)) break;
+    }
+  } finally {
+    ac.abort();
+  }
+  return out;
+}
+
+const ended = (evs: Ev[]) =>
+  evs.some((e) => e.method === "lifecycle" && e.params.namespace.length === 0 && ["completed", "failed", "interrupted"].includes(e.params.data.event));
+
+describe("Agent Streaming Protocol v2", () => {
+  it("the SDK's ThreadStream asks and gets the answer, with Quarry's events on custom channels", async () => {
+    const thread = client.threads.stream({ assistantId: "quarry" });
+    const results: unknown[] = [];
+    const custom = (async () => {
+      for await (const ev of await thread.subscribe({ channels: ["custom:result"] }) as AsyncIterable<Ev>) {
+        results.push(ev.params.data);
+        break;
+      }
+    })();
+    await thread.run.start({ input: { messages: [{ type: "human", content: "How many orders were placed?", id: "q-1" }] } });
+    const values = (await thread.values) as { messages: { type: string; id?: string; content: string }[] };
+    expect(values.messages[0]).toMatchObject({ type: "human", id: "q-1", content: "How many orders were placed?" });
+    expect(values.messages.at(-1)?.content).toMatch(/^Here is what I found/);
+    await custom;
+    expect(results[0]).toMatchObject({ name: "result", payload: { type: "result" } });
+    await thread.close();
+  });
+
+  it("since replays exactly what a connection missed", async () => {
+    const thread = client.threads.stream({ assistantId: "quarry" });
+    await thread.run.start({ input: { messages: [{ type: "human", content: "How many orders were placed?" }] } });
+    await thread.values;
+    const all = await readEvents(thread.threadId, { channels: ["values", "messages", "lifecycle", "custom"] }, ended);
+    expect(all.length).toBeGreaterThan(5);
+    const seqs = all.map((e) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    const cut = all[Math.floor(all.length / 2)].seq;
+    const rest = await readEvents(thread.threadId, { channels: ["values", "messages", "lifecycle", "custom"], since: cut }, ended);
+    expect(rest.map((e) => e.seq)).toEqual(seqs.filter((s) => s > cut));
+    await thread.close();
+  });
+
+  it("bad commands get the protocol's error response and start nothing", async () => {
+    const threadId = crypto.randomUUID();
+    const unknown = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: { id: 1, method: "run.explode", params: {} },
+    });
+    expect(unknown.status).toBe(200);
+    expect(unknown.json).toMatchObject({ type: "error", id: 1, error: "unknown_command" });
+    const malformed = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: { method: "run.start" },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json).toMatchObject({ type: "error", error: "invalid_argument" });
+    const respond = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: { id: 2, method: "input.respond", params: { interrupt_id: "x", response: "y" } },
+    });
+    expect(respond.json).toMatchObject({ type: "error", id: 2 });
+    const stream = await call(api, `/threads/${threadId}/stream/events`, {
+      method: "POST",
+      token: user.idToken,
+      body: { channels: ["nonsense"] },
+    });
+    expect(stream.status).toBe(400);
+    expect(stream.json).toMatchObject({ type: "error", error: "invalid_argument" });
+  });
+});
