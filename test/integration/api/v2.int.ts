@@ -5,19 +5,26 @@
  * bad commands answered with the protocol's errors, and `since` replay read from another
  * connection with no gap and no duplicate.
  */
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
+import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
+import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 
 let api: string;
 let user: TestUser;
 let client: Client;
+let holds: Holds;
+/** The same function's app served from this process: another instance on the same Firestore. */
+let otherApp: InProcessApp;
 
 beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
+  otherApp = await startInProcessApp();
   user = await signUp(stack.urls.auth!);
   client = new Client({
     apiUrl: api,
@@ -26,12 +33,27 @@ beforeAll(async () => {
   });
 });
 
-type Ev = { type: string; seq: number; event_id: string; method: string; params: { namespace: string[]; data: any } };
+afterAll(async () => {
+  await otherApp?.close();
+});
+
+type Ev = {
+  type: string;
+  seq: number;
+  event_id: string;
+  method: string;
+  params: { namespace: string[]; data: any };
+};
 
 /** Reads a v2 event stream's SSE frames until `until` holds (or the stream ends). */
-async function readEvents(threadId: string, body: object, until: (evs: Ev[]) => boolean): Promise<Ev[]> {
+async function readEvents(
+  threadId: string,
+  body: object,
+  until: (evs: Ev[]) => boolean,
+  base = api,
+): Promise<Ev[]> {
   const ac = new AbortController();
-  const res = await fetch(`${api}/threads/${threadId}/stream/events`, {
+  const res = await fetch(`${base}/threads/${threadId}/stream/events`, {
     method: "POST",
     headers: { authorization: `Bearer ${user.idToken}`, "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -66,21 +88,32 @@ async function readEvents(threadId: string, body: object, until: (evs: Ev[]) => 
 }
 
 const ended = (evs: Ev[]) =>
-  evs.some((e) => e.method === "lifecycle" && e.params.namespace.length === 0 && ["completed", "failed", "interrupted"].includes(e.params.data.event));
+  evs.some(
+    (e) =>
+      e.method === "lifecycle" &&
+      e.params.namespace.length === 0 &&
+      ["completed", "failed", "interrupted"].includes(e.params.data.event),
+  );
 
 describe("Agent Streaming Protocol v2", () => {
   it("the SDK's ThreadStream asks and gets the answer, with Quarry's events on custom channels", async () => {
     const thread = client.threads.stream({ assistantId: "quarry" });
     const results: unknown[] = [];
     const custom = (async () => {
-      for await (const ev of await thread.subscribe({ channels: ["custom:result"] }) as AsyncIterable<Ev>) {
+      for await (const ev of (await thread.subscribe({ channels: ["custom:result"] })) as AsyncIterable<Ev>) {
         results.push(ev.params.data);
         break;
       }
     })();
-    await thread.run.start({ input: { messages: [{ type: "human", content: "How many orders were placed?", id: "q-1" }] } });
+    await thread.run.start({
+      input: { messages: [{ type: "human", content: "How many orders were placed?", id: "q-1" }] },
+    });
     const values = (await thread.values) as { messages: { type: string; id?: string; content: string }[] };
-    expect(values.messages[0]).toMatchObject({ type: "human", id: "q-1", content: "How many orders were placed?" });
+    expect(values.messages[0]).toMatchObject({
+      type: "human",
+      id: "q-1",
+      content: "How many orders were placed?",
+    });
     expect(values.messages.at(-1)?.content).toMatch(/^Here is what I found/);
     await custom;
     expect(results[0]).toMatchObject({ name: "result", payload: { type: "result" } });
@@ -89,16 +122,55 @@ describe("Agent Streaming Protocol v2", () => {
 
   it("since replays exactly what a connection missed", async () => {
     const thread = client.threads.stream({ assistantId: "quarry" });
-    await thread.run.start({ input: { messages: [{ type: "human", content: "How many orders were placed?" }] } });
+    await thread.run.start({
+      input: { messages: [{ type: "human", content: "How many orders were placed?" }] },
+    });
     await thread.values;
-    const all = await readEvents(thread.threadId, { channels: ["values", "messages", "lifecycle", "custom"] }, ended);
+    const all = await readEvents(
+      thread.threadId,
+      { channels: ["values", "messages", "lifecycle", "custom"] },
+      ended,
+    );
     expect(all.length).toBeGreaterThan(5);
     const seqs = all.map((e) => e.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(new Set(seqs).size).toBe(seqs.length);
     const cut = all[Math.floor(all.length / 2)].seq;
-    const rest = await readEvents(thread.threadId, { channels: ["values", "messages", "lifecycle", "custom"], since: cut }, ended);
+    const rest = await readEvents(
+      thread.threadId,
+      { channels: ["values", "messages", "lifecycle", "custom"], since: cut },
+      ended,
+    );
     expect(rest.map((e) => e.seq)).toEqual(seqs.filter((s) => s > cut));
+    await thread.close();
+  });
+
+  it("a stream dropped mid-run and reopened on another instance with since gets exactly the rest", async () => {
+    const thread = client.threads.stream({ assistantId: "quarry" });
+    const key = holds.newKey("v2-since");
+    await thread.run.start({
+      input: { messages: [{ type: "human", content: `How many orders were placed? ${holds.planner(key)}` }] },
+    });
+    await holds.waitHeld(key);
+    const channels = ["values", "messages", "lifecycle", "custom", "input"];
+    // Dropped once the planner's stage has started (the run waits at the hold meanwhile).
+    const first = await readEvents(thread.threadId, { channels }, (evs) =>
+      evs.some((e) => e.method === "lifecycle" && e.params.namespace[0] === "planning"),
+    );
+    const last = first.at(-1)!.seq;
+    const rest: Ev[] = [];
+    const following = readEvents(
+      thread.threadId,
+      { channels, since: last },
+      (evs) => (rest.splice(0, rest.length, ...evs), ended(evs)),
+      otherApp.url,
+    );
+    await holds.release(key);
+    await following;
+    // The whole run, read afterwards from the start: the two pieces are exactly it.
+    const whole = await readEvents(thread.threadId, { channels }, ended);
+    expect([...first, ...rest].map((e) => e.event_id)).toEqual(whole.map((e) => e.event_id));
+    expect(rest.at(-1)?.params.data).toMatchObject({ event: "completed" });
     await thread.close();
   });
 
