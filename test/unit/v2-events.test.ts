@@ -1,0 +1,157 @@
+/**
+ * The v2 view of a run's event log (functions/src/http/v2/events.ts): the same log gives the same
+ * events and seq on every instance, seq increases along a thread's runs, streamed tokens become one
+ * message (start, deltas, finish) closed before the state that holds it, Quarry's events go on
+ * named custom channels with its stages as lifecycle namespaces, and an interrupt is asked once.
+ */
+import { describe, it, expect } from "vitest";
+import { inferChannel } from "@langchain/langgraph/stream";
+import { ProtocolView, runNoOfSeq, runSeqBase, type V2Event } from "../../functions/src/http/v2/events";
+import type { LoggedEvent } from "../../functions/src/http/runs/event-log";
+
+const chunk = (id: string, content: string) => [
+  { type: "AIMessageChunk", id, content },
+  { langgraph_node: "generator", name: "quarry_generator" },
+];
+
+/** A one-question run's log, as the executor writes it. */
+const LOG: LoggedEvent[] = [
+  { id: 1, event: "metadata", data: { run_id: "r1", attempt: 1 } },
+  { id: 2, event: "custom", data: { type: "phase", phase: "planning" } },
+  {
+    id: 3,
+    event: "custom",
+    data: { type: "sql", toolCallId: "t1", sql: "SELECT 1", estimatedBytes: 10, attempt: 1 },
+  },
+  { id: 4, event: "custom", data: { type: "phase", phase: "answering" } },
+  { id: 5, event: "messages", data: chunk("m1", "Here is ") },
+  { id: 6, event: "messages", data: chunk("m1", "what I found.") },
+  {
+    id: 7,
+    event: "values",
+    data: {
+      messages: [
+        { type: "human", id: "q1", content: "How many?", additional_kwargs: { x: 1 } },
+        { type: "ai", id: "m1", content: "Here is what I found.", usage_metadata: { input_tokens: 3 } },
+      ],
+    },
+  },
+];
+
+function convert(runNo: number, log = LOG): V2Event[] {
+  const view = new ProtocolView(runNo);
+  return [...log.flatMap((e) => view.convert(e)), ...view.close(log.at(-1)!.id, "success")];
+}
+
+const strip = (evs: V2Event[]) =>
+  evs.map(({ params: { timestamp: _t, ...p }, ...e }) => ({ ...e, params: p }));
+
+describe("the v2 view of a run's log", () => {
+  it("is the same on every instance, with ids that are the seq, increasing within the run", () => {
+    const a = convert(3);
+    expect(strip(convert(3))).toEqual(strip(a));
+    const seqs = a.map((e) => e.seq);
+    expect([...new Set(seqs)].sort((x, y) => x - y)).toEqual(seqs);
+    expect(a.every((e) => e.event_id === String(e.seq) && runNoOfSeq(e.seq) === 3)).toBe(true);
+    expect(Math.min(...seqs)).toBeGreaterThan(runSeqBase(3));
+  });
+
+  it("numbers a later run's events above every event of the earlier run", () => {
+    const first = convert(1);
+    const second = convert(2);
+    expect(Math.min(...second.map((e) => e.seq))).toBeGreaterThan(Math.max(...first.map((e) => e.seq)));
+  });
+
+  it("opens with running and closes with completed; the stages are lifecycle namespaces", () => {
+    const evs = convert(1);
+    const life = evs
+      .filter((e) => e.method === "lifecycle")
+      .map((e) => [e.params.namespace.join("/"), (e.params.data as { event: string }).event]);
+    expect(life).toEqual([
+      ["", "running"],
+      ["planning", "started"],
+      ["planning", "completed"],
+      ["answering", "started"],
+      ["answering", "completed"],
+      ["", "completed"],
+    ]);
+  });
+
+  it("streams tokens as one message, finished before the values that hold it", () => {
+    const evs = convert(1);
+    const m = evs.filter((e) => e.method === "messages").map((e) => e.params.data as Record<string, unknown>);
+    expect(m.map((d) => d.event)).toEqual([
+      "message-start",
+      "content-block-start",
+      "content-block-delta",
+      "content-block-delta",
+      "content-block-finish",
+      "message-finish",
+    ]);
+    expect(m[0]).toMatchObject({ role: "ai", id: "m1" });
+    expect(m[4]).toMatchObject({ content: { type: "text", text: "Here is what I found." } });
+    const finish = evs.findIndex((e) => (e.params.data as { event?: string }).event === "message-finish");
+    const values = evs.findIndex((e) => e.method === "values");
+    expect(finish).toBeLessThan(values);
+    expect(evs.filter((e) => e.method === "messages").every((e) => e.params.node === "generator")).toBe(true);
+  });
+
+  it("sends values lean: a message's type, content and id, not provider fields", () => {
+    const values = convert(1).find((e) => e.method === "values")!.params.data as { messages: object[] };
+    expect(values.messages).toEqual([
+      { type: "human", id: "q1", content: "How many?" },
+      { type: "ai", id: "m1", content: "Here is what I found." },
+    ]);
+  });
+
+  it("puts Quarry's events on named custom channels", () => {
+    const channels = convert(1)
+      .filter((e) => e.method === "custom")
+      .map((e) => inferChannel(e as never));
+    expect(channels).toEqual(["custom:phase", "custom:sql", "custom:phase"]);
+  });
+
+  it("asks an interrupt once on the input channel, and ends interrupted", () => {
+    const asked = { __interrupt__: [{ id: "i1", value: { question: "Which year?" } }] };
+    const log: LoggedEvent[] = [
+      { id: 1, event: "metadata", data: {} },
+      { id: 2, event: "updates", data: asked },
+      { id: 3, event: "values", data: { messages: [], ...asked } },
+    ];
+    const view = new ProtocolView(1);
+    const evs = [...log.flatMap((e) => view.convert(e)), ...view.close(3, "interrupted")];
+    const input = evs.filter((e) => e.method === "input.requested");
+    expect(input.map((e) => e.params.data)).toEqual([
+      { interrupt_id: "i1", payload: { question: "Which year?" } },
+    ]);
+    expect(evs.find((e) => e.method === "values")!.params.data).toEqual({ messages: [] });
+    expect(evs.at(-1)).toMatchObject({
+      method: "lifecycle",
+      params: { namespace: [], data: { event: "interrupted" } },
+    });
+  });
+
+  it("an error ends the run failed with its message (and the error itself on custom:error); a lost run says so", () => {
+    const view = new ProtocolView(1);
+    const evs = [
+      ...view.convert({ id: 1, event: "metadata", data: {} }),
+      ...view.convert({
+        id: 2,
+        event: "error",
+        data: { error: "quota:bytes", message: "Over today's bytes." },
+      }),
+      ...view.close(2, "error"),
+    ];
+    const ends = evs.filter((e) => e.method === "lifecycle" && e.params.namespace.length === 0);
+    expect(ends.map((e) => e.params.data)).toEqual([
+      { event: "running", graph_name: "agent" },
+      { event: "failed", graph_name: "agent", error: "Over today's bytes." },
+    ]);
+    const lost = new ProtocolView(1);
+    const gone = [...lost.convert({ id: 1, event: "metadata", data: {} }), ...lost.close(1, "lost")];
+    expect(gone.at(-1)!.params.data).toMatchObject({
+      event: "failed",
+      error: expect.stringMatching(/went away/),
+    });
+  });
+});
