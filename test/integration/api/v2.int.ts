@@ -196,6 +196,8 @@ describe("Agent Streaming Protocol v2", () => {
       body: { id: 2, method: "input.respond", params: { interrupt_id: "x", response: "y" } },
     });
     expect(respond.json).toMatchObject({ type: "error", id: 2 });
+    // No run was started by any of them: the thread does not exist.
+    expect((await call(api, `/threads/${threadId}/state`, { token: user.idToken })).status).toBe(404);
     const stream = await call(api, `/threads/${threadId}/stream/events`, {
       method: "POST",
       token: user.idToken,
@@ -203,5 +205,47 @@ describe("Agent Streaming Protocol v2", () => {
     });
     expect(stream.status).toBe(400);
     expect(stream.json).toMatchObject({ type: "error", error: "invalid_argument" });
+  });
+
+  it("another person's thread is refused on both routes, a since beyond the thread's events is refused", async () => {
+    const thread = client.threads.stream({ assistantId: "quarry" });
+    await thread.run.start({
+      input: { messages: [{ type: "human", content: "How many orders were placed?" }] },
+    });
+    await thread.values;
+    const bob = await signUp(stackEnv().urls.auth!);
+    const stream = await call(api, `/threads/${thread.threadId}/stream/events`, {
+      method: "POST",
+      token: bob.idToken,
+      body: { channels: ["values"] },
+    });
+    expect(stream.status).toBe(404);
+    expect(stream.json).toMatchObject({ type: "error", message: expect.stringMatching(/not found/i) });
+    const start = await call(api, `/threads/${thread.threadId}/commands`, {
+      method: "POST",
+      token: bob.idToken,
+      body: {
+        id: 7,
+        method: "run.start",
+        params: { assistant_id: "quarry", input: { messages: [{ type: "human", content: "Mine now?" }] } },
+      },
+    });
+    expect(start.json).toMatchObject({ type: "error", id: 7 });
+    const state = await call(api, `/threads/${thread.threadId}/state`, { token: user.idToken });
+    const said = (state.json as { values: { messages: { content: string }[] } }).values.messages.map(
+      (m) => m.content,
+    );
+    expect(said).not.toContain("Mine now?");
+    const beyond = await call(api, `/threads/${thread.threadId}/stream/events`, {
+      method: "POST",
+      token: user.idToken,
+      body: { channels: ["values"], since: 2 ** 52 },
+    });
+    expect(beyond.status).toBe(400);
+    expect(beyond.json).toMatchObject({
+      error: "invalid_argument",
+      message: expect.stringMatching(/beyond/),
+    });
+    await thread.close();
   });
 });
