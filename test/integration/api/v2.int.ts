@@ -42,7 +42,7 @@ type Ev = {
   seq: number;
   event_id: string;
   method: string;
-  params: { namespace: string[]; data: any };
+  params: { namespace: string[]; data: Record<string, unknown> & { event?: string } };
 };
 
 /** Reads a v2 event stream's SSE frames until `until` holds (or the stream ends). */
@@ -92,7 +92,7 @@ const ended = (evs: Ev[]) =>
     (e) =>
       e.method === "lifecycle" &&
       e.params.namespace.length === 0 &&
-      ["completed", "failed", "interrupted"].includes(e.params.data.event),
+      ["completed", "failed", "interrupted"].includes(String(e.params.data.event)),
   );
 
 describe("Agent Streaming Protocol v2", () => {

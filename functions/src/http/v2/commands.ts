@@ -116,7 +116,10 @@ const RunStartParams = z.looseObject({
 async function runStart(ctx: Ctx, raw: Record<string, unknown>): Promise<{ run_id: string }> {
   const p = check(RunStartParams, raw, "run.start");
   if (p.assistant_id !== ASSISTANT_ID) {
-    throw new ProtocolError("invalid_argument", `Assistant "${p.assistant_id}" not found: use "${ASSISTANT_ID}".`);
+    throw new ProtocolError(
+      "invalid_argument",
+      `Assistant "${p.assistant_id}" not found: use "${ASSISTANT_ID}".`,
+    );
   }
   const checkpointId = p.config?.configurable?.checkpoint_id;
   const question = isQuestion(p.input);
@@ -202,7 +205,9 @@ async function stateGet(ctx: Ctx, raw: Record<string, unknown>) {
   await (await threadStore()).get(ctx.threadId, ctx.uid);
   const snap = await (await agentGraph()).getState({ configurable: { thread_id: ctx.threadId } });
   const values = leanState(toPlain(snap.values ?? {}) as Record<string, unknown>);
-  const picked = p.keys ? Object.fromEntries(Object.entries(values).filter(([k]) => p.keys!.includes(k))) : values;
+  const picked = p.keys
+    ? Object.fromEntries(Object.entries(values).filter(([k]) => p.keys!.includes(k)))
+    : values;
   const id = snap.config?.configurable?.checkpoint_id as string | undefined;
   return { values: picked, ...(id ? { checkpoint: { id } } : {}) };
 }
@@ -225,7 +230,11 @@ async function listCheckpoints(ctx: Ctx, raw: Record<string, unknown>) {
       ...(p.before ? { before: { configurable: { thread_id: ctx.threadId, checkpoint_id: p.before } } } : {}),
     },
   )) {
-    const meta = (snap.metadata ?? {}) as { step?: number; source?: string; writes?: Record<string, unknown> };
+    const meta = (snap.metadata ?? {}) as {
+      step?: number;
+      source?: string;
+      writes?: Record<string, unknown>;
+    };
     const writer = meta.writes ? Object.keys(meta.writes)[0] : undefined;
     checkpoints.push({
       id: snap.config.configurable?.checkpoint_id as string,
@@ -327,9 +336,16 @@ function untilStarted(runs: RunStore, threadId: string, runId: string, ms: numbe
             runs
               .threadRef(threadId)
               .get()
-              .then((t) => done((t.data() as ThreadDoc | undefined)?.lastRunId === runId ? undefined : refusal(snap.get("error"))), done);
-          }
-          else if (status && status !== "pending" && status !== "running") done();
+              .then(
+                (t) =>
+                  done(
+                    (t.data() as ThreadDoc | undefined)?.lastRunId === runId
+                      ? undefined
+                      : refusal(snap.get("error")),
+                  ),
+                done,
+              );
+          } else if (status && status !== "pending" && status !== "running") done();
         },
         (err) => done(err),
       ),

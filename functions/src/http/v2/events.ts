@@ -148,7 +148,10 @@ export class ProtocolView {
    * A v1 `messages` item: a streamed AI chunk (text tokens) continues or starts a message; a node's
    * finished message is sent whole (start, its blocks, finish).
    */
-  private message(out: Frame, [msg, meta]: [Record<string, unknown>, Record<string, unknown> | undefined]): void {
+  private message(
+    out: Frame,
+    [msg, meta]: [Record<string, unknown>, Record<string, unknown> | undefined],
+  ): void {
     const node = typeof meta?.langgraph_node === "string" ? meta.langgraph_node : undefined;
     const id = typeof msg?.id === "string" ? msg.id : undefined;
     if (!id) return;
@@ -182,7 +185,11 @@ export class ProtocolView {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    out.message(open.node, { event: "content-block-finish", index: 0, content: { type: "text", text: open.text } });
+    out.message(open.node, {
+      event: "content-block-finish",
+      index: 0,
+      content: { type: "text", text: open.text },
+    });
     out.message(open.node, { event: "message-finish" });
   }
 
@@ -196,7 +203,8 @@ export class ProtocolView {
 
   private updates(out: Frame, data: Record<string, unknown>): void {
     if (data && "__interrupt__" in data) return this.ask(out, data.__interrupt__);
-    for (const [node, update] of Object.entries(data ?? {})) out.add("updates", [], { [node]: leanUpdate(update) });
+    for (const [node, update] of Object.entries(data ?? {}))
+      out.add("updates", [], { [node]: leanUpdate(update) });
   }
 
   private ask(out: Frame, interrupts: unknown): void {
@@ -217,7 +225,8 @@ class Frame {
   ) {}
 
   private nextSeq(): number {
-    if (this.events.length >= SEQ_STEP) throw new Error("one log event made more protocol events than it may");
+    if (this.events.length >= SEQ_STEP)
+      throw new Error("one log event made more protocol events than it may");
     return this.runNo * SEQ_RUN + this.logId * SEQ_STEP + this.events.length;
   }
 
@@ -256,7 +265,9 @@ class Frame {
 
 function roleOf(type: unknown): "ai" | "human" | "system" | "tool" {
   // "AIMessageChunk", "ai", "human", "tool" …
-  const t = String(type ?? "ai").replace(/Chunk$/, "").toLowerCase();
+  const t = String(type ?? "ai")
+    .replace(/Chunk$/, "")
+    .toLowerCase();
   if (t.startsWith("human")) return "human";
   if (t.startsWith("system")) return "system";
   if (t.startsWith("tool")) return "tool";

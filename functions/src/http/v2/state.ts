@@ -5,9 +5,17 @@
  * and chunk details stay on the server.
  */
 const MESSAGE_TYPES = new Set(["human", "ai", "system", "tool", "remove"]);
-const KEPT = ["id", "name", "tool_calls", "invalid_tool_calls", "tool_call_id", "status", "artifact"] as const;
+const KEPT = [
+  "id",
+  "name",
+  "tool_calls",
+  "invalid_tool_calls",
+  "tool_call_id",
+  "status",
+  "artifact",
+] as const;
 
-export function leanMessage(m: Record<string, unknown>): Record<string, unknown> {
+function leanMessage(m: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { type: m.type, content: m.content ?? "" };
   for (const k of KEPT) {
     const v = m[k];

@@ -41,7 +41,10 @@ const Channel = z.union([
 
 const EventStreamRequest = z.strictObject({
   channels: z.array(Channel).min(1, "name at least one channel").max(20),
-  namespaces: z.array(z.array(z.string().max(200)).max(10)).max(20).optional(),
+  namespaces: z
+    .array(z.array(z.string().max(200)).max(10))
+    .max(20)
+    .optional(),
   depth: z.number().int().min(0).max(100).optional(),
   since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
