@@ -9,8 +9,9 @@ import { inferChannel } from "@langchain/langgraph/stream";
 import { ProtocolView, runNoOfSeq, runSeqBase, type V2Event } from "../../functions/src/http/v2/events";
 import type { LoggedEvent } from "../../functions/src/http/runs/event-log";
 
+// As the v1 stream sends a streamed piece of the answer (toPlain: type "ai", like a whole message).
 const chunk = (id: string, content: string) => [
-  { type: "AIMessageChunk", id, content },
+  { type: "ai", id, content },
   { langgraph_node: "generator", name: "quarry_generator" },
 ];
 
@@ -26,8 +27,10 @@ const LOG: LoggedEvent[] = [
   { id: 4, event: "custom", data: { type: "phase", phase: "answering" } },
   { id: 5, event: "messages", data: chunk("m1", "Here is ") },
   { id: 6, event: "messages", data: chunk("m1", "what I found.") },
+  // The model's last piece is empty.
+  { id: 7, event: "messages", data: chunk("m1", "") },
   {
-    id: 7,
+    id: 8,
     event: "values",
     data: {
       messages: [

@@ -135,6 +135,20 @@ describe("Agent Streaming Protocol v2", () => {
     const seqs = all.map((e) => e.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(new Set(seqs).size).toBe(seqs.length);
+    // The answer streamed on the messages channel: one message, whose deltas make the answer in the state.
+    const answer = (await thread.values) as { messages: { type: string; id: string; content: string }[] };
+    const last = answer.messages.at(-1)!;
+    const messages = all.filter((e) => e.method === "messages").map((e) => e.params.data);
+    const from = messages.findIndex((d) => d.event === "message-start" && d.id === last.id);
+    expect(from).toBeGreaterThanOrEqual(0);
+    expect(messages.filter((d) => d.event === "message-start" && d.id === last.id)).toHaveLength(1);
+    const to = messages.findIndex((d, i) => i > from && d.event === "message-finish");
+    const text = messages
+      .slice(from, to)
+      .filter((d) => d.event === "content-block-delta")
+      .map((d) => (d.delta as { text: string }).text)
+      .join("");
+    expect(text).toBe(last.content);
     const cut = all[Math.floor(all.length / 2)].seq;
     const rest = await readEvents(
       thread.threadId,

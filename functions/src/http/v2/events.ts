@@ -145,8 +145,10 @@ export class ProtocolView {
   }
 
   /**
-   * A v1 `messages` item: a streamed AI chunk (text tokens) continues or starts a message; a node's
-   * finished message is sent whole (start, its blocks, finish).
+   * A v1 `messages` item: an AI message's streamed piece (the v1 stream gives chunks and a node's
+   * finished message the same `ai` type), appended to the message of its id — started with its
+   * first piece, finished when another message starts or the state that holds it arrives. Other
+   * messages (the question, a tool's result) are in the next values.
    */
   private message(
     out: Frame,
@@ -154,25 +156,12 @@ export class ProtocolView {
   ): void {
     const node = typeof meta?.langgraph_node === "string" ? meta.langgraph_node : undefined;
     const id = typeof msg?.id === "string" ? msg.id : undefined;
-    if (!id) return;
-    const chunk = typeof msg.type === "string" && msg.type.endsWith("Chunk");
-    const role = roleOf(msg.type);
+    if (!id || roleOf(msg.type) !== "ai") return;
     if (this.open && this.open.id !== id) this.finishMessage(out);
-    if (!chunk) {
-      // A finished message other than the AI's (a question, a tool's result) is in the next values.
-      if (role !== "ai") return;
-      out.message(node, { event: "message-start", role, id });
-      blocksOf(msg.content).forEach((content, index) => {
-        out.message(node, { event: "content-block-start", index, content: emptyBlock(content) });
-        out.message(node, { event: "content-block-finish", index, content });
-      });
-      out.message(node, { event: "message-finish" });
-      return;
-    }
     const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
     if (!this.open) {
       this.open = { id, node, text: "" };
-      out.message(node, { event: "message-start", role, id });
+      out.message(node, { event: "message-start", role: "ai", id });
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
     if (text) {
@@ -280,10 +269,6 @@ function blocksOf(content: unknown): Record<string, unknown>[] {
   return content.map((b) =>
     typeof b === "string" ? { type: "text", text: b } : (b as Record<string, unknown>),
   );
-}
-
-function emptyBlock(block: Record<string, unknown>): Record<string, unknown> {
-  return block.type === "text" ? { type: "text", text: "" } : block;
 }
 
 function textOfBlocks(content: unknown): string {
