@@ -20,6 +20,7 @@ import { signUp } from "../support/auth-emulator";
 import { apiScript } from "../support/api-script";
 import { startVertexStandin } from "../support/vertex-standin";
 import { personConfig } from "../support/person";
+import { awaitedCalls, countFirestoreRpcs, sequentialRoundTrips } from "./firestore-rpcs";
 
 /** Concurrent runs on one in-process instance too (Cloud Functions v2 serves many requests per instance). */
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -145,68 +146,6 @@ function errorKinds(runs: RunStats[]): string {
   return [...counts].map(([k, n]) => `${k} ×${n}`).join(", ");
 }
 
-interface Rpc {
-  at: number;
-  end: number;
-  method: string;
-  toLog: boolean;
-  heldBack: boolean;
-  access: boolean;
-}
-
-/**
- * Sequential round trips: the longest chain of calls each started after the one before it ended
- * (calls made side by side — the quota check beside the thread's read — count once).
- */
-function sequentialRoundTrips(rpcs: Rpc[]): number {
-  const sorted = [...rpcs].sort((a, b) => a.at - b.at);
-  const depth: number[] = [];
-  sorted.forEach((r, i) => {
-    depth[i] = 1 + Math.max(0, ...sorted.slice(0, i).map((p, j) => (p.end <= r.at ? depth[j] : 0)));
-  });
-  return Math.max(0, ...depth);
-}
-
-/** Counts Firestore RPCs (unary and streaming) issued by this process's Firestore clients. */
-function countFirestoreRpcs() {
-  const { Firestore } = require(
-    require.resolve("@google-cloud/firestore", { paths: [path.join(root, "functions")] }),
-  );
-  const log: Rpc[] = [];
-  for (const name of ["request", "requestStream"] as const) {
-    const original = Firestore.prototype[name];
-    Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
-      const body = method === "commit" ? JSON.stringify(rest[0] ?? {}) : "";
-      // The run's event log is written in the background, never awaited by the run.
-      const toLog = /\/runs\/[^/]+\/log\//.test(body);
-      // The access gate's and the quota's own calls (members list, usage and the questions window).
-      const access = /\/documents\/(members|usage|quota_rate)\//.test(JSON.stringify(rest[0] ?? {}));
-      // The held-back checkpoint writes, which start flowing at the answer's first token (in the
-      // same instant the client gets it): checkpoints only, no thread document (the lease's commit).
-      const heldBack =
-        !toLog && !access && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
-      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack, access };
-      log.push(rpc);
-      const done = () => (rpc.end = Math.min(rpc.end, performance.now()));
-      const out = original.call(this, method, ...rest) as Promise<unknown>;
-      // A unary call ends when it settles; a stream (runQuery, batchGetDocuments) when it ends.
-      void Promise.resolve(out).then(
-        (v) => {
-          const s = v as { once?: (e: string, f: () => void) => void } | undefined;
-          if (name === "requestStream" && typeof s?.once === "function") {
-            s.once("end", done);
-            s.once("close", done);
-            s.once("error", done);
-          } else done();
-        },
-        () => done(),
-      );
-      return out;
-    };
-  }
-  return log;
-}
-
 async function inProcessRoundTrips(env: Record<string, string>, standinHost: string, authUrl: string) {
   Object.assign(process.env, env, BENCH_ACCESS_ENV, {
     VERTEX_AI_EMULATOR_HOST: standinHost,
@@ -247,8 +186,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     }
     const rpcs = log.slice(from).filter((r) => r.at >= start);
     const before = rpcs.filter((r) => r.at < firstToken);
-    // The cancel watch (a Listen stream) opens once the lease is taken and is never waited for.
-    const awaited = before.filter((r) => r.method !== "listen" && !r.toLog && !r.heldBack);
+    const awaited = awaitedCalls(before);
     if (!name.startsWith("warm")) {
       results.push({
         scenario: name,
