@@ -90,7 +90,7 @@ export function runObject(
 }
 
 /** `GET /info`: which of the protocol's features this server has. */
-/** The v2 commands Quarry answers (docs/api.md#streaming-protocol-v2). */
+/** The v2 commands Quarry answers (docs/streaming-v2.md). */
 export const V2_COMMANDS = [
   "run.start",
   "input.respond",

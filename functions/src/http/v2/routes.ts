@@ -1,4 +1,4 @@
-/** The Agent Streaming Protocol v2 over HTTP/SSE, beside the v1 run routes (docs/api.md#streaming-protocol-v2). */
+/** The Agent Streaming Protocol v2 over HTTP/SSE, beside the v1 run routes (docs/streaming-v2.md). */
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { handleCommand } from "./commands";
 import { toErrorResponse } from "./errors";
