@@ -188,6 +188,34 @@ describe("Agent Streaming Protocol v2", () => {
     await thread.close();
   });
 
+  it("run.start answers once the run holds the thread, with applied_through_seq below every event of the run", async () => {
+    const threadId = crypto.randomUUID();
+    const start = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: {
+        id: 3,
+        method: "run.start",
+        params: {
+          assistant_id: "quarry",
+          input: { messages: [{ type: "human", content: "How many orders were placed?" }] },
+        },
+      },
+    });
+    const body = start.json as {
+      type: string;
+      id: number;
+      result: { run_id: string };
+      meta: { applied_through_seq: number };
+    };
+    expect(body).toMatchObject({ type: "success", id: 3, meta: { thread_id: threadId } });
+    const runs = await client.runs.list(threadId);
+    expect(runs.map((r) => r.run_id)).toContain(body.result.run_id);
+    const evs = await readEvents(threadId, { channels: ["lifecycle", "values"] }, ended);
+    expect(evs.length).toBeGreaterThan(0);
+    expect(evs.every((e) => e.seq > body.meta.applied_through_seq)).toBe(true);
+  });
+
   it("bad commands get the protocol's error response and start nothing", async () => {
     const threadId = crypto.randomUUID();
     const unknown = await call(api, `/threads/${threadId}/commands`, {

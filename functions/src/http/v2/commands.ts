@@ -20,7 +20,7 @@ import { leaseHolder, type ThreadDoc } from "../thread-doc";
 import { queueRun } from "../runs/background";
 import type { RunStore } from "../runs/run-store";
 import { ProtocolError, toErrorResponse } from "./errors";
-import { GRAPH_NAME, statusOfOutcome } from "./events";
+import { GRAPH_NAME, runSeqBase, statusOfOutcome } from "./events";
 import { leanState } from "./state";
 
 const Command = z.strictObject({
@@ -35,6 +35,8 @@ interface Ctx {
   email?: string | null;
   emailVerified?: boolean;
   threadId: string;
+  /** The response's `meta` beside the thread id: `applied_through_seq` once a run holds the thread. */
+  meta: { applied_through_seq?: number };
 }
 
 export async function handleCommand(req: Request, res: Response): Promise<void> {
@@ -54,10 +56,10 @@ export async function handleCommand(req: Request, res: Response): Promise<void> 
     return;
   }
   const command = parsed.data;
-  const ctx: Ctx = { ...caller, threadId };
+  const ctx: Ctx = { ...caller, threadId, meta: {} };
   try {
     const result = await dispatch(ctx, command);
-    res.json({ type: "success", id: command.id, result, meta: { thread_id: threadId } });
+    res.json({ type: "success", id: command.id, result, meta: { thread_id: threadId, ...ctx.meta } });
   } catch (err) {
     // A command that could not be carried out answers 200 with the protocol's error response (the
     // SDK raises it as a ProtocolError with its code and message).
@@ -293,11 +295,19 @@ function check<T extends z.ZodType>(schema: T, raw: unknown, method: string): z.
 async function startQueued(ctx: Ctx, body: Record<string, unknown>): Promise<string> {
   const runId = await queueRun(ctx, ctx.threadId, body, { refuseBusy: false });
   const runs = await runStore();
-  await untilStarted(runs, ctx.threadId, runId, config().runLeaseSeconds * 1000);
+  const runNo = await untilStarted(runs, ctx.threadId, runId, config().runLeaseSeconds * 1000);
+  // Every event of this run is above this seq, every earlier event of the thread at or below it.
+  if (runNo !== undefined) ctx.meta.applied_through_seq = runSeqBase(runNo);
   return runId;
 }
 
-function untilStarted(runs: RunStore, threadId: string, runId: string, ms: number): Promise<void> {
+/** Resolves with the run's number once it holds the thread (undefined if it ended before that was seen). */
+function untilStarted(
+  runs: RunStore,
+  threadId: string,
+  runId: string,
+  ms: number,
+): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const stops: (() => void)[] = [];
     const timer = setTimeout(
@@ -311,18 +321,19 @@ function untilStarted(runs: RunStore, threadId: string, runId: string, ms: numbe
       ms,
     );
     let settled = false;
-    function done(err?: unknown) {
+    function done(err?: unknown, runNo?: number) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       stops.forEach((s) => s());
       if (err) reject(err);
-      else resolve();
+      else resolve(runNo);
     }
     stops.push(
       runs.threadRef(threadId).onSnapshot(
         (snap) => {
-          if ((snap.data() as ThreadDoc | undefined)?.lastRunId === runId) done();
+          const doc = snap.data() as ThreadDoc | undefined;
+          if (doc?.lastRunId === runId) done(undefined, doc.runNo);
         },
         (err) => done(err),
       ),
@@ -336,15 +347,11 @@ function untilStarted(runs: RunStore, threadId: string, runId: string, ms: numbe
             runs
               .threadRef(threadId)
               .get()
-              .then(
-                (t) =>
-                  done(
-                    (t.data() as ThreadDoc | undefined)?.lastRunId === runId
-                      ? undefined
-                      : refusal(snap.get("error")),
-                  ),
-                done,
-              );
+              .then((t) => {
+                const doc = t.data() as ThreadDoc | undefined;
+                if (doc?.lastRunId === runId) done(undefined, doc.runNo);
+                else done(refusal(snap.get("error")));
+              }, done);
           } else if (status && status !== "pending" && status !== "running") done();
         },
         (err) => done(err),
