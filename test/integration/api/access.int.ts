@@ -258,6 +258,34 @@ describe("quotas", () => {
       .toEqual([429, "quota:bytes", true, true]);
   });
 
+  it("over quota, the v2 run.start answers with the protocol's error and the quota's words, and starts nothing", async () => {
+    const person = await signUp(authUrl);
+    await call(api, "/admin/members", {
+      method: "POST",
+      token: admin.idToken,
+      body: { email: person.email, quotas: { bytesPerDay: 0 } },
+    });
+    const threadId = crypto.randomUUID();
+    await expect
+      .poll(
+        async () => {
+          const r = await call(api, `/threads/${threadId}/commands`, {
+            method: "POST",
+            token: person.idToken,
+            body: { id: 4, method: "run.start", params: { assistant_id: "quarry", input: input() } },
+          });
+          const b = r.json as { type?: string; id?: number; quarry_error?: string; message?: string };
+          return [r.status, b.type, b.id, b.quarry_error, /midnight UTC/.test(String(b.message))];
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual([200, "error", 4, "quota:bytes", true]);
+    // Nothing ran on the thread: it holds no question.
+    const state = await call(api, `/threads/${threadId}/state`, { token: person.idToken });
+    const values = (state.json as { values?: { messages?: unknown[] } } | undefined)?.values;
+    expect(values?.messages ?? []).toEqual([]);
+  });
+
   it("bytes and tokens are charged as spent; a day's token quota used up refuses the next question", async () => {
     const person = await signUp(authUrl);
     const client = sdkClient(api, person);
