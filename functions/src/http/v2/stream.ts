@@ -9,6 +9,7 @@
  */
 import type { Request, Response } from "express";
 import { matchesSubscription } from "@langchain/langgraph/stream";
+import * as logger from "firebase-functions/logger";
 import { z } from "zod";
 import { callerOf } from "../auth";
 import { runStore, threadStore } from "../runtime";
@@ -109,7 +110,13 @@ async function followRun(
     after: 0,
     onEvent: (e) => {
       lastId = e.id;
-      view.convert(e).forEach(send);
+      // Called from a Firestore listener: an event the view cannot take must not crash the
+      // instance; it is logged and skipped (the state still reaches the client in values).
+      try {
+        view.convert(e).forEach(send);
+      } catch (err) {
+        logger.error("v2 event not converted", { threadId, runId, id: e.id, err: String(err) });
+      }
     },
     watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
     signal,
