@@ -54,6 +54,8 @@ interface OpenMessage {
   id: string;
   node?: string;
   text: string;
+  /** Its text block has started (a message with no text has none). */
+  started: boolean;
 }
 
 /** One run's v2 events, built log event by log event. */
@@ -145,58 +147,65 @@ export class ProtocolView {
   }
 
   /**
-   * A v1 `messages` item: a streamed AI chunk (text tokens) continues or starts a message; a node's
-   * finished message is sent whole (start, its blocks, finish).
+   * A v1 `messages` item. The log cannot tell a streamed token from a node's finished message by
+   * its type (both serialise as `ai`), but LangGraph streams a message either as chunks sharing
+   * one id or once whole, never both: so an AI item with the open message's id continues it (its
+   * text a delta), and one with another id finishes the open message and starts its own. A message
+   * finishes when the next one starts, at the next values, or when the run ends; its tool calls and
+   * every other message (a question, a tool's result) are in the next values.
    */
-  private message(out: Frame, [msg, meta]: [Record<string, unknown>, Record<string, unknown> | undefined]): void {
+  private message(
+    out: Frame,
+    [msg, meta]: [Record<string, unknown>, Record<string, unknown> | undefined],
+  ): void {
     const node = typeof meta?.langgraph_node === "string" ? meta.langgraph_node : undefined;
     const id = typeof msg?.id === "string" ? msg.id : undefined;
-    if (!id) return;
-    const chunk = typeof msg.type === "string" && msg.type.endsWith("Chunk");
-    const role = roleOf(msg.type);
+    if (!id || roleOf(msg.type) !== "ai") return;
     if (this.open && this.open.id !== id) this.finishMessage(out);
-    if (!chunk) {
-      // A finished message other than the AI's (a question, a tool's result) is in the next values.
-      if (role !== "ai") return;
-      out.message(node, { event: "message-start", role, id });
-      blocksOf(msg.content).forEach((content, index) => {
-        out.message(node, { event: "content-block-start", index, content: emptyBlock(content) });
-        out.message(node, { event: "content-block-finish", index, content });
-      });
-      out.message(node, { event: "message-finish" });
-      return;
+    if (!this.open) {
+      this.open = { id, node, text: "", started: false };
+      out.message(node, { event: "message-start", role: "ai", id });
     }
     const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
-    if (!this.open) {
-      this.open = { id, node, text: "" };
-      out.message(node, { event: "message-start", role, id });
+    if (!text) return;
+    if (!this.open.started) {
+      this.open.started = true;
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
-    if (text) {
-      this.open.text += text;
-      out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
-    }
+    this.open.text += text;
+    out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
   }
 
   private finishMessage(out: Frame): void {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    out.message(open.node, { event: "content-block-finish", index: 0, content: { type: "text", text: open.text } });
+    if (open.started) {
+      out.message(open.node, {
+        event: "content-block-finish",
+        index: 0,
+        content: { type: "text", text: open.text },
+      });
+    }
     out.message(open.node, { event: "message-finish" });
   }
 
-  /** The state's output channels (messages lean), its interrupt as `input.requested`. */
+  /**
+   * The state's output channels (messages lean), its interrupt as `input.requested`. A values
+   * event that carries only the interrupt is no state: a client replaces its values with each
+   * values event, so none is sent for it.
+   */
   private values(out: Frame, data: Record<string, unknown>): void {
     this.finishMessage(out);
     const { __interrupt__: asked, ...values } = data ?? {};
-    out.add("values", [], leanState(values));
+    if (Object.keys(values).length) out.add("values", [], leanState(values));
     this.ask(out, asked);
   }
 
   private updates(out: Frame, data: Record<string, unknown>): void {
     if (data && "__interrupt__" in data) return this.ask(out, data.__interrupt__);
-    for (const [node, update] of Object.entries(data ?? {})) out.add("updates", [], { [node]: leanUpdate(update) });
+    for (const [node, update] of Object.entries(data ?? {}))
+      out.add("updates", [], { [node]: leanUpdate(update) });
   }
 
   private ask(out: Frame, interrupts: unknown): void {
@@ -217,7 +226,8 @@ class Frame {
   ) {}
 
   private nextSeq(): number {
-    if (this.events.length >= SEQ_STEP) throw new Error("one log event made more protocol events than it may");
+    if (this.events.length >= SEQ_STEP)
+      throw new Error("one log event made more protocol events than it may");
     return this.runNo * SEQ_RUN + this.logId * SEQ_STEP + this.events.length;
   }
 
@@ -256,7 +266,9 @@ class Frame {
 
 function roleOf(type: unknown): "ai" | "human" | "system" | "tool" {
   // "AIMessageChunk", "ai", "human", "tool" …
-  const t = String(type ?? "ai").replace(/Chunk$/, "").toLowerCase();
+  const t = String(type ?? "ai")
+    .replace(/Chunk$/, "")
+    .toLowerCase();
   if (t.startsWith("human")) return "human";
   if (t.startsWith("system")) return "system";
   if (t.startsWith("tool")) return "tool";
@@ -269,10 +281,6 @@ function blocksOf(content: unknown): Record<string, unknown>[] {
   return content.map((b) =>
     typeof b === "string" ? { type: "text", text: b } : (b as Record<string, unknown>),
   );
-}
-
-function emptyBlock(block: Record<string, unknown>): Record<string, unknown> {
-  return block.type === "text" ? { type: "text", text: "" } : block;
 }
 
 function textOfBlocks(content: unknown): string {

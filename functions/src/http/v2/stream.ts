@@ -41,7 +41,10 @@ const Channel = z.union([
 
 const EventStreamRequest = z.strictObject({
   channels: z.array(Channel).min(1, "name at least one channel").max(20),
-  namespaces: z.array(z.array(z.string().max(200)).max(10)).max(20).optional(),
+  namespaces: z
+    .array(z.array(z.string().max(200)).max(10))
+    .max(20)
+    .optional(),
   depth: z.number().int().min(0).max(100).optional(),
   since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
@@ -65,6 +68,11 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
   const ac = new AbortController();
   res.on("close", () => ac.abort());
   sse.open({});
+  // A first byte at once: a proxy that holds a response back until its body starts (the functions
+  // emulator does) would keep the headers until the first matching event or heartbeat — up to 10 s
+  // on a stream of channels the run has not reached — and the SDK opens its next subscription
+  // only once this one has answered.
+  sse.comment("open");
   // LangGraph's own subscription matching: since, channels (a named custom channel, or all of
   // custom), namespace prefixes and depth.
   const wanted = (e: V2Event) => matchesSubscription(e as never, filter as never);
