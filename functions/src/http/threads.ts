@@ -14,7 +14,7 @@ import {
 } from "./schemas";
 import { rootCommit } from "./runs/checkpointer";
 import { toThreadState } from "./serialize";
-import { toThread } from "./thread-doc";
+import { leaseHolder, toThread } from "./thread-doc";
 
 function threadParam(req: Request): string {
   return parse(ThreadIdParam, req.params.threadId, "path");
@@ -108,10 +108,17 @@ async function deleteThread(req: Request, res: Response): Promise<void> {
 async function getState(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const id = threadParam(req);
-  await (await threadStore()).get(id, uid);
+  const doc = await (await threadStore()).get(id, uid);
   const graph = await agentGraph();
   const snap = await graph.getState({ configurable: { thread_id: id } });
-  res.json(toThreadState(snap, id));
+  const state = toThreadState(snap, id);
+  // While a run answers, the thread's latest checkpoint is the question's (a run keeps its steps
+  // until it ends, see runs/checkpointer.ts) and its task has already written: LangGraph reads
+  // that as nothing next. The turn is still running from there: say so as the history says of
+  // the same checkpoint, its tasks next, so a client that tells a running thread by `next` (the
+  // React hook of @langchain/react rejoins only then) sees it running.
+  if (leaseHolder(doc) && state.next.length === 0) state.next = state.tasks.map((t) => t.name);
+  res.json(state);
 }
 
 async function history(req: Request, body: ReturnType<typeof HistoryBody.parse>) {

@@ -54,6 +54,8 @@ interface OpenMessage {
   id: string;
   node?: string;
   text: string;
+  /** Its text block has started (a message with no text has none). */
+  started: boolean;
 }
 
 /** One run's v2 events, built log event by log event. */
@@ -145,10 +147,12 @@ export class ProtocolView {
   }
 
   /**
-   * A v1 `messages` item: an AI message's streamed piece (the v1 stream gives chunks and a node's
-   * finished message the same `ai` type), appended to the message of its id — started with its
-   * first piece, finished when another message starts or the state that holds it arrives. Other
-   * messages (the question, a tool's result) are in the next values.
+   * A v1 `messages` item. The log cannot tell a streamed token from a node's finished message by
+   * its type (both serialise as `ai`), but LangGraph streams a message either as chunks sharing
+   * one id or once whole, never both: so an AI item with the open message's id continues it (its
+   * text a delta), and one with another id finishes the open message and starts its own. A message
+   * finishes when the next one starts, at the next values, or when the run ends; its tool calls and
+   * every other message (a question, a tool's result) are in the next values.
    */
   private message(
     out: Frame,
@@ -158,35 +162,43 @@ export class ProtocolView {
     const id = typeof msg?.id === "string" ? msg.id : undefined;
     if (!id || roleOf(msg.type) !== "ai") return;
     if (this.open && this.open.id !== id) this.finishMessage(out);
-    const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
     if (!this.open) {
-      this.open = { id, node, text: "" };
+      this.open = { id, node, text: "", started: false };
       out.message(node, { event: "message-start", role: "ai", id });
+    }
+    const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
+    if (!text) return;
+    if (!this.open.started) {
+      this.open.started = true;
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
-    if (text) {
-      this.open.text += text;
-      out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
-    }
+    this.open.text += text;
+    out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
   }
 
   private finishMessage(out: Frame): void {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    out.message(open.node, {
-      event: "content-block-finish",
-      index: 0,
-      content: { type: "text", text: open.text },
-    });
+    if (open.started) {
+      out.message(open.node, {
+        event: "content-block-finish",
+        index: 0,
+        content: { type: "text", text: open.text },
+      });
+    }
     out.message(open.node, { event: "message-finish" });
   }
 
-  /** The state's output channels (messages lean), its interrupt as `input.requested`. */
+  /**
+   * The state's output channels (messages lean), its interrupt as `input.requested`. A values
+   * event that carries only the interrupt is no state: a client replaces its values with each
+   * values event, so none is sent for it.
+   */
   private values(out: Frame, data: Record<string, unknown>): void {
     this.finishMessage(out);
     const { __interrupt__: asked, ...values } = data ?? {};
-    out.add("values", [], leanState(values));
+    if (Object.keys(values).length) out.add("values", [], leanState(values));
     this.ask(out, asked);
   }
 

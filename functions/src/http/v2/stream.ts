@@ -69,6 +69,11 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
   const ac = new AbortController();
   res.on("close", () => ac.abort());
   sse.open({});
+  // A first byte at once: a proxy that holds a response back until its body starts (the functions
+  // emulator does) would keep the headers until the first matching event or heartbeat — up to 10 s
+  // on a stream of channels the run has not reached — and the SDK opens its next subscription
+  // only once this one has answered.
+  sse.comment("open");
   // LangGraph's own subscription matching: since, channels (a named custom channel, or all of
   // custom), namespace prefixes and depth.
   const wanted = (e: V2Event) => matchesSubscription(e as never, filter as never);
