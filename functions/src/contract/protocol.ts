@@ -110,7 +110,8 @@ export function serverInfo(served: { resumableStreams: boolean }) {
      */
     protocols: {
       v1: { runs_stream: true },
-      v2: { transports: ["sse-http"], commands: V2_COMMANDS },
+      // v2 streams are read from the runs' event log: served only with it.
+      ...(served.resumableStreams ? { v2: { transports: ["sse-http"], commands: V2_COMMANDS } } : {}),
     },
     flags: {
       assistants: true,

@@ -4,20 +4,35 @@
  * (`runs.join`) and rejoined as a stream (`runs.joinStream`); `runs.wait` runs and answers; a run
  * whose client left with `on_disconnect: "continue"` finishes with its answer in the thread.
  */
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { deleteApp, initializeApp, type App } from "firebase-admin/app";
+import { getFirestore } from "firebase-admin/firestore";
 import type { Client } from "@langchain/langgraph-sdk";
-import { signUp } from "../../support/auth-emulator";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 import { sdkClient } from "../../support/api-client";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
 import { stackEnv } from "../../support/stack-env";
 
 let client: Client;
 let holds: Holds;
+let user: TestUser;
+/** The function's code in this process (its task-queue body called directly), and Firestore as a test reads it. */
+let inProcess: InProcessApp;
+let admin: App;
 
 beforeAll(async () => {
   const stack = stackEnv();
-  client = sdkClient(stack.urls.api!, await signUp(stack.urls.auth!));
+  user = await signUp(stack.urls.auth!);
+  client = sdkClient(stack.urls.api!, user);
   holds = holdClient(stack.env[HOLD_URL_ENV]);
+  inProcess = await startInProcessApp();
+  admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `background-${Date.now()}`);
+});
+
+afterAll(async () => {
+  await inProcess?.close();
+  if (admin) await deleteApp(admin);
 });
 
 type Msg = { type: string; content: unknown; tool_calls?: unknown[] };
@@ -102,5 +117,33 @@ describe("runs nobody streams", () => {
     await holds.release(key);
     const values = await client.runs.join(thread.thread_id, runId);
     expect(String(answerOf(values))).toMatch(/^Here is what I found/);
+  });
+
+  it("a queued run starts once: a second delivery of its task, or a run given up on before it started, does not run", async () => {
+    const { runInBackground } = await import("../../../functions/src/http/runs/background");
+    const thread = await client.threads.create();
+    const body = { assistant_id: "quarry", input: ask("How many customers are there?") };
+    const run = await client.runs.create(thread.thread_id, "quarry", { input: body.input });
+    await client.runs.join(thread.thread_id, run.run_id);
+    // Cloud Tasks delivers a task at least once: the same task again runs nothing.
+    await runInBackground({ threadId: thread.thread_id, uid: user.uid, runId: run.run_id, body });
+    const asked = async () =>
+      ((await client.threads.getState(thread.thread_id)).values as { messages: Msg[] }).messages
+        .filter((m) => m.type === "human")
+        .map((m) => m.content);
+    expect(await asked()).toEqual(["How many customers are there?"]);
+    // A run its client gave up on (as a v2 command leaves it when the run did not start in time).
+    const givenUp = crypto.randomUUID();
+    await getFirestore(admin)
+      .doc(`threads/${thread.thread_id}/runs/${givenUp}`)
+      .set({ status: "error", uid: user.uid, error: { error: "unavailable:run", message: "given up" } });
+    await runInBackground({
+      threadId: thread.thread_id,
+      uid: user.uid,
+      runId: givenUp,
+      body: { assistant_id: "quarry", input: ask("How many orders were placed?") },
+    });
+    expect(await asked()).toEqual(["How many customers are there?"]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 });

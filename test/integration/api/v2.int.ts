@@ -238,6 +238,37 @@ describe("Agent Streaming Protocol v2", () => {
       body: { id: 2, method: "input.respond", params: { interrupt_id: "x", response: "y" } },
     });
     expect(respond.json).toMatchObject({ type: "error", id: 2 });
+    const fork = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: { id: 5, method: "state.fork", params: { checkpoint_id: "c1", input: "not a question" } },
+    });
+    expect(fork.json).toMatchObject({
+      type: "error",
+      id: 5,
+      error: "invalid_argument",
+      message: expect.stringMatching(/question/),
+    });
+    const two = await call(api, `/threads/${threadId}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: {
+        id: 6,
+        method: "input.respond",
+        params: {
+          responses: [
+            { interrupt_id: "a", response: "x" },
+            { interrupt_id: "b", response: "y" },
+          ],
+        },
+      },
+    });
+    expect(two.json).toMatchObject({
+      type: "error",
+      id: 6,
+      error: "invalid_argument",
+      message: expect.stringMatching(/one response/),
+    });
     // No run was started by any of them: the thread does not exist.
     expect((await call(api, `/threads/${threadId}/state`, { token: user.idToken })).status).toBe(404);
     const stream = await call(api, `/threads/${threadId}/stream/events`, {

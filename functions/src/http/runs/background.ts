@@ -81,9 +81,8 @@ export async function queueRun(
     );
   }
   const runId = randomUUID();
-  await (
-    await runStore()
-  ).createQueued(threadId, runId, {
+  const runs = await runStore();
+  await runs.createQueued(threadId, runId, {
     strategy: checked.body.multitask_strategy ?? "reject",
     uid,
   });
@@ -99,7 +98,18 @@ export async function queueRun(
   const queue = config().inEmulator
     ? BACKGROUND_QUEUE
     : `locations/${config().region}/functions/${BACKGROUND_QUEUE}`;
-  await getFunctions().taskQueue<BackgroundTask>(queue).enqueue(task);
+  await getFunctions()
+    .taskQueue<BackgroundTask>(queue)
+    .enqueue(task)
+    .catch(async (err: unknown) => {
+      // Not queued: its document must not stay pending (a join would wait on it for ever).
+      await runs
+        .setStatus(threadId, runId, "error", {
+          error: { error: "unavailable:run", message: "The run could not be queued: send it again." },
+        })
+        .catch(() => {});
+      throw err;
+    });
   return runId;
 }
 
@@ -111,6 +121,11 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     runs
       .setStatus(threadId, runId, status, extra)
       .catch((err: unknown) => logger.warn("run status not stored", { threadId, runId, err: String(err) }));
+  // Claimed once: a task delivered twice, or a run its client gave up on before it started, does not run.
+  if (!(await runs.moveQueued(threadId, runId, "pending", "running"))) {
+    logger.info("queued run not started: no longer pending", { threadId, runId });
+    return;
+  }
   try {
     const checked = checkRun(task.body);
     // Checked again now, past the members cache: someone removed since the run was queued must not run.
@@ -118,7 +133,6 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
       { uid, email: identity?.email ?? undefined, emailVerified: identity?.emailVerified === true },
       { fresh: true },
     );
-    await setStatus("running");
     const caller = { uid, email: identity?.email ?? null, access };
     const outcome = await startRun(
       caller,

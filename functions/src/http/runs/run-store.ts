@@ -92,6 +92,25 @@ export class RunStore {
     await this.runRef(id, runId).set({ status, ...extra }, { merge: true });
   }
 
+  /**
+   * Moves a queued run from `from` to `to` in a transaction; false when it is not `from` (already
+   * claimed by another delivery of its task, or given up on by whoever queued it).
+   */
+  async moveQueued(
+    id: string,
+    runId: string,
+    from: QueuedRunStatus,
+    to: QueuedRunStatus,
+    extra: { error?: unknown } = {},
+  ): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.runRef(id, runId));
+      if (snap.get("status") !== from) return false;
+      tx.set(this.runRef(id, runId), { status: to, ...extra }, { merge: true });
+      return true;
+    });
+  }
+
   /** A run's document, if it has one (background runs). */
   async readRun(id: string, runId: string): Promise<RunDoc | undefined> {
     return (await this.runRef(id, runId).get()).data() as RunDoc | undefined;

@@ -133,7 +133,8 @@ async function runStart(ctx: Ctx, raw: Record<string, unknown>): Promise<{ run_i
     ...(typeof checkpointId === "string" ? { checkpoint_id: checkpointId } : {}),
     ...(p.metadata ? { metadata: p.metadata } : {}),
     multitask_strategy: strategyOf(p.multitaskStrategy ?? p.multitask_strategy),
-    if_not_exists: "create",
+    // A new thread id is created by its first question only (an answer or a rerun needs a thread).
+    ...(question ? { if_not_exists: "create" } : {}),
     stream_resumable: true,
   };
   return { run_id: await startQueued(ctx, body) };
@@ -165,6 +166,12 @@ const RespondMany = z.looseObject({
 async function inputRespond(ctx: Ctx, raw: Record<string, unknown>): Promise<Record<string, never>> {
   const many = RespondMany.safeParse(raw);
   const answers = many.success ? many.data.responses : [check(RespondOne, raw, "input.respond")];
+  if (answers.length > 1) {
+    throw new ProtocolError(
+      "invalid_argument",
+      "Quarry asks one question at a time: send one response (interrupt_id and response).",
+    );
+  }
   const waiting = await pendingInterrupts(ctx);
   if (!waiting.length) {
     throw new ProtocolError(
@@ -258,6 +265,12 @@ const ForkParams = z.looseObject({
 /** `state.fork`: a run from an earlier checkpoint — with new input (an edited question) or without (a regenerate). */
 async function stateFork(ctx: Ctx, raw: Record<string, unknown>) {
   const p = check(ForkParams, raw, "state.fork");
+  if (p.input !== undefined && p.input !== null && !isQuestion(p.input)) {
+    throw new ProtocolError(
+      "invalid_argument",
+      'state.fork input is a question ({ messages: [{ type: "human", content }] }), or none to run again from the checkpoint.',
+    );
+  }
   const runId = await startQueued(ctx, {
     assistant_id: ASSISTANT_ID,
     ...(isQuestion(p.input) ? { input: p.input } : {}),
@@ -310,17 +323,27 @@ function untilStarted(
 ): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const stops: (() => void)[] = [];
-    const timer = setTimeout(
-      () =>
-        done(
-          new ProtocolError(
-            "unknown_error",
-            "The answer did not start in time (the task queue did not run it): try again in a moment.",
-          ),
-        ),
-      ms,
-    );
     let settled = false;
+    // Not started in time (or the listeners failed): the run is given up on — unless its task has
+    // claimed it meanwhile, and then it is on its way and its id is the answer. A run given up on
+    // never starts later (its task finds it no longer pending), so a retry cannot answer twice.
+    const giveUp = (why: unknown) => {
+      if (settled) return;
+      const late = new ProtocolError(
+        "unknown_error",
+        "The answer did not start in time (the task queue did not run it): try again in a moment.",
+      );
+      runs
+        .moveQueued(threadId, runId, "pending", "error", {
+          error: { error: "unavailable:run", message: late.message },
+        })
+        .then(
+          (gaveUp) =>
+            gaveUp ? done(why instanceof Error && !(why instanceof ProtocolError) ? why : late) : done(),
+          () => done(late),
+        );
+    };
+    const timer = setTimeout(() => giveUp(undefined), ms);
     function done(err?: unknown, runNo?: number) {
       if (settled) return;
       settled = true;
@@ -335,7 +358,7 @@ function untilStarted(
           const doc = snap.data() as ThreadDoc | undefined;
           if (doc?.lastRunId === runId) done(undefined, doc.runNo);
         },
-        (err) => done(err),
+        (err) => giveUp(err),
       ),
     );
     stops.push(
@@ -351,10 +374,10 @@ function untilStarted(
                 const doc = t.data() as ThreadDoc | undefined;
                 if (doc?.lastRunId === runId) done(undefined, doc.runNo);
                 else done(refusal(snap.get("error")));
-              }, done);
+              }, giveUp);
           } else if (status && status !== "pending" && status !== "running") done();
         },
-        (err) => done(err),
+        (err) => giveUp(err),
       ),
     );
   });

@@ -3,6 +3,7 @@
  * error codes. Quarry's own code for the same error (quota, access, storage…) goes beside it as
  * `quarry_error`, so a client can tell a quota refusal from a bad command.
  */
+import * as logger from "firebase-functions/logger";
 import { QuarryError, toErrorBody } from "../../errors";
 
 export type ProtocolErrorCode =
@@ -49,7 +50,8 @@ export function toErrorResponse(err: unknown, id: number | null): { status: numb
   if (err instanceof ProtocolError) {
     return { status: 400, body: { type: "error", id, error: err.code, message: err.message } };
   }
-  const { status, body } = toErrorBody(err);
+  const { status, body, expected } = toErrorBody(err);
+  if (!expected) logger.error("v2 request failed", { err: String((err as Error)?.stack ?? err) });
   const area = err instanceof QuarryError ? err.code.split(":")[0] : "internal";
   return {
     status,

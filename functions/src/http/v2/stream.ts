@@ -11,6 +11,8 @@ import type { Request, Response } from "express";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import * as logger from "firebase-functions/logger";
 import { z } from "zod";
+import { config } from "../../config";
+import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
 import { runStore, threadStore } from "../runtime";
 import { SseWriter } from "../sse";
@@ -52,9 +54,18 @@ const EventStreamRequest = z.strictObject({
 type Filter = z.infer<typeof EventStreamRequest>;
 
 export async function streamEvents(req: Request, res: Response): Promise<void> {
+  // Watched from the start: a client gone while the thread is read must not leave a stream waiting.
+  const ac = new AbortController();
+  res.on("close", () => ac.abort());
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
   const filter = parseFilter(req.body);
+  if (!config().runLog) {
+    throw new QuarryError(
+      "unavailable:run",
+      "v2 event streams are read from the runs' event log, and QUARRY_RUN_LOG is off: turn it on (the default).",
+    );
+  }
   const [store, runs] = await Promise.all([threadStore(), runStore()]);
   const doc = await store.get(threadId, uid); // 404 for a thread that is not the caller's
   const latest = doc.runNo ?? 0;
@@ -65,9 +76,8 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
         `${runSeqBase(latest)}): send the seq of the last event you received, or leave since out.`,
     );
   }
+  if (res.destroyed) return;
   const sse = new SseWriter(res);
-  const ac = new AbortController();
-  res.on("close", () => ac.abort());
   sse.open({});
   // A first byte at once: a proxy that holds a response back until its body starts (the functions
   // emulator does) would keep the headers until the first matching event or heartbeat — up to 10 s
@@ -84,7 +94,7 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
   while (current && !ac.signal.aborted) {
     const runId = current.lastRunId;
     if (runId) await followRun(runs, threadId, runId, current.runNo ?? 0, send, ac.signal);
-    current = await nextRun(runs, threadId, runId, ac.signal);
+    current = await nextRun(runs, threadId, uid, runId, ac.signal);
   }
   sse.end();
 }
@@ -127,6 +137,9 @@ async function followRun(
     signal,
   });
   if (how === "aborted") return;
+  // A run that left no log to read (expired after QUARRY_RUN_LOG_TTL_HOURS, or written while the
+  // log was off) has nothing to replay: its answer is in the thread's state.
+  if (how === "lost" && lastId === 0) return;
   view.close(lastId, how === "lost" ? "lost" : (how.status ?? "error")).forEach(send);
   if (how !== "lost") await untilReleased(runs, threadId, runId, signal);
 }
@@ -135,6 +148,7 @@ async function followRun(
 function nextRun(
   runs: RunStore,
   threadId: string,
+  uid: string,
   after: string | undefined,
   signal: AbortSignal,
 ): Promise<ThreadDoc | undefined> {
@@ -151,7 +165,8 @@ function nextRun(
     stop = runs.threadRef(threadId).onSnapshot(
       (snap) => {
         const doc = snap.data() as ThreadDoc | undefined;
-        if (!doc || doc.deleting) done(undefined);
+        // Deleted (or deleting, or its id taken again by someone else): the stream ends.
+        if (!doc || doc.deleting || doc.owner !== uid) done(undefined);
         else if (doc.lastRunId && doc.lastRunId !== after) done(doc);
       },
       () => done(undefined),
