@@ -462,6 +462,13 @@ describe("background runs", () => {
       await call(api, `/admin/members/${outsider.email}`, { method: "DELETE", token: admin.idToken });
       const { runInBackground } = await import("../../../functions/src/http/runs/background");
       const runId = "00000000-0000-4000-8000-0000000000aa";
+      // Recorded as queued, as POST /threads/:id/runs records it before it queues the task.
+      await db
+        .collection("threads")
+        .doc(thread.thread_id)
+        .collection("runs")
+        .doc(runId)
+        .set({ status: "pending", uid: outsider.uid, strategy: "reject" });
       // The task's body, as the task queue hands it over (the members cache is not consulted).
       await runInBackground({
         threadId: thread.thread_id,
