@@ -39,6 +39,11 @@ export interface OpenAIStandinOptions {
   tokenDelayMs?: number;
   /** Idle connections are closed after this long, without notice (default STANDIN_IDLE_CLOSE_MS). */
   idleCloseMs?: number;
+  /**
+   * Models that read no images: a request with an `image_url` part for one of them answers 400 in
+   * llama.cpp's server's words (a text-only model has no multimodal projector).
+   */
+  textOnly?: string[];
 }
 
 interface ChatMessage {
@@ -172,6 +177,18 @@ export async function startOpenAIStandin(opts: OpenAIStandinOptions = {}): Promi
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatRequest;
         if (opts.models && !opts.models.includes(body.model)) {
           return sendError(res, 404, `model "${body.model}" not found, try pulling it first`, "api_error");
+        }
+        const imaged = (body.messages ?? []).some(
+          (m) =>
+            Array.isArray(m.content) && m.content.some((p) => (p as { type?: unknown }).type === "image_url"),
+        );
+        if (imaged && opts.textOnly?.includes(body.model)) {
+          return sendError(
+            res,
+            400,
+            "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+            "invalid_request_error",
+          );
         }
         const request = normaliseChat(body, calls++);
         const reply = await script(request);

@@ -7,6 +7,7 @@ import type { BaseMessage, AIMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { QuarryError } from "../errors";
+import { forProvider, hasAttachments } from "./model/content";
 import type { AgentDeps } from "./deps";
 import { classifyModelError, emptyReplyError } from "./model/errors";
 import { MODEL_TRANSPORT_RETRY } from "./model/transport";
@@ -56,7 +57,8 @@ export async function callModel(
     tags,
     metadata: { ...config.metadata, quarry_node: opts.node },
   };
-  const reply = await invokeWithRetry(deps, runnable, opts.messages, callConfig, !!opts.streamToUser);
+  const messages = forProvider(opts.messages, deps.modelInfo);
+  const reply = await invokeWithRetry(deps, runnable, messages, callConfig, !!opts.streamToUser);
   // Only the answer is checked: an internal call may legitimately say nothing (the planner with no
   // tool to call), while an empty answer would leave the user with a blank reply.
   if (opts.streamToUser && isEmpty(reply)) {
@@ -107,7 +109,13 @@ async function invokeWithRetry(
         attempt < policy.attempts &&
         Date.now() + wait - started < policy.budgetMs;
       if (!again)
-        throw classifyModelError(err, deps.modelInfo, { streamed: userSaw, attempts: attempt }) ?? err;
+        throw (
+          classifyModelError(err, deps.modelInfo, {
+            streamed: userSaw,
+            attempts: attempt,
+            attachments: hasAttachments(messages),
+          }) ?? err
+        );
       await pause(wait, config.signal);
     }
   }

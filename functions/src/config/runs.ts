@@ -15,6 +15,8 @@ export interface RunsConfig {
   runLog: boolean;
   /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
   runLeaseSeconds: number;
+  /** Largest image or PDF a question may carry, in MB (http/attachments.ts). */
+  attachmentMaxMb: number;
 }
 
 const concern = "runs";
@@ -53,6 +55,14 @@ const RUNS_SETTINGS = {
     default: 60,
     min: 1,
     description: "A run's lease on its thread; a crashed run frees the thread after this.",
+  }),
+  attachmentMaxMb: int("QUARRY_ATTACHMENT_MAX_MB", {
+    concern,
+    default: 10,
+    min: 1,
+    max: 20,
+    description:
+      "Largest image or PDF one question may carry, in MB (at most 5 per question; a request to start a run is then at most 31 MiB, under Cloud Functions' 32 MiB).",
   }),
 } as const;
 

@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   "bad_request:body",
   "bad_request:query",
   "bad_request:params",
+  "bad_request:attachment",
   "unauthorized:token",
   "forbidden:not_member",
   "forbidden:admin_only",
@@ -32,6 +33,7 @@ export const ERROR_CODES = [
   "conflict:group",
   "conflict:token",
   "payload_too_large:body",
+  "payload_too_large:attachment",
   "unavailable:storage",
   "unavailable:run",
   "unavailable:oauth",
@@ -45,6 +47,7 @@ export const ERROR_CODES = [
   "model:interrupted",
   "model:unavailable",
   "model:bad_request",
+  "model:unsupported_input",
   "model:empty",
   "internal",
 ] as const;

@@ -9,17 +9,39 @@ import { requireUser } from "./auth";
 import { mcpRoutes } from "../mcp/index";
 import { oauthRoutes } from "../mcp/oauth/index";
 import { clientModelStatus } from "./model-status";
+import { MAX_ATTACHMENTS } from "./attachments";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 const BODY_LIMIT = "256kb";
 const BODY_LIMIT_BYTES = 256 * 1024;
 
+/**
+ * A request that starts a run may carry a question's images and PDFs (http/attachments.ts): up to
+ * MAX_ATTACHMENTS of QUARRY_ATTACHMENT_MAX_MB each, base64, beside the usual body — under the
+ * platform's own 32 MiB.
+ */
+const RUN_START = /^\/threads\/[^/]+\/(runs(\/stream|\/wait)?|commands)\/?$/;
+const runBodyLimitBytes = () =>
+  Math.min(
+    31 * 1024 * 1024,
+    BODY_LIMIT_BYTES + Math.ceil((MAX_ATTACHMENTS * config().attachmentMaxMb * 1024 * 1024 * 4) / 3),
+  );
+
+/** The largest body this request may send, and how to say it. */
+function bodyLimitOf(req: Request): { bytes: number; text: string } {
+  if (req.method !== "POST" || !RUN_START.test(req.path))
+    return { bytes: BODY_LIMIT_BYTES, text: BODY_LIMIT };
+  const bytes = runBodyLimitBytes();
+  return { bytes, text: `${(bytes / 1024 / 1024).toFixed(0)} MB (a question with its attachments)` };
+}
+
 /** The platform pre-parses bodies up to its own (much larger) limit, so ours is enforced here. */
 function limitBodySize(req: Request, _res: Response, next: NextFunction): void {
   const raw = (req as Request & { rawBody?: Buffer }).rawBody;
   const size = raw?.length ?? Number(req.get("content-length") ?? 0);
-  if (size > BODY_LIMIT_BYTES) {
-    throw new QuarryError("payload_too_large:body", `The request body is larger than ${BODY_LIMIT}.`);
+  const limit = bodyLimitOf(req);
+  if (size > limit.bytes) {
+    throw new QuarryError("payload_too_large:body", `The request body is larger than ${limit.text}.`);
   }
   next();
 }
@@ -76,7 +98,13 @@ export function createApp(): express.Express {
   });
   api.use(limitBodySize);
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
-  api.use(express.json({ limit: BODY_LIMIT, strict: false }));
+  const small = express.json({ limit: BODY_LIMIT, strict: false });
+  let runStart: RequestHandler | undefined;
+  api.use((req, res, next) => {
+    if (bodyLimitOf(req).bytes === BODY_LIMIT_BYTES) return small(req, res, next);
+    runStart ??= express.json({ limit: runBodyLimitBytes(), strict: false });
+    return runStart(req, res, next);
+  });
   // MCP clients (docs/mcp.md): their own credentials (a personal access token too), the same access gate.
   api.use("/mcp", mcpRoutes());
   // OAuth for hosted MCP clients (QUARRY_MCP_OAUTH): how a person gets a token for /mcp.

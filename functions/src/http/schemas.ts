@@ -196,6 +196,9 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, what: stri
 export function questionText(input: z.infer<typeof RunInput>): string {
   const c = input.messages[0].content;
   const text = typeof c === "string" ? c : c.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+  // A question may be an attachment alone ("make me this for Q3" is then in the picture).
+  const attached = typeof c !== "string" && c.some((p) => p.type === "image" || p.type === "file");
+  if (!text.trim() && attached) return "(attachment)";
   if (!text.trim())
     throw new QuarryError("bad_request:body", "input.messages[0].content is empty: ask a question.");
   if (text.length > MAX_QUESTION_CHARS) {

@@ -66,13 +66,14 @@ export interface TurnOutput {
 export async function runTurn(
   h: Harness,
   threadId: string,
-  text: string,
+  /** The question: text, or content blocks (text with images and PDFs). */
+  text: string | ({ type: "text"; text: string } | Record<string, unknown>)[],
   signal?: AbortSignal,
 ): Promise<TurnOutput> {
   const out: TurnOutput = { custom: [], messages: [], updates: [], values: [], all: [] };
   try {
     const stream = await h.graph.stream(
-      { messages: [new HumanMessage(text)] },
+      { messages: [new HumanMessage({ content: text as HumanMessage["content"] })] },
       {
         configurable: {
           thread_id: threadId,

@@ -20,6 +20,14 @@ import { duckTools, runTurn, testConfig, tokenChunks, type Harness } from "./har
 import { personConfig } from "../../support/person";
 
 const KEY = "AIza-test-key";
+const PNG = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(32, 7)]).toString("base64");
+const PDF = Buffer.from("%PDF-1.7\n1 0 obj\n<<>>\nendobj\n").toString("base64");
+
+/** The model requests a provider's stand-in received, as JSON text. */
+function bodies(p: Provider): string[] {
+  if (p.name === "openai") return openai.requests.map((r) => JSON.stringify(r.body));
+  return google.requests.filter((r) => r.api === p.name).map((r) => JSON.stringify(r.body));
+}
 const SQL = "SELECT COUNT(*) AS orders FROM shop.orders";
 const ANSWER = "There are 43,491 orders in the shop, counted over both years of data.";
 
@@ -27,7 +35,12 @@ let google: VertexStandin;
 let openai: OpenAIStandin;
 beforeAll(async () => {
   google = await startVertexStandin({ trust: true, apiKey: KEY, charsPerChunk: 6 });
-  openai = await startOpenAIStandin({ models: ["qwen2.5:7b"], apiKey: "local-key", charsPerChunk: 6 });
+  openai = await startOpenAIStandin({
+    models: ["qwen2.5:7b", "llama3.2:3b"],
+    textOnly: ["llama3.2:3b"],
+    apiKey: "local-key",
+    charsPerChunk: 6,
+  });
 });
 afterAll(async () => {
   await google?.stop();
@@ -151,6 +164,46 @@ describe.each(PROVIDERS)("provider $name through its real LangChain client", (p)
     expect(u?.type === "usage" && u.turn.inputTokens).toBe(360);
   });
 
+  it("an image in the question reaches the model in the provider's own form, the planner's call and the answer's", async () => {
+    p.setScript(oneQueryScript());
+    const before = bodies(p).length;
+    const { h } = await graphFor(p);
+    const out = await runTurn(h, `t-${p.name}-image`, [
+      { type: "text", text: "How many orders are there? As in this chart." },
+      { type: "image", mimeType: "image/png", data: PNG, metadata: { name: "q2.png" } },
+    ]);
+    expect(out.error).toBeUndefined();
+    const sent = bodies(p).slice(before);
+    expect(sent).toHaveLength(3);
+    // The planner's first call and the answer's call carry the image, as this provider reads it.
+    for (const body of [sent[0], sent[2]]) {
+      if (p.name === "openai") expect(body).toContain(`"image_url":{"url":"data:image/png;base64,${PNG}"}`);
+      else expect(body).toContain(`"inlineData":{"mimeType":"image/png","data":"${PNG}"}`);
+    }
+  });
+
+  it("a PDF in the question: Gemini and Vertex read it; an OpenAI-compatible server is not called, the error says why", async () => {
+    p.setScript(oneQueryScript());
+    const before = bodies(p).length;
+    const { h } = await graphFor(p);
+    const out = await runTurn(h, `t-${p.name}-pdf`, [
+      { type: "text", text: "How many orders are there?" },
+      { type: "file", mimeType: "application/pdf", data: PDF, metadata: { filename: "r.pdf" } },
+    ]);
+    if (p.name === "openai") {
+      expect(out.error).toMatchObject({
+        code: "model:unsupported_input",
+        message: expect.stringMatching(/PDF/),
+      });
+      expect(bodies(p).slice(before)).toHaveLength(0);
+    } else {
+      expect(out.error).toBeUndefined();
+      expect(bodies(p).slice(before)[0]).toContain(
+        `"inlineData":{"mimeType":"application/pdf","data":"${PDF}"}`,
+      );
+    }
+  });
+
   it("aborts the upstream request when the run is cancelled mid-answer", { timeout: 40_000 }, async () => {
     p.setScript(
       oneQueryScript({ text: "A long answer that streams. ".repeat(40), usage, holdAfterChunks: 3 }),
@@ -253,6 +306,20 @@ describe("model service errors become specific codes", () => {
     expect(out.error).toMatchObject({
       code: "model:not_found",
       message: expect.stringMatching(/ollama pull llama9/),
+    });
+  });
+
+  it("a text-only model on an OpenAI-compatible server: an image is refused in words, not as a bad request", async () => {
+    const p = PROVIDERS.find((x) => x.name === "openai")!;
+    p.setScript(oneQueryScript());
+    const { h } = await graphFor(p, { ...p.env(), QUARRY_MODEL: "llama3.2:3b" });
+    const out = await runTurn(h, "t-openai-text-only", [
+      { type: "text", text: "How many orders are there?" },
+      { type: "image", mimeType: "image/png", data: PNG },
+    ]);
+    expect(out.error).toMatchObject({
+      code: "model:unsupported_input",
+      message: expect.stringMatching(/cannot read the attached image.*llama3\.2:3b.*vision model/s),
     });
   });
 

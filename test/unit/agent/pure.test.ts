@@ -142,3 +142,34 @@ describe("model preflight", () => {
     expect(() => preflightVertex({ ...model, emulatorHost: "http://x" }, none)).toThrow(/host:port/);
   });
 });
+
+describe("a question's images and PDFs in the prompts", () => {
+  const PNG = Buffer.from("89504e470d0a1a0a00", "hex").toString("base64");
+  const asked = new HumanMessage({
+    content: [
+      { type: "text", text: "Make me this for Q3" },
+      { type: "image", mimeType: "image/png", data: PNG, metadata: { name: "q2.png" } },
+      { type: "file", mimeType: "application/pdf", data: "JVBERi0=", metadata: { filename: "plan.pdf" } },
+    ],
+  });
+
+  it("earlier turns name them, without their bytes", async () => {
+    const { priorConversation } = await import("../../../functions/src/agent/prompt-inputs/history");
+    const prior = priorConversation([asked, new AIMessage("Here it is."), new HumanMessage("And Q4?")]);
+    expect(prior.map((m) => m.content)).toEqual([
+      "Make me this for Q3 [image: q2.png] [PDF: plan.pdf]",
+      "Here it is.",
+    ]);
+    expect(JSON.stringify(prior)).not.toContain(PNG);
+  });
+
+  it("the current question keeps them, for the answer's call", async () => {
+    const { questionWithAttachments } = await import("../../../functions/src/agent/prompt-inputs/history");
+    expect(questionWithAttachments(asked).content).toEqual([
+      { type: "text", text: "Make me this for Q3" },
+      { type: "image", mimeType: "image/png", data: PNG, metadata: { name: "q2.png" } },
+      { type: "file", mimeType: "application/pdf", data: "JVBERi0=", metadata: { filename: "plan.pdf" } },
+    ]);
+    expect(questionWithAttachments(new HumanMessage("Just words")).content).toBe("Just words");
+  });
+});

@@ -83,11 +83,17 @@ function authMessage(info: ModelInfo): string {
 }
 
 /** What the caller knows about the call that failed. */
+/** How model servers say a request's images or files are beyond the model. */
+const UNSUPPORTED_INPUT =
+  /image|vision|multimodal|mmproj|modalit|does not support|not supported|unsupported/i;
+
 interface CallFacts {
   /** Tokens of this call had reached the user when it failed. */
   streamed?: boolean;
   /** Attempts made (transport failures are retried while nothing reached the user). */
   attempts?: number;
+  /** The call carried images or PDFs (a refusal may be the model not reading them). */
+  attachments?: boolean;
 }
 
 /**
@@ -151,6 +157,16 @@ export function classifyModelError(
       "model:unavailable",
       `${service} is overloaded or failing (HTTP ${status}: ${serviceMessage(err)}). Your question is saved: ` +
         "ask again in a moment.",
+      opts,
+    );
+  }
+  // A model that reads no images (a text-only model on an OpenAI-compatible server, say) refuses the
+  // call in its own words: said as such, not as a bad request.
+  if (call.attachments && status !== undefined && status >= 400 && UNSUPPORTED_INPUT.test(text)) {
+    return new QuarryError(
+      "model:unsupported_input",
+      `${service} cannot read the attached image or PDF with ${info.model} (${serviceMessage(err)}). ` +
+        "Ask without the attachment, or set QUARRY_MODEL to a model that reads images (a vision model).",
       opts,
     );
   }

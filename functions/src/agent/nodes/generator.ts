@@ -6,7 +6,7 @@ import { emit, emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
 import {
   messageText,
-  plainTurns,
+  questionWithAttachments,
   priorConversation,
   turnClarification,
   turnStartIndex,
@@ -45,8 +45,10 @@ function generatorMessages(state: QuarryStateType, digestChars: number) {
     results,
     failure,
   });
-  const question = state.messages.slice(turnStartIndex(state.messages), turnStartIndex(state.messages) + 1);
-  return [new SystemMessage(system), ...priorConversation(state.messages), ...plainTurns(question)];
+  const asking = state.messages[turnStartIndex(state.messages)];
+  // The question with its images and PDFs: the answer is written looking at them too.
+  const question = asking ? [questionWithAttachments(asking)] : [];
+  return [new SystemMessage(system), ...priorConversation(state.messages), ...question];
 }
 
 export function makeGenerator(deps: AgentDeps) {

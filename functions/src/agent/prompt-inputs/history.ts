@@ -42,16 +42,45 @@ export function priorConversation(messages: BaseMessage[]): BaseMessage[] {
   return plainTurns(messages.slice(0, Math.max(turnStartIndex(messages), 0)));
 }
 
-/** Human questions and AI answers as plain text messages, without tool traffic. */
-export function plainTurns(messages: BaseMessage[]): BaseMessage[] {
+/**
+ * Human questions and AI answers as plain text messages, without tool traffic. A question's images
+ * and PDFs are named, not sent again ("[image: q2.png]"): the earlier turns keep the fact that
+ * something was shown without its bytes in every later prompt.
+ */
+function plainTurns(messages: BaseMessage[]): BaseMessage[] {
   const out: BaseMessage[] = [];
   for (const m of messages) {
-    const text = messageText(m);
+    const text = isHuman(m)
+      ? [messageText(m), ...attachmentNotes(m)].filter(Boolean).join(" ")
+      : messageText(m);
     if (!text) continue;
     if (isHuman(m)) out.push(new HumanMessage(text));
     else if (isAi(m) && !m.tool_calls?.length) out.push(new AIMessage(text));
   }
   return out;
+}
+
+/** The question as the model reads it: its text, with its images and PDFs (for the current turn). */
+export function questionWithAttachments(m: BaseMessage): BaseMessage {
+  const parts = Array.isArray(m.content) ? m.content.filter(isAttachmentPart) : [];
+  if (!parts.length) return new HumanMessage(messageText(m));
+  const text = messageText(m);
+  return new HumanMessage({ content: [...(text ? [{ type: "text", text }] : []), ...parts] });
+}
+
+const isAttachmentPart = (p: unknown): p is { type: "image" | "file"; metadata?: Record<string, unknown> } =>
+  !!p &&
+  typeof p === "object" &&
+  ((p as { type?: unknown }).type === "image" || (p as { type?: unknown }).type === "file");
+
+/** "[image: q2.png]", "[PDF: report.pdf]": what a question carried, by name. */
+function attachmentNotes(m: BaseMessage): string[] {
+  if (!Array.isArray(m.content)) return [];
+  return m.content.filter(isAttachmentPart).map((p) => {
+    const name = p.metadata?.name ?? p.metadata?.filename;
+    const kind = p.type === "image" ? "image" : "PDF";
+    return `[${kind}${typeof name === "string" && name ? `: ${name}` : ""}]`;
+  });
 }
 
 /**

@@ -14,6 +14,7 @@ import { personScope } from "../../identity";
 import { checkpointSaver, graphFactory, runStore, threadStore } from "../runtime";
 import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
 import { RunStreamBody, parse, questionText } from "../schemas";
+import { checkAttachments } from "../attachments";
 import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
 import { leaseHolder, textOf, type ThreadDoc } from "../thread-doc";
@@ -54,6 +55,10 @@ export interface CheckedRun {
 /** Validates a run request's body (the same for streamed, background and waited-on runs); 4xx otherwise. */
 export function checkRun(raw: unknown): CheckedRun {
   const body = parse(RunStreamBody, raw ?? {}, "body");
+  // Images and PDFs in the question: checked, and in LangChain's standard form from here on.
+  const asked = body.input?.messages[0];
+  if (asked)
+    asked.content = checkAttachments(asked.content, config().attachmentMaxMb) as typeof asked.content;
   if (body.assistant_id !== ASSISTANT_ID) {
     throw new QuarryError(
       "not_found:assistant",
