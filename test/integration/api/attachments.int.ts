@@ -58,6 +58,51 @@ describe("images and PDFs in a question", () => {
     ]);
   });
 
+  it("a background run and a v2 run.start carry an image bigger than a task may (Cloud Tasks: 1 MB)", async () => {
+    const marker = holds.newKey("big-image");
+    const big = Buffer.concat([
+      Buffer.from("89504e470d0a1a0a", "hex"),
+      Buffer.alloc(2 * 1024 * 1024, 9),
+    ]).toString("base64");
+    const image = { type: "image", mimeType: "image/png", data: big };
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "quarry", {
+      input: {
+        messages: [
+          {
+            type: "human",
+            content: [{ type: "text", text: `How many orders were placed? ${marker}` }, image],
+          },
+        ],
+      },
+    });
+    await client.runs.join(thread.thread_id, run.run_id);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    const prompts = await holds.prompts(marker);
+    expect(prompts.some((p) => p.includes(big))).toBe(true);
+    // The same through the v2 protocol's run.start (queued the same way).
+    const v2 = crypto.randomUUID();
+    const started = await call(api, `/threads/${v2}/commands`, {
+      method: "POST",
+      token: user.idToken,
+      body: {
+        id: 1,
+        method: "run.start",
+        params: {
+          assistant_id: "quarry",
+          input: {
+            messages: [{ type: "human", content: [{ type: "text", text: "How many orders?" }, image] }],
+          },
+        },
+      },
+    });
+    expect(started.json).toMatchObject({ type: "success", id: 1 });
+    const runId = (started.json as { result: { run_id: string } }).result.run_id;
+    await client.runs.join(v2, runId);
+    const state = (await client.threads.getState(v2)).values as { messages: Msg[] };
+    expect((state.messages[0].content as { data?: string }[])[1].data).toBe(big);
+  });
+
   it("a question may be an image alone", async () => {
     const thread = await client.threads.create();
     const values = (await client.runs.wait(thread.thread_id, "quarry", {

@@ -27,6 +27,9 @@ import { ensureKnownRun, untilReleased, watchRunHeld } from "./join";
 import type { QueuedRunStatus, RunStore } from "./run-store";
 import { checkRun, ensureThread, startRun } from "./start";
 
+/** The largest request body a task carries itself (Cloud Tasks takes 1 MB per task, with its envelope). */
+const TASK_BODY_CHARS = 512 * 1024;
+
 /** The task queue (and its function) that runs background runs. */
 const BACKGROUND_QUEUE = "backgroundRun";
 
@@ -35,7 +38,9 @@ export interface BackgroundTask {
   threadId: string;
   uid: string;
   runId: string;
-  body: unknown;
+  /** The request's body; absent when it was too big for a task (then kept with the run: `bodyKept`). */
+  body?: unknown;
+  bodyKept?: boolean;
   /** Who queued it, as their token said (access is checked again when it starts). */
   identity?: { email: string | null; emailVerified: boolean };
 }
@@ -86,11 +91,15 @@ export async function queueRun(
     strategy: checked.body.multitask_strategy ?? "reject",
     uid,
   });
+  // A body a task cannot carry (over TASK_BODY_CHARS: a question with images) waits beside the run.
+  const json = JSON.stringify(body);
+  const kept = json.length > TASK_BODY_CHARS;
+  if (kept) await runs.keepBody(threadId, runId, json, config().runLogTtlHours * 3_600_000);
   const task: BackgroundTask = {
     threadId,
     uid,
     runId,
-    body,
+    ...(kept ? { bodyKept: true } : { body }),
     identity: { email: caller.email ?? null, emailVerified: caller.emailVerified === true },
   };
   const { getFunctions } = await import("firebase-admin/functions");
@@ -127,7 +136,7 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     return;
   }
   try {
-    const checked = checkRun(task.body);
+    const checked = checkRun(task.bodyKept ? JSON.parse(await runs.takeBody(threadId, runId)) : task.body);
     // Checked again now, past the members cache: someone removed since the run was queued must not run.
     const access = await resolveAccess(
       { uid, email: identity?.email ?? undefined, emailVerified: identity?.emailVerified === true },

@@ -22,6 +22,9 @@ import {
 import type { ThreadStore } from "../thread-store";
 import { runLog } from "./event-log";
 
+/** Bytes per kept-body document (a Firestore document holds at most 1 MiB). */
+const BODY_PIECE = 900 * 1024;
+
 /** A background run's status as its document records it. */
 export type QueuedRunStatus = "pending" | "running" | RunOutcome;
 
@@ -66,6 +69,36 @@ export class RunStore {
   /** A run's event log (`runs/{runId}/log`). */
   log(id: string, runId: string) {
     return runLog(this.runRef(id, runId));
+  }
+
+  /**
+   * Keeps a queued run's request body beside its run document, for a body bigger than a task may
+   * carry (Cloud Tasks takes at most 1 MB: a question with images): pieces of at most BODY_PIECE
+   * bytes, each expiring with the run's log. Read back by `takeBody`.
+   */
+  async keepBody(id: string, runId: string, json: string, ttlMs: number): Promise<void> {
+    const all = Buffer.from(json, "utf8");
+    const batch = this.db.batch();
+    const expireAt = this.timestamp.fromMillis(Date.now() + ttlMs);
+    for (let i = 0, n = 0; i < all.length; i += BODY_PIECE, n++) {
+      batch.set(this.runRef(id, runId).collection("body").doc(String(n).padStart(4, "0")), {
+        n,
+        bytes: all.subarray(i, i + BODY_PIECE),
+        expireAt,
+      });
+    }
+    await batch.commit();
+  }
+
+  /** A queued run's kept body (keepBody), deleted once read: the run has it from then on. */
+  async takeBody(id: string, runId: string): Promise<string> {
+    const pieces = await this.runRef(id, runId).collection("body").orderBy("n").get();
+    if (pieces.empty) throw new Error(`run ${runId} has no kept request body`);
+    const json = Buffer.concat(pieces.docs.map((d) => d.get("bytes") as Buffer)).toString("utf8");
+    const batch = this.db.batch();
+    pieces.docs.forEach((d) => batch.delete(d.ref));
+    await batch.commit().catch(() => {}); // they expire anyway
+    return json;
   }
 
   /** Records a queued background run; fails if the id is taken. */
