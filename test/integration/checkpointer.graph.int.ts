@@ -255,3 +255,41 @@ describe("two instances writing one thread at once", () => {
     ]);
   });
 });
+
+describe("an image in the conversation", () => {
+  it("is written once: the checkpoints of later turns do not carry it again, and it reads back whole", async () => {
+    const root = freshRoot();
+    const thread = "image-thread";
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const graph = conversationGraph(saver, (t) => toolResult(t, 512));
+    const rpcs = countRpcs(firestore);
+    // A 3 MB picture, as a question carries it (base64 in a standard image block).
+    const image = randomBytes(3 * 1024 * 1024).toString("base64");
+    const written = async (input: ReturnType<typeof turnInput>) => {
+      const before = rpcs.length;
+      await graph.invoke(input, cfg(thread));
+      return rpcs.slice(before).reduce((sum, r) => sum + r.bytes, 0);
+    };
+    const first = await written({
+      messages: [
+        new HumanMessage({
+          content: [
+            { type: "text", text: "Make me this for Q3" },
+            { type: "image", mimeType: "image/png", data: image },
+          ],
+        }),
+      ],
+      turns: 1,
+    });
+    expect(first).toBeGreaterThan(image.length);
+    const later: number[] = [];
+    for (let turn = 2; turn <= 6; turn++) later.push(await written(turnInput(turn)));
+    // Each later turn writes its own messages and references (about 11 KB), not the picture (4 MB of base64).
+    expect(Math.max(...later)).toBeLessThan(image.length / 50);
+    expect(later.at(-1)!).toBeLessThan(later[0] * 2);
+    const fresh = conversationGraph(new FirestoreCheckpointer({ firestore, rootCollection: root }));
+    const messages = (await fresh.getState(cfg(thread))).values.messages as BaseMessage[];
+    expect(messages).toHaveLength(6 * 4);
+    expect((messages[0].content as { data?: string }[])[1].data).toBe(image);
+  });
+});

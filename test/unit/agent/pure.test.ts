@@ -173,3 +173,23 @@ describe("a question's images and PDFs in the prompts", () => {
     expect(questionWithAttachments(new HumanMessage("Just words")).content).toBe("Just words");
   });
 });
+
+describe("a question's attachments in the summary budget", () => {
+  it("count by their data, so the turn that carried one is folded into the summary, which names it", async () => {
+    const { estimateTokens, splitForSummary, transcript } =
+      await import("../../../functions/src/agent/prompt-inputs/history");
+    const image = "A".repeat(40_000);
+    const shown = new HumanMessage({
+      content: [
+        { type: "text", text: "Make me this" },
+        { type: "image", mimeType: "image/png", data: image, metadata: { name: "q2.png" } },
+      ],
+    });
+    const conversation = [shown, new AIMessage("Done."), new HumanMessage("Now for Q4?")];
+    expect(estimateTokens([shown])).toBeGreaterThan(10_000);
+    const { older, keep } = splitForSummary(conversation, "", 2_000);
+    expect(older).toEqual([shown, conversation[1]]);
+    expect(keep).toEqual([conversation[2]]);
+    expect(transcript(older)).toBe("User: Make me this [image: q2.png]\nQuarry: Done.");
+  });
+});

@@ -110,12 +110,23 @@ export function pendingToolCalls(messages: BaseMessage[]): ToolCall[] {
   return lastMsg.tool_calls ?? [];
 }
 
-/** Rough token estimate (4 characters per token): budgets need a bound, not an exact count. */
+/**
+ * Rough token estimate (4 characters per token): budgets need a bound, not an exact count. A
+ * question's images and PDFs count by their data, so a turn that carried one is soon folded into
+ * the summary (which names it) instead of staying in the state — and in every `values` a client is
+ * sent — for the rest of the conversation.
+ */
 export function estimateTokens(messages: BaseMessage[], summary = ""): number {
   let chars = summary.length;
   for (const m of messages) {
     chars += messageText(m).length;
     if (isAi(m) && m.tool_calls?.length) chars += JSON.stringify(m.tool_calls).length;
+    if (Array.isArray(m.content)) {
+      for (const p of m.content.filter(isAttachmentPart)) {
+        const data = (p as { data?: unknown }).data;
+        chars += typeof data === "string" ? data.length : 0;
+      }
+    }
   }
   return Math.ceil(chars / 4);
 }
