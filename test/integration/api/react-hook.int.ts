@@ -322,6 +322,35 @@ describe("@langchain/react 1.1.0 useStream over the v2 protocol", () => {
     expect(runNo(results[1])).toBe(runNo(results[0]) + 1);
   });
 
+  it("a question with an image: the hook sends it as a standard block, the model sees it, the hook shows it once", async () => {
+    const h = mount();
+    const marker = holds.newKey("hook-image");
+    const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(40, 5)]).toString(
+      "base64",
+    );
+    const image = { type: "image", mimeType: "image/png", data: png, metadata: { name: "q2.png" } };
+    await h.current().stream.submit({
+      messages: [
+        {
+          type: "human",
+          content: [{ type: "text", text: `How many orders were placed? (${marker})` }, image],
+        },
+      ],
+    });
+    await waitFor(() => expect(h.current().stream.isLoading).toBe(false), LONG);
+    expect(h.current().stream.error ?? null).toBeNull();
+    await showsStored(h);
+    const prompts = await holds.prompts(marker);
+    expect(prompts.some((p) => p.includes(`"inlineData":{"mimeType":"image/png","data":"${png}"}`))).toBe(
+      true,
+    );
+    const [question] = humans(h.current().stream);
+    expect(question.content).toEqual([
+      { type: "text", text: `How many orders were placed? (${marker})` },
+      image,
+    ]);
+  });
+
   it("a clarifying question: stream.interrupt from the input channel, respond resumes the turn", async () => {
     const h = mount();
     await ask(h, "How are we doing?");
