@@ -30,7 +30,7 @@ const TYPES: Record<string, { kind: "image" | "file"; magic: (b: Buffer) => bool
 
 const ALLOWED = "PNG, JPEG, GIF or WebP images and PDF files";
 
-export interface Attachment {
+interface Attachment {
   type: "image" | "file";
   mimeType: string;
   /** Base64, without a data: prefix. */
@@ -60,14 +60,6 @@ export function checkAttachments(content: string | Block[], maxMb: number): stri
     );
   }
   return out;
-}
-
-/** The attachments of a question's content (none for a string). */
-export function attachmentsOf(content: unknown): Attachment[] {
-  if (!Array.isArray(content)) return [];
-  return content.filter(
-    (b): b is Attachment => !!b && typeof b === "object" && (b.type === "image" || b.type === "file"),
-  );
 }
 
 function toAttachment(block: Block, where: string, maxMb: number): Attachment {

@@ -11,8 +11,15 @@ import type { ModelInfo } from "./errors";
 
 type Part = Record<string, unknown> & { type?: unknown };
 
-const isAttachment = (p: unknown): p is Part & { mimeType: string; data: string } =>
-  !!p && typeof p === "object" && ((p as Part).type === "image" || (p as Part).type === "file");
+/** A standard `image` or `file` block (what http/attachments.ts makes of every attachment). */
+export const isAttachment = (
+  p: unknown,
+): p is Part & {
+  type: "image" | "file";
+  mimeType: string;
+  data: string;
+  metadata?: Record<string, unknown>;
+} => !!p && typeof p === "object" && ((p as Part).type === "image" || (p as Part).type === "file");
 
 /** Whether any message carries an image or a PDF (in either form). */
 export function hasAttachments(messages: BaseMessage[]): boolean {

@@ -3,6 +3,7 @@
  * plain text turns, pending tool calls, and token estimates for the context budget.
  */
 import { AIMessage, HumanMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import { isAttachment } from "../model/content";
 
 /** Plain text of a message's content (text parts only). */
 export function messageText(m: BaseMessage): string {
@@ -62,21 +63,16 @@ function plainTurns(messages: BaseMessage[]): BaseMessage[] {
 
 /** The question as the model reads it: its text, with its images and PDFs (for the current turn). */
 export function questionWithAttachments(m: BaseMessage): BaseMessage {
-  const parts = Array.isArray(m.content) ? m.content.filter(isAttachmentPart) : [];
+  const parts = Array.isArray(m.content) ? m.content.filter(isAttachment) : [];
   if (!parts.length) return new HumanMessage(messageText(m));
   const text = messageText(m);
   return new HumanMessage({ content: [...(text ? [{ type: "text", text }] : []), ...parts] });
 }
 
-const isAttachmentPart = (p: unknown): p is { type: "image" | "file"; metadata?: Record<string, unknown> } =>
-  !!p &&
-  typeof p === "object" &&
-  ((p as { type?: unknown }).type === "image" || (p as { type?: unknown }).type === "file");
-
 /** "[image: q2.png]", "[PDF: report.pdf]": what a question carried, by name. */
 function attachmentNotes(m: BaseMessage): string[] {
   if (!Array.isArray(m.content)) return [];
-  return m.content.filter(isAttachmentPart).map((p) => {
+  return m.content.filter(isAttachment).map((p) => {
     const name = p.metadata?.name ?? p.metadata?.filename;
     const kind = p.type === "image" ? "image" : "PDF";
     return `[${kind}${typeof name === "string" && name ? `: ${name}` : ""}]`;
@@ -122,9 +118,8 @@ export function estimateTokens(messages: BaseMessage[], summary = ""): number {
     chars += messageText(m).length;
     if (isAi(m) && m.tool_calls?.length) chars += JSON.stringify(m.tool_calls).length;
     if (Array.isArray(m.content)) {
-      for (const p of m.content.filter(isAttachmentPart)) {
-        const data = (p as { data?: unknown }).data;
-        chars += typeof data === "string" ? data.length : 0;
+      for (const p of m.content.filter(isAttachment)) {
+        chars += typeof p.data === "string" ? p.data.length : 0;
       }
     }
   }

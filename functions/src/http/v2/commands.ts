@@ -9,18 +9,15 @@
  */
 import type { Request, Response } from "express";
 import { z } from "zod";
-import { config } from "../../config";
 import { ASSISTANT_ID, type MultitaskStrategy } from "../../contract/protocol";
-import { QuarryError } from "../../errors";
 import { callerOf } from "../auth";
-import { agentGraph, runStore, threadStore } from "../runtime";
+import { agentGraph, threadStore } from "../runtime";
 import { ThreadIdParam, parse } from "../schemas";
 import { toPlain } from "../serialize";
-import { leaseHolder, type ThreadDoc } from "../thread-doc";
-import { queueRun } from "../runs/background";
-import type { RunStore } from "../runs/run-store";
+import { leaseHolder } from "../thread-doc";
 import { ProtocolError, toErrorResponse } from "./errors";
-import { GRAPH_NAME, runSeqBase, statusOfOutcome } from "./events";
+import { GRAPH_NAME, statusOfOutcome } from "./events";
+import { startQueued, type RunCtx } from "./queue";
 import { leanState } from "./state";
 
 const Command = z.strictObject({
@@ -30,33 +27,20 @@ const Command = z.strictObject({
 });
 type Command = z.infer<typeof Command>;
 
-interface Ctx {
-  uid: string;
-  email?: string | null;
-  emailVerified?: boolean;
-  threadId: string;
-  /** The response's `meta` beside the thread id: `applied_through_seq` once a run holds the thread. */
-  meta: { applied_through_seq?: number };
-}
-
 export async function handleCommand(req: Request, res: Response): Promise<void> {
   const caller = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const parsed = Command.safeParse(req.body ?? {});
-  if (!parsed.success) {
+  let command: Command;
+  try {
+    command = parse(Command, req.body ?? {}, "command");
+  } catch (err) {
+    // Not a command at all: the protocol's error response with a 400 (its id, if it had one).
     const id = typeof req.body?.id === "number" ? (req.body.id as number) : null;
-    const issue = parsed.error.issues[0];
-    const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
-    const err = new ProtocolError(
-      "invalid_argument",
-      `The command is not valid (${where}${issue.message}). Send { id: <whole number>, method: "run.start" | …, params: {…} }.`,
-    );
     const { status, body } = toErrorResponse(err, id);
     res.status(status).json(body);
     return;
   }
-  const command = parsed.data;
-  const ctx: Ctx = { ...caller, threadId, meta: {} };
+  const ctx: RunCtx = { ...caller, threadId, meta: {} };
   try {
     const result = await dispatch(ctx, command);
     res.json({ type: "success", id: command.id, result, meta: { thread_id: threadId, ...ctx.meta } });
@@ -67,7 +51,7 @@ export async function handleCommand(req: Request, res: Response): Promise<void> 
   }
 }
 
-async function dispatch(ctx: Ctx, { method, params = {} }: Command): Promise<unknown> {
+async function dispatch(ctx: RunCtx, { method, params = {} }: Command): Promise<unknown> {
   switch (method) {
     case "run.start":
       return runStart(ctx, params);
@@ -115,8 +99,8 @@ const RunStartParams = z.looseObject({
  * other input while the thread waits for one), or a rerun from a checkpoint (no input, the
  * checkpoint in `config.configurable.checkpoint_id`: what the hook's regenerate and edit send).
  */
-async function runStart(ctx: Ctx, raw: Record<string, unknown>): Promise<{ run_id: string }> {
-  const p = check(RunStartParams, raw, "run.start");
+async function runStart(ctx: RunCtx, raw: Record<string, unknown>): Promise<{ run_id: string }> {
+  const p = parse(RunStartParams, raw, "run.start params");
   if (p.assistant_id !== ASSISTANT_ID) {
     throw new ProtocolError(
       "invalid_argument",
@@ -163,9 +147,9 @@ const RespondMany = z.looseObject({
 });
 
 /** `input.respond`: the answer to the question the thread waits on (by its interrupt id). */
-async function inputRespond(ctx: Ctx, raw: Record<string, unknown>): Promise<Record<string, never>> {
+async function inputRespond(ctx: RunCtx, raw: Record<string, unknown>): Promise<Record<string, never>> {
   const many = RespondMany.safeParse(raw);
-  const answers = many.success ? many.data.responses : [check(RespondOne, raw, "input.respond")];
+  const answers = many.success ? many.data.responses : [parse(RespondOne, raw, "input.respond params")];
   if (answers.length > 1) {
     throw new ProtocolError(
       "invalid_argument",
@@ -196,7 +180,7 @@ async function inputRespond(ctx: Ctx, raw: Record<string, unknown>): Promise<Rec
   return {};
 }
 
-async function pendingInterrupts(ctx: Ctx): Promise<string[]> {
+async function pendingInterrupts(ctx: RunCtx): Promise<string[]> {
   await (await threadStore()).get(ctx.threadId, ctx.uid);
   const snap = await (await agentGraph()).getState({ configurable: { thread_id: ctx.threadId } });
   return (snap.tasks ?? []).flatMap((t) =>
@@ -209,8 +193,8 @@ const StateGetParams = z.looseObject({
   keys: z.array(z.string().max(100)).max(50).optional(),
 });
 
-async function stateGet(ctx: Ctx, raw: Record<string, unknown>) {
-  const p = check(StateGetParams, raw, "state.get");
+async function stateGet(ctx: RunCtx, raw: Record<string, unknown>) {
+  const p = parse(StateGetParams, raw, "state.get params");
   await (await threadStore()).get(ctx.threadId, ctx.uid);
   const snap = await (await agentGraph()).getState({ configurable: { thread_id: ctx.threadId } });
   const values = leanState(toPlain(snap.values ?? {}) as Record<string, unknown>);
@@ -227,8 +211,8 @@ const ListCheckpointsParams = z.looseObject({
   before: z.string().max(200).optional(),
 });
 
-async function listCheckpoints(ctx: Ctx, raw: Record<string, unknown>) {
-  const p = check(ListCheckpointsParams, raw, "state.listCheckpoints");
+async function listCheckpoints(ctx: RunCtx, raw: Record<string, unknown>) {
+  const p = parse(ListCheckpointsParams, raw, "state.listCheckpoints params");
   await (await threadStore()).get(ctx.threadId, ctx.uid);
   const graph = await agentGraph();
   const checkpoints = [];
@@ -263,8 +247,8 @@ const ForkParams = z.looseObject({
 });
 
 /** `state.fork`: a run from an earlier checkpoint — with new input (an edited question) or without (a regenerate). */
-async function stateFork(ctx: Ctx, raw: Record<string, unknown>) {
-  const p = check(ForkParams, raw, "state.fork");
+async function stateFork(ctx: RunCtx, raw: Record<string, unknown>) {
+  const p = parse(ForkParams, raw, "state.fork params");
   if (p.input !== undefined && p.input !== null && !isQuestion(p.input)) {
     throw new ProtocolError(
       "invalid_argument",
@@ -282,7 +266,7 @@ async function stateFork(ctx: Ctx, raw: Record<string, unknown>) {
 }
 
 /** `agent.getTree`: Quarry's graph has no subgraphs; its root and how its latest run stands. */
-async function agentTree(ctx: Ctx) {
+async function agentTree(ctx: RunCtx) {
   const doc = await (await threadStore()).get(ctx.threadId, ctx.uid);
   const status = leaseHolder(doc)
     ? "running"
@@ -290,102 +274,4 @@ async function agentTree(ctx: Ctx) {
       ? statusOfOutcome(doc.lastRunEnd.outcome)
       : "started";
   return { tree: { namespace: [], status, graph_name: GRAPH_NAME } };
-}
-
-function check<T extends z.ZodType>(schema: T, raw: unknown, method: string): z.infer<T> {
-  const r = schema.safeParse(raw);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
-  throw new ProtocolError("invalid_argument", `${method} params are not valid (${where}${issue.message}).`);
-}
-
-/**
- * Queues the run and waits until it holds the thread (its lease taken) — or has ended already, or
- * was refused (its run document says why: quota, access, a busy thread). A client that opens its
- * event stream after this answer finds the run as the thread's latest.
- */
-async function startQueued(ctx: Ctx, body: Record<string, unknown>): Promise<string> {
-  const runId = await queueRun(ctx, ctx.threadId, body, { refuseBusy: false });
-  const runs = await runStore();
-  const runNo = await untilStarted(runs, ctx.threadId, runId, config().runLeaseSeconds * 1000);
-  // Every event of this run is above this seq, every earlier event of the thread at or below it.
-  if (runNo !== undefined) ctx.meta.applied_through_seq = runSeqBase(runNo);
-  return runId;
-}
-
-/** Resolves with the run's number once it holds the thread (undefined if it ended before that was seen). */
-function untilStarted(
-  runs: RunStore,
-  threadId: string,
-  runId: string,
-  ms: number,
-): Promise<number | undefined> {
-  return new Promise((resolve, reject) => {
-    const stops: (() => void)[] = [];
-    let settled = false;
-    // Not started in time (or the listeners failed): the run is given up on — unless its task has
-    // claimed it meanwhile, and then it is on its way and its id is the answer. A run given up on
-    // never starts later (its task finds it no longer pending), so a retry cannot answer twice.
-    const giveUp = (why: unknown) => {
-      if (settled) return;
-      const late = new ProtocolError(
-        "unknown_error",
-        "The answer did not start in time (the task queue did not run it): try again in a moment.",
-      );
-      runs
-        .moveQueued(threadId, runId, "pending", "error", {
-          error: { error: "unavailable:run", message: late.message },
-        })
-        .then(
-          (gaveUp) =>
-            gaveUp ? done(why instanceof Error && !(why instanceof ProtocolError) ? why : late) : done(),
-          () => done(late),
-        );
-    };
-    const timer = setTimeout(() => giveUp(undefined), ms);
-    function done(err?: unknown, runNo?: number) {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      stops.forEach((s) => s());
-      if (err) reject(err);
-      else resolve(runNo);
-    }
-    stops.push(
-      runs.threadRef(threadId).onSnapshot(
-        (snap) => {
-          const doc = snap.data() as ThreadDoc | undefined;
-          if (doc?.lastRunId === runId) done(undefined, doc.runNo);
-        },
-        (err) => giveUp(err),
-      ),
-    );
-    stops.push(
-      runs.runRef(threadId, runId).onSnapshot(
-        (snap) => {
-          const status = snap.get("status") as string | undefined;
-          if (status === "error") {
-            // Failed after it took the thread (its error is in its events), or refused before.
-            runs
-              .threadRef(threadId)
-              .get()
-              .then((t) => {
-                const doc = t.data() as ThreadDoc | undefined;
-                if (doc?.lastRunId === runId) done(undefined, doc.runNo);
-                else done(refusal(snap.get("error")));
-              }, giveUp);
-          } else if (status && status !== "pending" && status !== "running") done();
-        },
-        (err) => giveUp(err),
-      ),
-    );
-  });
-}
-
-/** Why a queued run could not start, from its run document's error body. */
-function refusal(body: unknown): Error {
-  const b = body as { error?: string; message?: string } | undefined;
-  if (b?.error && b.message) return new QuarryError(b.error as never, b.message);
-  return new ProtocolError("unknown_error", "The answer could not start: try again.");
 }

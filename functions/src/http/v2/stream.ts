@@ -51,7 +51,6 @@ const EventStreamRequest = z.strictObject({
   depth: z.number().int().min(0).max(100).optional(),
   since: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
-type Filter = z.infer<typeof EventStreamRequest>;
 
 export async function streamEvents(req: Request, res: Response): Promise<void> {
   // Watched from the start: a client gone while the thread is read must not leave a stream waiting.
@@ -59,7 +58,7 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
   res.on("close", () => ac.abort());
   const { uid } = callerOf(req);
   const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const filter = parseFilter(req.body);
+  const filter = parse(EventStreamRequest, req.body ?? {}, "event stream request");
   if (!config().runLog) {
     throw new QuarryError(
       "unavailable:run",
@@ -97,17 +96,6 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
     current = await nextRun(runs, threadId, uid, runId, ac.signal);
   }
   sse.end();
-}
-
-function parseFilter(raw: unknown): Filter {
-  const r = EventStreamRequest.safeParse(raw ?? {});
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
-  throw new ProtocolError(
-    "invalid_argument",
-    `The event stream request is not valid (${where}${issue.message}). Send { channels: ["values", "messages", …], namespaces?, depth?, since? }.`,
-  );
 }
 
 /** Sends run `runId`'s events from its log's start (the filter drops what the client has), until it ends. */
