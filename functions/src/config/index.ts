@@ -15,6 +15,7 @@ import { readModelConfig, type ModelConfig } from "./model";
 import { readOAuthConfig, type OAuthConfig } from "./oauth";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
 import { readRunsConfig, type RunsConfig } from "./runs";
+import { readUploadsConfig, type UploadsConfig } from "./uploads";
 import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
 
 export { ConfigError } from "./define";
@@ -22,6 +23,7 @@ export { CONCURRENCY, CORS_ORIGINS, MEMORY_MIB, REGION, TIMEOUT_SECONDS, functio
 export type { AgentConfig } from "./agent";
 export type { IdentityConfig } from "./identity";
 export type { ModelConfig, ModelProvider } from "./model";
+export type { UploadsConfig } from "./uploads";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };
 
@@ -34,6 +36,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   identity: IdentityConfig;
   /** OAuth 2.1 for hosted MCP clients: the authorization server and its tokens. */
   oauth: OAuthConfig;
+  /** Files brought into a conversation as tables. */
+  uploads: UploadsConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -50,6 +54,7 @@ export function readConfig(env: Env): RuntimeConfig {
     agent: readAgentConfig(env),
     identity: readIdentityConfig(env, platform.apiUrl),
     oauth: readOAuthConfig(env, platform.apiUrl, platform.inEmulator),
+    uploads: readUploadsConfig(env),
   });
 }
 

@@ -13,6 +13,7 @@ import { OAUTH_DOCS } from "./oauth";
 import { PLATFORM_DOCS } from "./platform";
 import { RUNS_DOCS } from "./runs";
 import { TOOLING_DOCS } from "./tooling";
+import { UPLOADS_DOCS } from "./uploads";
 import { WAREHOUSE_DOCS } from "./warehouse";
 
 export type { SettingDoc } from "./define";
@@ -22,6 +23,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   ...DEPLOY_DOCS,
   ...MODEL_DOCS,
   ...WAREHOUSE_DOCS,
+  ...UPLOADS_DOCS,
   ...ACCESS_DOCS,
   ...IDENTITY_DOCS,
   ...OAUTH_DOCS,

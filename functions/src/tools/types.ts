@@ -5,6 +5,7 @@
  */
 
 import type {
+  ColumnInfo,
   QueryResult,
   TableInfo,
   TableSchema,
@@ -13,6 +14,7 @@ import type {
 } from "../contract/events";
 import type { Via } from "./person";
 import type { Scope } from "./scope";
+import type { UploadRef } from "./uploads/types";
 
 // Result types are part of the page's contract; the warehouse's own types are below.
 export type {
@@ -66,6 +68,11 @@ export interface QueryContext {
   scope: Scope;
   /** The way the question came in when it was not the page (for the audit log). */
   via?: Via;
+  /**
+   * This conversation's uploaded tables (`uploads.<name>`): in scope for this query only, beside
+   * `scope`. Absent or empty: no upload is visible (another thread's never is).
+   */
+  uploads?: readonly UploadRef[];
 }
 
 export interface DryRunResult {
@@ -107,6 +114,8 @@ export class WarehouseError extends Error {
 export interface Caller {
   /** The person's uid: their credentials are looked up by it. */
   userId: string;
+  /** The conversation's uploaded tables, listed and described beside the warehouse's own. */
+  uploads?: readonly UploadRef[];
 }
 
 /**
@@ -138,6 +147,32 @@ export interface Warehouse {
   /** Dry-runs, checks budgets, calls ctx.onEstimate, then runs with every cap. */
   query(sql: string, ctx: QueryContext): Promise<QueryResult>;
   close(): Promise<void>;
+}
+
+/**
+ * Where an engine keeps uploaded tables (DuckDB: Parquet files in a folder every instance of the
+ * stack shares; BigQuery: tables in the Quarry-owned uploads dataset, loaded by media upload).
+ */
+export interface UploadTarget {
+  /** Puts an ingested Parquet file in place as this thread's table `name`; returns its location. */
+  put(upload: UploadPut, caller?: Caller): Promise<string>;
+  /** Removes a table `put` made (absent already: nothing to do). */
+  drop(location: string, caller?: Caller): Promise<void>;
+}
+
+/** One table to put in place. */
+export interface UploadPut {
+  parquetPath: string;
+  columns: ColumnInfo[];
+  rows: number;
+  userId: string;
+  userEmail?: string | null;
+  threadId: string;
+  /** The table name inside `uploads`. */
+  name: string;
+  /** The file's own name, for descriptions. */
+  file: string;
+  expiresAt: Date;
 }
 
 /** Tool names the model sees. */
