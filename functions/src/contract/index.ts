@@ -12,3 +12,4 @@ export * from "./follow-ups";
 export * from "./limits";
 export * from "./protocol";
 export * from "./tokens";
+export * from "./uploads";

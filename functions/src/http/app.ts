@@ -89,6 +89,12 @@ export function createApp(): express.Express {
       model: clientModelStatus(),
       // Whose credentials BigQuery uses: "user" makes the page offer Connect BigQuery.
       bigqueryIdentity: cfg.warehouse.engine === "bigquery" ? cfg.identity.mode : "service",
+      // What the page checks before it sends a file (it still gets the server's worded refusal).
+      limits: {
+        attachmentMaxMb: cfg.attachmentMaxMb,
+        uploadMaxMb: cfg.uploads.maxMb,
+        uploadMaxFiles: cfg.uploads.maxFiles,
+      },
     });
   });
   // Google's redirect after a person allowed BigQuery access (user identity mode): a browser
