@@ -16,10 +16,11 @@ import { z } from "zod";
 import { QuarryError } from "../errors";
 import { stripSqlWrapping } from "./policy";
 import { runPersonOf } from "./person";
-import { inScope, limitedScope, withinScope, type Scope } from "./scope";
+import { inScope, limitedScope, withUploads, withinScope, type Scope } from "./scope";
 import { renderError, renderQuery, renderSchema, renderTables } from "./render";
 import {
   WarehouseError,
+  type Caller,
   type QueryContext,
   type ToolArtifact,
   type TableSchema,
@@ -55,6 +56,7 @@ function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
           userEmail: person.email,
           ...(person.bytesLeft !== undefined ? { personBytesLeft: person.bytesLeft } : {}),
           ...(person.via ? { via: person.via } : {}),
+          ...(person.uploads?.length ? { uploads: person.uploads } : {}),
         }
       : {}),
     ...q,
@@ -65,6 +67,11 @@ function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
     scope: q.scope ?? person?.scope ?? limitedScope([]),
     signal: config?.signal,
   };
+}
+
+/** Whose metadata read it is: the person, with the conversation's uploads. */
+function callerOf(ctx: QueryContext): Caller {
+  return { userId: ctx.userId, ...(ctx.uploads?.length ? { uploads: ctx.uploads } : {}) };
 }
 
 function toWarehouseError(err: unknown): WarehouseError {
@@ -151,7 +158,7 @@ async function describeInScope(
   warehouse: Warehouse,
   table: string,
   scope: Scope,
-  caller: { userId: string },
+  caller: Caller,
 ): Promise<TableSchema> {
   if (scope.all) return warehouse.describeTable(table, caller);
   const name = table.trim().replace(/[`"]/g, "").toLowerCase();
@@ -215,8 +222,8 @@ export function createWarehouseTools(
       try {
         const ctx = contextOf(config);
         const tables = withinScope(
-          ctx.scope,
-          await warehouse.listTables({ userId: ctx.userId }),
+          withUploads(ctx.scope, ctx.uploads),
+          await warehouse.listTables(callerOf(ctx)),
           (t) => t.id,
         );
         return [renderTables(tables, caps.previewChars), { kind: "tables", tables }];
@@ -241,7 +248,12 @@ export function createWarehouseTools(
         if (table.length > 1024)
           throw new WarehouseError("bad_input", "The table name is too long; pass a name from list_tables.");
         const ctx = contextOf(config);
-        const schema = await describeInScope(warehouse, table, ctx.scope, { userId: ctx.userId });
+        const schema = await describeInScope(
+          warehouse,
+          table,
+          withUploads(ctx.scope, ctx.uploads),
+          callerOf(ctx),
+        );
         return [renderSchema(schema, caps), { kind: "schema", schema }];
       } catch (err) {
         return errorOutput(err);

@@ -5,6 +5,7 @@
  * logs); the warehouse looks them up by `uid` when a run is in user identity mode.
  */
 import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
+import type { UploadRef } from "./uploads/types";
 
 /**
  * Which way a request came in when it was not the page: an MCP client, with the personal access
@@ -31,6 +32,8 @@ export interface RunPerson {
   scope: Scope;
   /** The run was asked for through MCP (absent: the page or the API). */
   via?: Via;
+  /** The conversation's uploaded tables at the run's start (in scope for this run only). */
+  uploads?: UploadRef[];
 }
 
 /**
@@ -47,6 +50,7 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
     email: typeof raw.email === "string" ? raw.email : null,
     ...(typeof raw.bytesLeft === "number" ? { bytesLeft: raw.bytesLeft } : {}),
     scope: scopeOf(raw.scope),
+    ...(Array.isArray(raw.uploads) && raw.uploads.length ? { uploads: uploadsOf(raw.uploads) } : {}),
     ...(raw.via?.channel === "mcp"
       ? {
           via: {
@@ -57,6 +61,17 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
         }
       : {}),
   };
+}
+
+/** Uploads that came through JSON: only well-formed entries are kept (a malformed one sees nothing). */
+function uploadsOf(raw: unknown[]): UploadRef[] {
+  return raw.filter(
+    (u): u is UploadRef =>
+      typeof u === "object" &&
+      u !== null &&
+      ["name", "file", "table", "location"].every((k) => typeof (u as Record<string, unknown>)[k] === "string") &&
+      Array.isArray((u as UploadRef).columns),
+  );
 }
 
 function scopeOf(raw: unknown): Scope {

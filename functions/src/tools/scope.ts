@@ -68,6 +68,15 @@ function datasetNames(prefix: string[]): string[] {
   return out;
 }
 
+/**
+ * The scope of one query of a conversation: the person's scope plus that conversation's uploaded
+ * tables (only they ever name them; another thread's uploads are never added).
+ */
+export function withUploads(scope: Scope, uploads: readonly { table: string }[] | undefined): Scope {
+  if (scope.all || !uploads?.length) return scope;
+  return limitedScope([...scope.entries, ...uploads.map((u) => u.table)]);
+}
+
 /** The items whose table id is in scope (`id` picks it). */
 export function withinScope<T>(scope: Scope, items: readonly T[], id: (item: T) => string): T[] {
   return scope.all ? [...items] : items.filter((item) => inScope(scope, id(item)));

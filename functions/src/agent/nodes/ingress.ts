@@ -77,7 +77,8 @@ export function makeIngress(deps: AgentDeps) {
     }
     const question = messageText(state.messages[state.messages.length - 1]);
     // Everything below is what this person may see: a run that carries no person sees nothing.
-    const scope = runPersonOf(config.configurable)?.scope ?? limitedScope([]);
+    const person = runPersonOf(config.configurable);
+    const scope = person?.scope ?? limitedScope([]);
     const full = deps.catalog ? await deps.catalog.get().catch(() => undefined) : undefined;
     const catalog = full ? scopedCatalog(full, scope) : undefined;
     const knowledge = await knowledgeFor(deps, scope, full);
@@ -100,6 +101,7 @@ export function makeIngress(deps: AgentDeps) {
         tables: linked ? [] : await listTables(deps, config),
         ...(linked ? { tableLines: linked } : {}),
         knowledge: chosen ? renderKnowledge(chosen) : "",
+        ...(person?.uploads?.length ? { uploads: person.uploads } : {}),
       }),
     };
   };

@@ -1,5 +1,6 @@
 /** Pure builders for the global context every prompt shares (computed once per turn by ingress). */
 import type { TableInfo } from "../../tools/types";
+import type { UploadRef } from "../../tools/uploads/types";
 import type { SystemContext, UserContext } from "../state";
 import { SYSTEM_PREAMBLE, fill } from "../prompts";
 
@@ -13,12 +14,18 @@ export function buildSystemContext(input: {
   tableLines?: string[];
   /** The authored knowledge chosen for the question, rendered ("" for none). */
   knowledge?: string;
+  /** The conversation's uploaded tables: always listed, with their columns (linking never drops them). */
+  uploads?: readonly UploadRef[];
 }): SystemContext {
+  const uploaded = new Set((input.uploads ?? []).map((u) => u.table));
   return {
     now: input.now.toISOString(),
     dialect: input.dialect,
     dialectNote: input.dialectNote,
-    tables: input.tableLines ?? input.tables.map(describeTableLine),
+    tables: [
+      ...(input.tableLines ?? input.tables.filter((t) => !uploaded.has(t.id)).map(describeTableLine)),
+      ...(input.uploads ?? []).map(describeUploadLine),
+    ],
     knowledge: input.knowledge ?? "",
   };
 }
@@ -29,6 +36,15 @@ function describeTableLine(t: TableInfo): string {
   if (t.partitioning) parts.push(`partitioned by ${t.partitioning}`);
   const head = parts.join(", ");
   return t.description ? `- ${head}: ${t.description}` : `- ${head}`;
+}
+
+/**
+ * An uploaded table as a prompt line: its name, the file and its columns. Only names and types —
+ * a file's values reach the model as query results, never as instructions.
+ */
+function describeUploadLine(u: UploadRef): string {
+  const columns = u.columns.map((c) => `${c.name} ${c.type}`).join(", ");
+  return `- ${u.table}, ${u.rows} rows: the person's uploaded file "${u.file.replace(/["\n]/g, " ")}" (columns: ${columns})`;
 }
 
 /** What the user told us about themselves, as prompt text ("" when nothing). */

@@ -14,8 +14,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, type WarehouseConfig } from "../../config";
+import type { UploadRef } from "../uploads/types";
 import {
   WarehouseError,
+  type Caller,
   type DryRunResult,
   type QueryContext,
   type QueryResult,
@@ -277,18 +279,20 @@ export class DuckDbPool implements Warehouse {
     return this.options.timeoutMs ?? this.cfg.bigquery.timeoutMs;
   }
 
-  async listTables(): Promise<TableInfo[]> {
+  async listTables(caller?: Caller): Promise<TableInfo[]> {
+    // A conversation's uploads: its own instance in the worker (duckdb/threads.ts).
+    if (caller?.uploads?.length) return this.run({ op: "listTables", uploads: [...caller.uploads] });
     // The tables are fixed once the data is open: asked once, then served from here.
     this.tables ??= await this.run<TableInfo[]>({ op: "listTables" });
     return this.tables.map((t) => ({ ...t }));
   }
 
-  describeTable(table: string): Promise<TableSchema> {
-    return this.run({ op: "describeTable", table });
+  describeTable(table: string, caller?: Caller): Promise<TableSchema> {
+    return this.run({ op: "describeTable", table, ...uploadsOf(caller) });
   }
 
-  columnValues(table: string, column: string, limit: number): Promise<string[] | null> {
-    return this.run({ op: "columnValues", table, column, limit });
+  columnValues(table: string, column: string, limit: number, caller?: Caller): Promise<string[] | null> {
+    return this.run({ op: "columnValues", table, column, limit, ...uploadsOf(caller) });
   }
 
   dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult> {
@@ -309,6 +313,10 @@ export class DuckDbPool implements Warehouse {
     this.closed = true;
     for (const w of [...this.workers.splice(0), ...this.ended]) if (w.child.exitCode === null) w.kill();
   }
+}
+
+function uploadsOf(caller: Caller | undefined): { uploads?: UploadRef[] } {
+  return caller?.uploads?.length ? { uploads: [...caller.uploads] } : {};
 }
 
 function wireContext(ctx: QueryContext): WireContext {

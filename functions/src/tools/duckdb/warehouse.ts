@@ -33,6 +33,8 @@ import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
+import type { UploadRef } from "../uploads/types";
+import { withUploads } from "../scope";
 
 type Duck = typeof import("@duckdb/node-api");
 
@@ -41,6 +43,11 @@ export interface DuckDbWarehouseOptions {
   sampleDir?: string;
   /** A query running longer is interrupted, ms (default: the warehouse's BigQuery timeout). */
   timeoutMs?: number;
+  /**
+   * One conversation's uploaded tables (Parquet files), copied in as `uploads.<name>` before the
+   * lock: an instance with uploads serves that conversation only (duckdb/threads.ts).
+   */
+  uploads?: readonly UploadRef[];
 }
 
 /** What the planner is told about DuckDB's SQL. */
@@ -51,6 +58,8 @@ export const DUCKDB_DIALECT_NOTE =
   "no DDL/DML, no files, no settings.";
 
 const FILES_SCHEMA = "files";
+/** The schema a conversation's uploaded files become tables in; no configured file may use it. */
+export const UPLOADS_SCHEMA = "uploads";
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export class DuckDbWarehouse implements Warehouse {
@@ -60,6 +69,8 @@ export class DuckDbWarehouse implements Warehouse {
   /** Schemas of the in-memory database that hold registered files (`files`, and datasets named in QUARRY_DUCKDB_FILES). */
   private readonly fileSchemas = new Set<string>();
   private closed = false;
+  /** The uploads this instance holds (empty: the shared instance, which has no `uploads` schema). */
+  private uploads: readonly UploadRef[] = [];
 
   private constructor(
     private readonly duck: Duck,
@@ -100,6 +111,7 @@ export class DuckDbWarehouse implements Warehouse {
         );
       });
       await this.registerFiles(conn, alias);
+      await this.registerUploads(conn, options.uploads ?? []);
       // From here on SQL cannot touch the file system, load extensions, or undo these settings.
       await conn.run("SET enable_external_access = false");
       await conn.run("SET autoinstall_known_extensions = false");
@@ -122,6 +134,11 @@ export class DuckDbWarehouse implements Warehouse {
         throw new ConfigError(
           `QUARRY_DUCKDB_FILES: "${key}" is not a valid table name: use table=path or dataset.table=path ` +
             "(letters, digits, _).",
+        );
+      }
+      if (dataset.toLowerCase() === UPLOADS_SCHEMA) {
+        throw new ConfigError(
+          `QUARRY_DUCKDB_FILES: "${key}" uses the dataset "${UPLOADS_SCHEMA}", which holds each conversation's uploaded files; name another dataset.`,
         );
       }
       if (dataset.toLowerCase() === alias.toLowerCase() || dataset.toLowerCase() === "main") {
@@ -147,6 +164,27 @@ export class DuckDbWarehouse implements Warehouse {
           );
         });
     }
+  }
+
+  /** Copies a conversation's uploaded Parquet files in as `uploads.<name>` (before file access is off). */
+  private async registerUploads(conn: DuckDBConnection, uploads: readonly UploadRef[]): Promise<void> {
+    if (!uploads.length) return;
+    await conn.run(`CREATE SCHEMA "${UPLOADS_SCHEMA}"`);
+    this.fileSchemas.add(UPLOADS_SCHEMA);
+    for (const u of uploads) {
+      if (!NAME.test(u.name)) throw new WarehouseError("internal", `"${u.name}" is not an upload's table name.`);
+      await conn
+        .run(`CREATE TABLE "${UPLOADS_SCHEMA}"."${u.name}" AS SELECT * FROM read_parquet(${lit(u.location)})`)
+        .catch((err: unknown) => {
+          throw new WarehouseError(
+            "not_found",
+            `The uploaded file ${u.file} (uploads.${u.name}) could not be read back; it may have expired. Upload it again. (${(err as Error).message})`,
+          );
+        });
+      const about = `The person's uploaded file ${u.file} (${u.rows} rows).`;
+      await conn.run(`COMMENT ON TABLE "${UPLOADS_SCHEMA}"."${u.name}" IS ${lit(about)}`);
+    }
+    this.uploads = uploads;
   }
 
   private async readTables(conn: DuckDBConnection, alias: string): Promise<TableInfo[]> {
@@ -366,7 +404,8 @@ export class DuckDbWarehouse implements Warehouse {
   ): Promise<{ dry: DryRunResult; prepared: DuckDBPreparedStatement }> {
     const sql = checkSqlInput(rawSql);
     throwIfAborted(ctx);
-    const { scope } = ctx;
+    // This instance holds one conversation's uploads (or none): they are in scope beside the person's.
+    const scope = withUploads(ctx.scope, this.uploads);
     refuseIntrospection(sql, scope);
     refuseUnscopedNames(sql, scope, this.datasetNames(), duckDbNotFound);
     await refuseUnscopedParse(

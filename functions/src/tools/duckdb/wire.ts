@@ -5,6 +5,7 @@
  */
 import type { DuckDbWarehouseOptions } from "./warehouse";
 import type { DryRunResult, QueryContext, WarehouseErrorDetails } from "../types";
+import type { UploadRef } from "../uploads/types";
 
 export type WireContext = Omit<QueryContext, "signal" | "onEstimate">;
 
@@ -17,9 +18,9 @@ export type WorkerRequest = WorkerCall extends infer C
 
 export type WorkerCall =
   | { id: number; op: "open"; cfg: unknown; options: DuckDbWarehouseOptions }
-  | { id: number; op: "listTables" }
-  | { id: number; op: "describeTable"; table: string }
-  | { id: number; op: "columnValues"; table: string; column: string; limit: number }
+  | { id: number; op: "listTables"; uploads?: UploadRef[] }
+  | { id: number; op: "describeTable"; table: string; uploads?: UploadRef[] }
+  | { id: number; op: "columnValues"; table: string; column: string; limit: number; uploads?: UploadRef[] }
   | { id: number; op: "dryRun" | "query"; sql: string; ctx: WireContext }
   | { id: number; op: "cancel" }
   | { id: number; op: "close" };

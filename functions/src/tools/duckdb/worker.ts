@@ -9,8 +9,12 @@ import { DuckDbWarehouse } from "./warehouse";
 import { WarehouseError, type QueryContext } from "../types";
 import type { WarehouseConfig } from "../../config";
 import type { WorkerCall, WorkerReply, WireError } from "./wire";
+import { ThreadWarehouses } from "./threads";
+import type { UploadRef } from "../uploads/types";
 
 let warehouse: DuckDbWarehouse | undefined;
+/** Instances for conversations with uploaded files (threads.ts). */
+let threads: ThreadWarehouses | undefined;
 const running = new Map<number, AbortController>();
 
 const send = (reply: WorkerReply) => {
@@ -34,9 +38,28 @@ function wire(err: unknown): WireError {
 async function answer(call: Exclude<WorkerCall, { op: "cancel" }>): Promise<unknown> {
   if (call.op === "open") {
     warehouse = await DuckDbWarehouse.open(call.cfg as WarehouseConfig, call.options);
+    threads = new ThreadWarehouses(call.cfg as WarehouseConfig, call.options);
     return null;
   }
-  if (!warehouse) throw new Error("The DuckDB worker was called before it opened.");
+  if (!warehouse || !threads) throw new Error("The DuckDB worker was called before it opened.");
+  if (call.op === "close") {
+    await Promise.all([warehouse.close(), threads.closeAll()]);
+    return null;
+  }
+  const uploads = uploadsOf(call);
+  if (uploads.length) return threads.with(uploads, (wh) => answerOn(wh, call));
+  return answerOn(warehouse, call);
+}
+
+function uploadsOf(call: WorkerCall): readonly UploadRef[] {
+  if (call.op === "dryRun" || call.op === "query") return call.ctx.uploads ?? [];
+  return "uploads" in call ? (call.uploads ?? []) : [];
+}
+
+async function answerOn(
+  warehouse: DuckDbWarehouse,
+  call: Exclude<WorkerCall, { op: "cancel" | "open" | "close" }>,
+): Promise<unknown> {
   switch (call.op) {
     case "listTables":
       return warehouse.listTables();
@@ -61,9 +84,6 @@ async function answer(call: Exclude<WorkerCall, { op: "cancel" }>): Promise<unkn
         running.delete(call.id);
       }
     }
-    case "close":
-      await warehouse.close();
-      return null;
   }
 }
 

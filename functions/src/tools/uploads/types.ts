@@ -44,6 +44,8 @@ export interface UploadRef {
   name: string;
   /** The file it came from, as the person named it. */
   file: string;
+  /** How SQL names it: `uploads.<name>` (DuckDB) or `project.dataset.table` (BigQuery). */
+  table: string;
   /** DuckDB: the Parquet file's absolute path. BigQuery: `project.dataset.table`. */
   location: string;
   columns: ColumnInfo[];
