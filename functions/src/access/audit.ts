@@ -6,7 +6,7 @@
  * (`npm run audit -- export`).
  */
 import type { Firestore } from "firebase-admin/firestore";
-import type { AdminAction } from "../contract/admin";
+import type { AdminAction, QueryOutcome } from "../contract/admin";
 import type { QueryRecord } from "../tools/types";
 
 /** A query that ran, failed or was refused: the warehouse's report, under the person's uid and email. */
@@ -27,7 +27,22 @@ export interface AdminAudit {
   detail?: Record<string, unknown>;
 }
 
-type AuditEntry = (QueryAudit | AdminAudit) & { at: string };
+/** A file brought into a conversation as a table (or refused). */
+export interface UploadAudit {
+  kind: "upload";
+  uid: string;
+  email: string | null;
+  threadId: string;
+  file: string;
+  /** How SQL names the table (`uploads.<name>` or `project.dataset.table`). */
+  table: string;
+  rows: number;
+  bytes: number;
+  outcome: QueryOutcome;
+  error?: { code: string; message: string };
+}
+
+type AuditEntry = (QueryAudit | AdminAudit | UploadAudit) & { at: string };
 
 export interface AuditPage {
   entries: AuditEntry[];
@@ -44,7 +59,7 @@ export class AuditLog {
   ) {}
 
   /** Records one entry (at server time now). */
-  async record(entry: QueryAudit | AdminAudit): Promise<void> {
+  async record(entry: QueryAudit | AdminAudit | UploadAudit): Promise<void> {
     const now = Date.now();
     await this.db.collection(this.collection).add({
       ...entry,
@@ -76,7 +91,7 @@ export class AuditLog {
     const docs = snap.docs.slice(0, q.limit);
     const entries = docs.map((d) => {
       const { at, expireAt: _e, ...rest } = d.data() as { at: { toDate(): Date }; expireAt: unknown };
-      return { ...(rest as QueryAudit | AdminAudit), at: at.toDate().toISOString() };
+      return { ...(rest as QueryAudit | AdminAudit | UploadAudit), at: at.toDate().toISOString() };
     });
     return { entries, ...(snap.docs.length > q.limit ? { next: docs[docs.length - 1].id } : {}) };
   }

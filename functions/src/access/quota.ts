@@ -189,6 +189,27 @@ export class QuotaStore {
     }
   }
 
+  /**
+   * Refuses a file of `bytes` that today's byte budget cannot take (an upload counts against the
+   * day's bytes like a query's bytes billed); the caller charges it once the file is kept.
+   */
+  async admitUpload(who: Who, limits: QuotaLimits, bytes: number): Promise<void> {
+    const q = await this.figures(who.uid, limits);
+    const refused = overQuota({ ...q, questionsPerMinute: { ...q.questionsPerMinute, used: 0 } }, Date.now());
+    if (refused) throw refused;
+    const left = q.bytesPerDay.limit - q.bytesPerDay.used;
+    if (bytes > left) {
+      const retry = Math.max(1, Math.ceil((Date.parse(q.bytesPerDay.resetsAt) - Date.now()) / 1000));
+      throw quotaError(
+        "quota:bytes",
+        retry,
+        `This file (${bytesInWords(bytes)}) is more than is left of today's budget (${bytesInWords(Math.max(left, 0))} of ` +
+          `${bytesInWords(q.bytesPerDay.limit)}); uploads count against it like queries. It resets at midnight UTC; ` +
+          "send a smaller file or ask an admin to raise your limit.",
+      );
+    }
+  }
+
   /** Charges what a run spent (bytes billed, model tokens) to today's usage. */
   async charge(who: Who, spent: { bytes: number; tokens: number }): Promise<void> {
     if (!spent.bytes && !spent.tokens) return;

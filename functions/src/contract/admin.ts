@@ -101,6 +101,16 @@ export type AuditEntry = { at: string; uid: string; email: string | null } & (
       error?: AuditError;
     }
   | { kind: "admin"; action: AdminAction; target: string; detail?: Record<string, unknown> }
+  | {
+      kind: "upload";
+      threadId: string;
+      file: string;
+      table: string;
+      rows: number;
+      bytes: number;
+      outcome: QueryOutcome;
+      error?: { code: string; message: string };
+    }
 );
 
 /** `GET /admin/audit`: a page of entries, newest first; `next` is the cursor of the following page. */

@@ -10,6 +10,7 @@ import { mcpRoutes } from "../mcp/index";
 import { oauthRoutes } from "../mcp/oauth/index";
 import { clientModelStatus } from "./model-status";
 import { MAX_ATTACHMENTS } from "./attachments";
+import { UPLOAD_BODY_MAX_BYTES } from "../contract/uploads";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 const BODY_LIMIT = "256kb";
@@ -27,8 +28,17 @@ const runBodyLimitBytes = () =>
     BODY_LIMIT_BYTES + Math.ceil((MAX_ATTACHMENTS * config().attachmentMaxMb * 1024 * 1024 * 4) / 3),
   );
 
+/** A file brought into a conversation as a table: the file itself is the body (http/files.ts). */
+const UPLOAD = /^\/threads\/[^/]+\/files\/?$/;
+
 /** The largest body this request may send, and how to say it. */
 function bodyLimitOf(req: Request): { bytes: number; text: string } {
+  if (req.method === "POST" && UPLOAD.test(req.path)) {
+    return {
+      bytes: UPLOAD_BODY_MAX_BYTES,
+      text: "31 MiB (a file; send a larger CSV gzip-compressed, Content-Type: application/gzip)",
+    };
+  }
   if (req.method !== "POST" || !RUN_START.test(req.path))
     return { bytes: BODY_LIMIT_BYTES, text: BODY_LIMIT };
   const bytes = runBodyLimitBytes();
@@ -41,7 +51,8 @@ function limitBodySize(req: Request, _res: Response, next: NextFunction): void {
   const size = raw?.length ?? Number(req.get("content-length") ?? 0);
   const limit = bodyLimitOf(req);
   if (size > limit.bytes) {
-    throw new QuarryError("payload_too_large:body", `The request body is larger than ${limit.text}.`);
+    const code = UPLOAD.test(req.path) ? "payload_too_large:upload" : "payload_too_large:body";
+    throw new QuarryError(code, `The request body is larger than ${limit.text}.`);
   }
   next();
 }

@@ -8,6 +8,7 @@ import { adminRoutes } from "./admin";
 import { assistantRoutes } from "./assistants";
 import { bigQueryAuthRoutes } from "./bigquery-auth";
 import { feedbackRoutes } from "./feedback";
+import { fileRoutes } from "./files";
 import { firstScreenRoutes } from "./first-screen";
 import { backgroundRoutes } from "./runs/background";
 import { joinRoutes } from "./runs/join";
@@ -20,6 +21,7 @@ export function apiRoutes(): Router {
   const r = Router();
   r.use(assistantRoutes());
   r.use(threadRoutes());
+  r.use(fileRoutes());
   r.use(runRoutes());
   r.use(joinRoutes());
   r.use(backgroundRoutes());

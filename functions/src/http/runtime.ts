@@ -10,11 +10,15 @@ import { credentialSource } from "../identity";
 import type { QueryRecord } from "../tools/types";
 import { RunStore } from "./runs/run-store";
 import { ThreadStore } from "./thread-store";
+import { FileStore } from "./files-store";
+import type { UploadTarget } from "../tools/types";
 
 type Graph = import("../agent/index.js").QuarryGraph;
 type Checkpointer = import("../checkpointer/index.js").FirestoreCheckpointer;
 
 let store: Promise<ThreadStore> | undefined;
+let files: Promise<FileStore> | undefined;
+let uploads: Promise<UploadTarget> | undefined;
 let checkpointer: Promise<Checkpointer> | undefined;
 let graph: Promise<Graph> | undefined;
 let factory: Promise<import("../agent/index.js").GraphFactory> | undefined;
@@ -24,6 +28,23 @@ export function threadStore(): Promise<ThreadStore> {
     ([db, mod]) => new ThreadStore(db, config().threadsCollection, mod.FieldValue, mod.Timestamp),
   );
   return store;
+}
+
+/** A conversation's uploaded files (records beside the thread document). */
+export function fileStore(): Promise<FileStore> {
+  files ??= Promise.all([firestore(), import("firebase-admin/firestore")]).then(
+    ([db, mod]) => new FileStore(db, config().threadsCollection, mod.FieldValue, mod.Timestamp),
+  );
+  return files;
+}
+
+/** Where the engine keeps uploaded tables (a refusal, when the deployment has nowhere, is not kept). */
+export function uploadTarget(): Promise<UploadTarget> {
+  uploads ??= Promise.all([import("../tools/uploads/index.js"), credentialSource()]).then(
+    ([m, credentials]) => m.createUploadTarget(config(), credentials),
+  );
+  uploads.catch(() => (uploads = undefined));
+  return uploads;
 }
 
 let runs: Promise<RunStore> | undefined;

@@ -3,6 +3,7 @@
  * status, timestamps, usage totals, and the run lease that allows one run per thread across all
  * instances. Pure: the store (thread-store.ts) reads and writes it.
  */
+import type { UploadRef } from "../tools/uploads/types";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import { ZERO_USAGE, type Usage } from "../contract/events";
 import {
@@ -66,6 +67,19 @@ export interface ThreadDoc {
   values?: ThreadValues;
   /** The scope its first question was asked in: only people who see all of it are offered that question. */
   scopeKey?: string;
+  /**
+   * The conversation's uploaded tables by name (files.ts): what a run carries so the warehouse,
+   * the gate and the prompt see them; the full record is `files/{name}` under the thread.
+   */
+  uploads?: Record<string, UploadRef & { expiresAt: Timestamp }>;
+}
+
+/** The thread's uploads that have not expired, as a run carries them. */
+export function uploadsOf(doc: ThreadDoc | undefined, now = Date.now()): UploadRef[] {
+  return Object.values(doc?.uploads ?? {})
+    .filter((u) => u.expiresAt.toMillis() > now)
+    .map(({ expiresAt: _e, ...ref }) => ref)
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** A thread's conversation as search and GET show it: questions and answers, trimmed. */

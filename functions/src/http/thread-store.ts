@@ -143,9 +143,10 @@ export class ThreadStore {
     });
   }
 
-  /** Deletes the thread's metadata and its runs' event logs (`runs/{runId}/log`). */
+  /** Deletes the thread's metadata, its runs' event logs (`runs/{runId}/log`) and its files' records. */
   async delete(id: string): Promise<void> {
     await this.db.recursiveDelete(this.ref(id).collection("runs"));
+    await this.db.recursiveDelete(this.ref(id).collection("files"));
     await this.ref(id).delete();
   }
 }

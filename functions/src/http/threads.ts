@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { callerOf } from "./auth";
-import { checkpointSaver, agentGraph, runStore, threadStore } from "./runtime";
+import { checkpointSaver, agentGraph, fileStore, runStore, threadStore, uploadTarget } from "./runtime";
 import {
   CreateThreadBody,
   HistoryBody,
@@ -101,8 +101,17 @@ async function deleteThread(req: Request, res: Response): Promise<void> {
   if (running) await (await runStore()).waitForRelease(id, running, config().runLeaseSeconds * 1000);
   // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
   await (await checkpointSaver()).deleteThread(id);
+  await dropUploads(id, uid);
   await store.delete(id);
   res.status(204).end();
+}
+
+/** The thread's uploaded tables go with it (before its records, so a failure can be retried). */
+async function dropUploads(id: string, uid: string): Promise<void> {
+  const locations = await (await fileStore()).locations(id);
+  if (!locations.length) return;
+  const target = await uploadTarget();
+  await Promise.all(locations.map((l) => target.drop(l, { userId: uid })));
 }
 
 async function getState(req: Request, res: Response): Promise<void> {

@@ -158,6 +158,8 @@ export interface UploadTarget {
   put(upload: UploadPut, caller?: Caller): Promise<string>;
   /** Removes a table `put` made (absent already: nothing to do). */
   drop(location: string, caller?: Caller): Promise<void>;
+  /** How SQL names the table `put` answered `location` for (`uploads.<name>`, or the BigQuery id). */
+  tableId(location: string, name: string): string;
 }
 
 /** One table to put in place. */

@@ -93,6 +93,15 @@ export function AuditRow({ entry }: { entry: AuditEntry }) {
       </li>
     );
   }
+  if (entry.kind === "upload") {
+    return (
+      <li className="audit upload">
+        <time dateTime={entry.at}>{when}</time> <strong>{who}</strong> upload {entry.outcome} · {entry.file} →{" "}
+        <code>{entry.table}</code> · {entry.rows.toLocaleString()} rows · {formatBytes(entry.bytes)}
+        {entry.error && <span className="error"> · {entry.error.message}</span>}
+      </li>
+    );
+  }
   return (
     <li className="audit query">
       <time dateTime={entry.at}>{when}</time> <strong>{who}</strong> query {entry.outcome} ·{" "}

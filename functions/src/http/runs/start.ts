@@ -17,13 +17,14 @@ import { RunStreamBody, parse, questionText } from "../schemas";
 import { checkAttachments } from "../attachments";
 import type { RunOutput } from "../sse";
 import { storageError, within } from "../../storage";
-import { leaseHolder, textOf, type ThreadDoc } from "../thread-doc";
+import { leaseHolder, textOf, uploadsOf, type ThreadDoc } from "../thread-doc";
 import type { ThreadStore } from "../thread-store";
 import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import type { Scope } from "../../tools/scope";
+import type { UploadRef } from "../../tools/uploads/types";
 import type { Via } from "../../tools/person";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
@@ -241,7 +242,14 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via },
+    person: {
+      uid,
+      email: caller.email,
+      bytesLeft: admission.bytesLeft,
+      scope,
+      via: caller.via,
+      ...withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined)),
+    },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
@@ -318,4 +326,9 @@ function changedSince(snap: DocumentSnapshot, readTime: Timestamp | undefined): 
   return (
     u.seconds > readTime.seconds || (u.seconds === readTime.seconds && u.nanoseconds > readTime.nanoseconds)
   );
+}
+
+/** The conversation's uploaded tables, when it has any (absent keeps the run's configuration small). */
+function withUploads(uploads: UploadRef[]): { uploads?: UploadRef[] } {
+  return uploads.length ? { uploads } : {};
 }

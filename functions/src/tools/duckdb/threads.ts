@@ -36,7 +36,11 @@ export class ThreadWarehouses {
       this.entries.delete(key); // most recent last
       this.entries.set(key, entry);
     } else {
-      entry = { opening: DuckDbWarehouse.open(this.cfg, { ...this.options, uploads }), users: 0, evicted: false };
+      entry = {
+        opening: DuckDbWarehouse.open(this.cfg, { ...this.options, uploads }),
+        users: 0,
+        evicted: false,
+      };
       this.entries.set(key, entry);
       entry.opening.catch(() => this.entries.get(key) === entry && this.entries.delete(key));
       this.evict();

@@ -172,7 +172,8 @@ export class DuckDbWarehouse implements Warehouse {
     await conn.run(`CREATE SCHEMA "${UPLOADS_SCHEMA}"`);
     this.fileSchemas.add(UPLOADS_SCHEMA);
     for (const u of uploads) {
-      if (!NAME.test(u.name)) throw new WarehouseError("internal", `"${u.name}" is not an upload's table name.`);
+      if (!NAME.test(u.name))
+        throw new WarehouseError("internal", `"${u.name}" is not an upload's table name.`);
       await conn
         .run(`CREATE TABLE "${UPLOADS_SCHEMA}"."${u.name}" AS SELECT * FROM read_parquet(${lit(u.location)})`)
         .catch((err: unknown) => {
