@@ -20,18 +20,18 @@ export async function call(
     method?: string;
     token?: string;
     body?: unknown;
-    rawBody?: string;
+    rawBody?: string | Uint8Array;
     headers?: Record<string, string>;
   } = {},
 ) {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
-  let body: string | undefined = init.rawBody;
+  let body: string | Uint8Array | undefined = init.rawBody;
   if (init.body !== undefined) {
     body = JSON.stringify(init.body);
     headers["content-type"] = "application/json";
   } else if (init.rawBody !== undefined) headers["content-type"] ??= "application/json";
-  const res = await fetch(`${apiUrl}${path}`, { method: init.method ?? "GET", headers, body });
+  const res = await fetch(`${apiUrl}${path}`, { method: init.method ?? "GET", headers, body: body as BodyInit });
   const text = await res.text();
   let json: unknown;
   try {

@@ -45,6 +45,8 @@ const SCRIPTED_SQL: Record<string, string> = {
   "bad-column": "SELECT nme FROM shop.customers",
   salaries: "SELECT grade, AVG(salary) AS pay FROM finance.salaries GROUP BY grade ORDER BY pay DESC",
   delete: "DELETE FROM shop.orders WHERE order_id = 1",
+  // An uploaded table named directly (files.int.ts: another person's or thread's must be refused).
+  "upload-targets": "SELECT * FROM uploads.targets",
   "string-agg":
     "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
 };

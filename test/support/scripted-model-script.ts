@@ -120,6 +120,26 @@ const SAMPLE_QUERIES: { match: RegExp; sql: string }[] = [
   { match: /product/i, sql: "SELECT COUNT(*) AS products FROM shop.products" },
 ];
 
+/** "revenue against target": joins an uploaded table with month and target columns to the orders. */
+const TARGET = /against (the )?targets?/i;
+const UPLOAD_LINE = /^- (\S+), \d+ rows: the person's uploaded file .*\(columns: (.*)\)$/gm;
+
+/** The SQL joining the person's uploaded targets (from the prompt's uploads lines) with 2025's revenue. */
+export function targetJoin(system: string): string | undefined {
+  for (const [, table, columns] of system.matchAll(UPLOAD_LINE)) {
+    const names = columns.split(", ").map((c) => c.split(" ")[0]);
+    if (!names.includes("month") || !names.includes("target")) continue;
+    return (
+      `SELECT t.month, r.revenue, t.target FROM ${table} t LEFT JOIN (` +
+      "SELECT strftime(o.order_date, '%Y-%m') AS month, ROUND(SUM(oi.quantity * oi.unit_price), 2) AS revenue " +
+      "FROM shop.orders o JOIN shop.order_items oi ON oi.order_id = o.order_id " +
+      "WHERE o.status NOT IN ('cancelled', 'returned') AND extract(year FROM o.order_date) = 2025 GROUP BY 1" +
+      ") r ON r.month = CAST(t.month AS VARCHAR) ORDER BY t.month"
+    );
+  }
+  return undefined;
+}
+
 /** A question the analyst cannot settle alone: it asks which measure is meant (when it may ask). */
 export const AMBIGUOUS = /how are we doing/i;
 export const CLARIFYING_QUESTION = "Which measure do you mean?";
@@ -156,6 +176,8 @@ export function smartScript(): Script {
       if (!toolsUsed.includes("list_tables"))
         return { toolCalls: [{ name: "list_tables", args: {} }], usage };
       if (!toolsUsed.includes("bq_query")) {
+        const target = TARGET.test(q) ? targetJoin(req.system) : undefined;
+        if (target) return { toolCalls: [{ name: "bq_query", args: { sql: target } }], usage };
         // The person's answer to a clarifying question decides the query when there is one.
         const about = answered ? answered.text : q;
         const pick = SAMPLE_QUERIES.find((s) => s.match.test(about)) ?? SAMPLE_QUERIES[3];
