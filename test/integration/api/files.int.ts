@@ -129,17 +129,25 @@ describe("files as tables", () => {
     expect((await upload(thread, "targets.csv", TARGETS_CSV)).status).toBe(201);
     const where = await locationOf(thread, "targets");
     expect(where && existsSync(where)).toBe(true);
-    const del = await call(api, `/threads/${thread}/files/targets`, { method: "DELETE", token: alice.idToken });
+    const del = await call(api, `/threads/${thread}/files/targets`, {
+      method: "DELETE",
+      token: alice.idToken,
+    });
     expect(del.status).toBe(204);
     expect(existsSync(where!)).toBe(false);
     expect(await locationOf(thread, "targets")).toBeUndefined();
-    const gone = await call(api, `/threads/${thread}/files/targets`, { method: "DELETE", token: alice.idToken });
+    const gone = await call(api, `/threads/${thread}/files/targets`, {
+      method: "DELETE",
+      token: alice.idToken,
+    });
     expect(gone.json).toMatchObject({ error: "not_found:upload" });
 
     expect((await upload(thread, "targets.csv", TARGETS_CSV)).status).toBe(201);
     const second = await locationOf(thread, "targets");
     expect(second && existsSync(second)).toBe(true);
-    expect((await call(api, `/threads/${thread}`, { method: "DELETE", token: alice.idToken })).status).toBe(204);
+    expect((await call(api, `/threads/${thread}`, { method: "DELETE", token: alice.idToken })).status).toBe(
+      204,
+    );
     expect(existsSync(second!)).toBe(false);
     const records = await getFirestore(admin).collection("threads").doc(thread).collection("files").get();
     expect(records.size).toBe(0);
