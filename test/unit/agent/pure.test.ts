@@ -115,6 +115,41 @@ describe("context builders", () => {
     expect(text).toContain("Summary of the earlier conversation: earlier summary");
   });
 
+  it("list the conversation's uploaded tables with their columns, once, even when linking chose other tables", () => {
+    const upload = {
+      name: "targets",
+      file: 'targets "2025".csv',
+      table: "uploads.targets",
+      location: "/tmp/x.parquet",
+      columns: [
+        { name: "month", type: "VARCHAR" },
+        { name: "target", type: "BIGINT" },
+      ],
+      rows: 12,
+    };
+    const listed = buildSystemContext({
+      now: new Date(),
+      dialect: "DuckDB SQL",
+      dialectNote: "",
+      tables: [{ id: "shop.orders" }, { id: "uploads.targets", rowCount: 12 }],
+      uploads: [upload],
+    });
+    expect(listed.tables).toEqual([
+      "- shop.orders",
+      '- uploads.targets, 12 rows: the person\'s uploaded file "targets  2025 .csv" (columns: month VARCHAR, target BIGINT)',
+    ]);
+    const linked = buildSystemContext({
+      now: new Date(),
+      dialect: "DuckDB SQL",
+      dialectNote: "",
+      tables: [],
+      tableLines: ["- shop.orders (order_id INTEGER)"],
+      uploads: [upload],
+    });
+    expect(linked.tables).toHaveLength(2);
+    expect(linked.tables[1]).toContain("uploads.targets");
+  });
+
   it("refuse empty, oversized and write requests", () => {
     expect(refusalFor([new HumanMessage("  ")])).toMatch(/empty/);
     expect(refusalFor([new HumanMessage("a".repeat(9_000))])).toMatch(/under 8000 characters/);
