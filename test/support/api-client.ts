@@ -31,7 +31,11 @@ export async function call(
     body = JSON.stringify(init.body);
     headers["content-type"] = "application/json";
   } else if (init.rawBody !== undefined) headers["content-type"] ??= "application/json";
-  const res = await fetch(`${apiUrl}${path}`, { method: init.method ?? "GET", headers, body: body as BodyInit });
+  const res = await fetch(`${apiUrl}${path}`, {
+    method: init.method ?? "GET",
+    headers,
+    body: body as BodyInit,
+  });
   const text = await res.text();
   let json: unknown;
   try {

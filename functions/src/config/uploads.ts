@@ -53,7 +53,8 @@ const UPLOAD_SETTINGS = {
     default: 7,
     min: 1,
     max: 365,
-    description: "Days an uploaded table is kept (BigQuery table expiration and the Firestore TTL of its record).",
+    description:
+      "Days an uploaded table is kept (BigQuery table expiration and the Firestore TTL of its record).",
   }),
   bigqueryDataset: text("QUARRY_BQ_UPLOADS_DATASET", {
     concern,
@@ -64,7 +65,8 @@ const UPLOAD_SETTINGS = {
   duckdbDir: text("QUARRY_DUCKDB_UPLOADS_DIR", {
     concern,
     defaultText: "`quarry-uploads` in the OS temp dir",
-    description: "Where the DuckDB engine keeps uploaded tables (Parquet), shared by every function instance of the stack.",
+    description:
+      "Where the DuckDB engine keeps uploaded tables (Parquet), shared by every function instance of the stack.",
   }),
 } as const;
 

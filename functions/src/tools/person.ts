@@ -69,7 +69,9 @@ function uploadsOf(raw: unknown[]): UploadRef[] {
     (u): u is UploadRef =>
       typeof u === "object" &&
       u !== null &&
-      ["name", "file", "table", "location"].every((k) => typeof (u as Record<string, unknown>)[k] === "string") &&
+      ["name", "file", "table", "location"].every(
+        (k) => typeof (u as Record<string, unknown>)[k] === "string",
+      ) &&
       Array.isArray((u as UploadRef).columns),
   );
 }

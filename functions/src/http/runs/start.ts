@@ -196,6 +196,7 @@ export async function startRun(
     readThread(store, saver, threadId, checkpointId),
   ]);
   let { tuple, along } = read;
+  const uploads = withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined));
   const strategy = body.multitask_strategy ?? "reject";
   const stopped = await stopBusyRun(runs, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
   if (stopped) {
@@ -242,14 +243,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: {
-      uid,
-      email: caller.email,
-      bytesLeft: admission.bytesLeft,
-      scope,
-      via: caller.via,
-      ...withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined)),
-    },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via, ...uploads },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
