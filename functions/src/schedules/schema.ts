@@ -1,0 +1,133 @@
+/**
+ * Request schemas for the schedules API (`POST /schedules`, `PATCH /schedules/:id`), strict like the
+ * rest of the API: an unknown field is named. Read them with `parse()` from `http/schemas`, which
+ * turns every problem into one 400 that lists `field: what to fix`.
+ */
+import { isIP } from "node:net";
+import { z } from "zod";
+import { MAX_QUESTION_CHARS } from "../contract/limits";
+import { ThreadIdParam } from "../http/schemas";
+import { MAX_SQL_CHARS } from "../tools/policy";
+import { AlertConditionSpec } from "./alerts";
+import { ScheduleSpec } from "./cadence";
+
+/** Longest schedule name, characters. */
+const MAX_SCHEDULE_NAME_CHARS = 100;
+/** Longest webhook URL; Slack's and Google Chat's are about 150–250 characters. */
+const MAX_WEBHOOK_CHARS = 2_000;
+
+/** How the schedule schemas are built. */
+export interface ScheduleSchemaOptions {
+  /**
+   * Accept `http://127.0.0.1:<port>/…` webhooks too, for tests with a loopback receiver. Off in
+   * production: a webhook carries an answer's first lines, so it goes over https only.
+   */
+  allowLoopbackWebhook?: boolean;
+}
+
+/**
+ * A webhook target's problem, or undefined when it is fine: https to a named host (a Google Chat or
+ * Slack incoming webhook), no credentials in the URL. Hosts that are this machine or a private
+ * network (localhost, 10.x, 192.168.x, 169.254.x …) are refused, so a schedule cannot be used to
+ * reach inside the project's network; delivery must still not follow redirects.
+ */
+function webhookProblem(raw: string, options: ScheduleSchemaOptions): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be a full URL starting with https://";
+  }
+  if (url.username || url.password) return "must not carry a user name or password";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (url.protocol === "http:" && options.allowLoopbackWebhook && host === "127.0.0.1") return undefined;
+  if (url.protocol !== "https:") return "must use https:// (a Google Chat or Slack incoming-webhook URL)";
+  if (host === "localhost" || host.endsWith(".localhost") || privateAddress(host)) {
+    return "must point at a public host (a Google Chat or Slack incoming webhook), not this machine or a private network";
+  }
+  return undefined;
+}
+
+/** Loopback, private, link-local and unspecified IPv4/IPv6 literals. */
+function privateAddress(host: string): boolean {
+  const kind = isIP(host);
+  if (kind === 4) {
+    const [a, b] = host.split(".").map(Number);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
+  }
+  if (kind === 6) {
+    const h = host.toLowerCase();
+    return h === "::" || h === "::1" || /^f[cd]/.test(h) || /^fe[89ab]/.test(h) || h.startsWith("::ffff:");
+  }
+  return false;
+}
+
+function webhook(options: ScheduleSchemaOptions) {
+  return z
+    .string({ message: "webhook must be a URL starting with https://" })
+    .trim()
+    .max(MAX_WEBHOOK_CHARS, `webhook must be at most ${MAX_WEBHOOK_CHARS.toLocaleString("en-US")} characters`)
+    .superRefine((value, ctx) => {
+      const problem = webhookProblem(value, options);
+      if (problem) ctx.addIssue({ code: "custom", message: `webhook ${problem}` });
+    });
+}
+
+const question = z
+  .string({ message: "question must be the question as text" })
+  .trim()
+  .min(1, "question is empty: give the question the schedule asks")
+  .max(
+    MAX_QUESTION_CHARS,
+    `question must be at most ${MAX_QUESTION_CHARS.toLocaleString("en-US")} characters`,
+  );
+
+const sql = z
+  .string({ message: "sql must be the SQL that answered the question, as text" })
+  .trim()
+  .min(1, "sql is empty: send the SQL that answered the question")
+  .max(MAX_SQL_CHARS, `sql must be at most ${MAX_SQL_CHARS.toLocaleString("en-US")} characters`);
+
+const name = z
+  .string({ message: "name must be text" })
+  .trim()
+  .min(1, "name is empty: leave it out to use the question")
+  .max(MAX_SCHEDULE_NAME_CHARS, `name must be at most ${MAX_SCHEDULE_NAME_CHARS} characters`);
+
+/**
+ * The schedule bodies. `PATCH` replaces what it names (a new `schedule` replaces the whole
+ * schedule); `alert: null` and `webhook: null` remove them; `paused` pauses or resumes.
+ */
+export function scheduleBodies(options: ScheduleSchemaOptions = {}) {
+  const create = z.strictObject({
+    threadId: ThreadIdParam,
+    question,
+    sql,
+    schedule: ScheduleSpec,
+    alert: AlertConditionSpec.optional(),
+    webhook: webhook(options).optional(),
+    name: name.optional(),
+  });
+  const patch = z
+    .strictObject({
+      question: question.optional(),
+      sql: sql.optional(),
+      schedule: ScheduleSpec.optional(),
+      alert: AlertConditionSpec.nullable().optional(),
+      webhook: webhook(options).nullable().optional(),
+      name: name.optional(),
+      paused: z.boolean({ message: "paused must be true or false" }).optional(),
+    })
+    .refine((body) => Object.keys(body).length > 0, {
+      message: "send at least one field to change (question, sql, schedule, alert, webhook, name or paused)",
+    });
+  return { create, patch };
+}
