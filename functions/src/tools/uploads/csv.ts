@@ -101,7 +101,7 @@ async function loadAs(
   }
   const reader = readerSql(file, s, encoding);
   try {
-    await conn.run(`CREATE TABLE t AS SELECT * FROM ${reader} LIMIT ${opts.maxRows + 1}`);
+    await conn.run(`CREATE OR REPLACE TABLE t AS SELECT * FROM ${reader} LIMIT ${opts.maxRows + 1}`);
     const n = Number((await conn.runAndReadAll("SELECT count(*) FROM t")).getRows()[0][0]);
     if (n > opts.maxRows) {
       const all = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${reader}`)).getRows()[0][0]);
