@@ -10,9 +10,8 @@
  *
  * Calls go to the least busy worker; up to `duckdb.workers` are started, each on first need.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import path from "node:path";
 import { ConfigError, type WarehouseConfig } from "../../config";
 import type { UploadRef } from "../uploads/types";
 import {
@@ -27,6 +26,7 @@ import {
   type WarehouseErrorCategory,
 } from "../types";
 import { tooLarge } from "./errors";
+import { childEntry, probeBaseMiB, spawnUnderLimit } from "./spawn";
 import { DUCKDB_DIALECT_NOTE, type DuckDbWarehouseOptions } from "./warehouse";
 import type { WireContext, WireError, WorkerCall, WorkerReply, WorkerRequest } from "./wire";
 
@@ -34,30 +34,6 @@ import type { WireContext, WireError, WorkerCall, WorkerReply, WorkerRequest } f
 const HEADROOM_MIB = 256;
 /** How long past the query timeout a worker may stay silent before it is ended. */
 const GRACE_MS = 5_000;
-
-let probed: Promise<number> | undefined;
-
-/**
- * The address space Node and DuckDB take in a worker before any query, measured once per instance
- * by starting the worker with `--probe` (about 1.2 GiB virtual, 0.1 GiB resident on Node 22; more
- * under a TypeScript loader), so the limit fits the runtime it runs on.
- */
-function probeBaseMiB(threads: number): Promise<number> {
-  probed ??= new Promise<number>((resolve, reject) => {
-    const { file, execArgv } = workerEntry();
-    const child = spawn(process.execPath, [...execArgv, file, "--probe", String(threads)], {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-      serialization: "advanced",
-    });
-    child.once("message", (m: WorkerReply) => resolve(m.kind === "result" ? Number(m.value) : 0));
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the DuckDB probe exited with code ${code}`)));
-  }).catch((err: unknown) => {
-    probed = undefined;
-    throw err;
-  });
-  return probed;
-}
 
 /** The address-space limit of one worker: what it takes at start plus headroom plus DuckDB's memory limit. */
 export async function workerAddressSpaceMiB(cfg: WarehouseConfig): Promise<number> {
@@ -200,15 +176,8 @@ export class DuckDbPool implements Warehouse {
   }
 
   private async start(): Promise<Worker> {
-    const { file, execArgv } = workerEntry();
     const limitMiB = await workerAddressSpaceMiB(this.cfg);
-    const limitKiB = limitMiB * 1024;
-    // `ulimit -v` then exec: the limit applies to the worker alone; the shell does not stay.
-    const child = spawn(
-      "/bin/sh",
-      ["-c", `ulimit -v ${limitKiB} && exec "$0" "$@"`, process.execPath, ...execArgv, file],
-      { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" },
-    );
+    const child = spawnUnderLimit(childEntry(__filename, "worker"), limitMiB);
     const worker = new Worker(child, (w) => {
       const i = this.workers.indexOf(w);
       if (i >= 0) this.workers.splice(i, 1);
@@ -322,11 +291,4 @@ function uploadsOf(caller: Caller | undefined): { uploads?: UploadRef[] } {
 function wireContext(ctx: QueryContext): WireContext {
   const { signal: _s, onEstimate: _e, ...rest } = ctx;
   return rest;
-}
-
-/** The worker's entry: compiled JavaScript beside this file, or the TypeScript source under tsx (tests). */
-function workerEntry(): { file: string; execArgv: string[] } {
-  const ext = path.extname(__filename);
-  const file = path.join(__dirname, `worker${ext}`);
-  return { file, execArgv: ext === ".ts" ? ["--import", "tsx"] : [] };
 }

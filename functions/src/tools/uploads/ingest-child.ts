@@ -1,0 +1,33 @@
+/**
+ * The one-shot ingest process (started by ingest.ts under an address-space limit): it reads one
+ * upload, answers once over IPC, and exits. A file built to exhaust memory (a zip or CSV bomb)
+ * ends this process, not the function instance.
+ */
+import { QuarryError } from "../../errors";
+import { readUpload, type ReadInput } from "./read";
+import type { IngestResult } from "./types";
+
+/** The child's one answer. */
+export type IngestReply =
+  { ok: true; result: IngestResult } | { ok: false; error: { name: string; code?: string; message: string } };
+
+const reply = (r: IngestReply) =>
+  new Promise<void>((resolve) => {
+    if (!process.connected) return resolve();
+    process.send!(r, () => resolve());
+  });
+
+process.once("message", (input: ReadInput) => {
+  readUpload(input)
+    .then(
+      (result) => reply({ ok: true, result }),
+      (err: unknown) => {
+        const e = err instanceof Error ? err : new Error(String(err));
+        const code = err instanceof QuarryError ? err.code : undefined;
+        return reply({ ok: false, error: { name: e.name, code, message: e.message } });
+      },
+    )
+    .finally(() => process.disconnect());
+});
+// The function instance went away: so does this ingest.
+process.on("disconnect", () => process.exit(0));
