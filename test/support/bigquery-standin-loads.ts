@@ -57,6 +57,8 @@ export interface LoadHost {
 interface LoadJob {
   record: LoadRecord;
   failure?: { reason: string; message: string };
+  /** jobs.get answers RUNNING this many more times. */
+  pending: number;
 }
 
 /** The parts of a multipart/related body: each part's content type and bytes. */
@@ -87,6 +89,7 @@ export class LoadRoutes {
   readonly loads: LoadRecord[] = [];
   private readonly jobs = new Map<string, LoadJob>();
   private readonly failures: { reason: string; message: string }[] = [];
+  private hold = 0;
   private readonly writers = new Map<string, Set<string>>();
 
   constructor(private readonly host: LoadHost) {}
@@ -94,6 +97,10 @@ export class LoadRoutes {
   /** The next load job ends DONE with this errorResult (e.g. a file BigQuery cannot read). */
   failNextLoad(reason: string, message: string): void {
     this.failures.push({ reason, message });
+  }
+  /** The next load job is RUNNING when made and for this many jobs.get calls, then DONE. */
+  holdNextLoad(polls: number): void {
+    this.hold = polls;
   }
   /** Only these principals may create or delete tables in `project.dataset`. */
   allowWriters(dataset: string, principals: string[]): void {
@@ -119,7 +126,9 @@ export class LoadRoutes {
       return true;
     }
     if (method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/jobs\/([^/]+)$/)) && this.jobs.has(m[2])) {
-      this.host.send(res, 200, this.jobResource(this.jobs.get(m[2])!));
+      const job = this.jobs.get(m[2])!;
+      this.host.send(res, 200, this.jobResource(job));
+      if (job.pending > 0) job.pending--;
       return true;
     }
     if (method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/datasets\/([^/]+)\/tables$/))) {
@@ -242,8 +251,10 @@ export class LoadRoutes {
     this.loads.push(record);
     const job: LoadJob = {
       record,
+      pending: this.hold,
       failure: this.outcome(resource.configuration?.load ?? {}, record.bytes.length, principal),
     };
+    this.hold = 0;
     this.jobs.set(jobReference.jobId, job);
     this.host.send(res, 200, this.jobResource(job));
   }
@@ -277,13 +288,16 @@ export class LoadRoutes {
 
   private jobResource(job: LoadJob): unknown {
     const { jobReference: ref, jobConfig } = job.record;
-    const failed = job.failure;
+    const failed = job.pending > 0 ? undefined : job.failure;
     return {
       kind: "bigquery#job",
       id: `${ref.projectId}:${ref.location ?? "US"}.${ref.jobId}`,
       jobReference: ref,
       configuration: { ...jobConfig, jobType: "LOAD" },
-      status: { state: "DONE", ...(failed ? { errorResult: failed, errors: [failed] } : {}) },
+      status: {
+        state: job.pending > 0 ? "RUNNING" : "DONE",
+        ...(failed ? { errorResult: failed, errors: [failed] } : {}),
+      },
       statistics: { load: { inputFileBytes: String(job.record.bytes.length) } },
       ...(job.record.principal ? { user_email: job.record.principal } : {}),
     };

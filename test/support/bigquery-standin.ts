@@ -257,6 +257,11 @@ export class BigQueryStandin {
     this.made.failNextLoad(reason, message);
     return this;
   }
+  /** The next load job stays RUNNING for this many jobs.get calls. */
+  holdNextLoad(polls: number): this {
+    this.made.holdNextLoad(polls);
+    return this;
+  }
   /** Only these principals may create or delete tables in `project.dataset`. */
   allowTableWriters(dataset: string, principals: string[]): this {
     this.made.allowWriters(dataset, principals);

@@ -157,6 +157,14 @@ describe("an uploaded file as a BigQuery table (tables.insert, then a load job b
     expect(standin.calls("DELETE", `/tables/${tableId}`)).toHaveLength(1);
   });
 
+  it("a load still running is followed with jobs.get until DONE", async () => {
+    standin.holdNextLoad(1);
+    const location = await (await uploadsOn(standin)).put(put({ name: "slow" }));
+    const jobId = standin.loads().at(-1)!.jobReference.jobId;
+    expect(standin.calls("GET", `/jobs/${jobId}`)).toHaveLength(2); // RUNNING, then DONE
+    expect(standin.table(P, DS, location.split(".")[2])!.loadedBytes).toBeGreaterThan(0);
+  });
+
   it("drops a table; one already gone is done; nothing outside the uploads dataset is dropped", async () => {
     const uploads = await uploadsOn(standin);
     const location = await uploads.put(put({ name: "dropme" }));
