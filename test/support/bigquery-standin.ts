@@ -11,6 +11,8 @@
  * limits who may create jobs; a job is visible only to the principal that made it; and a script's
  * `rowAccess` filters its rows per principal like a row access policy, with BigQuery's bytes
  * processed left out of the answer (billed bytes stay).
+ *
+ * Load jobs by media upload, tables.insert and tables.delete live in bigquery-standin-loads.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -20,6 +22,7 @@ import {
   dropConnection,
   type ConnectionStats,
 } from "./standin-connections";
+import { LoadRoutes, parseMultipart, type LoadRecord } from "./bigquery-standin-loads";
 
 /** A REST cell value (`v`): strings for scalars, arrays of {v}, {f:[…]} for records. */
 type RestValue = string | null | { v: RestValue }[] | { f: { v: RestValue }[] };
@@ -44,6 +47,11 @@ export interface StandinTable extends TableRef {
   clustering?: { fields: string[] };
   /** Principals that may read it (tables.get, tabledata.list, queries); unset = everyone. */
   readers?: string[];
+  /** Set by tables.insert: expiration (ms since the epoch), labels, and whose call made it. */
+  expirationTime?: string;
+  labels?: Record<string, string>;
+  createdBy?: string;
+  loadedBytes?: number;
 }
 interface ScriptedError {
   code: number;
@@ -180,6 +188,14 @@ export class BigQueryStandin {
   private readonly jobs = new Map<string, JobRecord>();
   private server?: Server;
   private jobSeq = 0;
+  private readonly made = new LoadRoutes({
+    tables: this.tables,
+    checksCredentials: () => this.auth !== undefined,
+    owner: () => this.auth?.anonymous,
+    jobRefusal: (projectId, principal) => this.refusal(projectId, {} as QueryScript, principal),
+    send: (res, status, body) => this.send(res, status, body),
+    error: (code, reason, message) => err({ code, reason, message }),
+  });
   url = "";
   /** What the server did to its connections: opened, closed when idle, dropped. */
   readonly connections: ConnectionStats = { opened: 0, idleClosed: 0, dropped: 0 };
@@ -222,7 +238,34 @@ export class BigQueryStandin {
   /** jobs.insert bodies, in order. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   inserts(): any[] {
-    return this.requests.filter((r) => r.method === "POST" && /\/jobs$/.test(r.path)).map((r) => r.body);
+    return this.requests
+      .filter((r) => r.method === "POST" && /^\/projects\/[^/]+\/jobs$/.test(r.path))
+      .map((r) => r.body);
+  }
+  /** Load jobs received by media upload, in order: job configuration, the bytes, whose call. */
+  loads(): LoadRecord[] {
+    return this.made.loads;
+  }
+  /** A table as the stand-in holds it now (made by tables.insert or added), or undefined. */
+  table(projectId: string, datasetId: string, tableId: string): StandinTable | undefined {
+    return this.tables.find(
+      (t) => t.projectId === projectId && t.datasetId === datasetId && t.tableId === tableId,
+    );
+  }
+  /** The next load job ends DONE with this errorResult. */
+  failNextLoad(reason: string, message: string): this {
+    this.made.failNextLoad(reason, message);
+    return this;
+  }
+  /** The next load job stays RUNNING for this many jobs.get calls. */
+  holdNextLoad(polls: number): this {
+    this.made.holdNextLoad(polls);
+    return this;
+  }
+  /** Only these principals may create or delete tables in `project.dataset`. */
+  allowTableWriters(dataset: string, principals: string[]): this {
+    this.made.allowWriters(dataset, principals);
+    return this;
   }
 
   async start(): Promise<string> {
@@ -251,10 +294,18 @@ export class BigQueryStandin {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://x");
-    const path = url.pathname.replace(/^\/bigquery\/v2/, "");
-    let raw = "";
-    for await (const chunk of req) raw += chunk;
-    const body = raw ? JSON.parse(raw) : undefined;
+    // Media uploads come to /upload/bigquery/v2/…: recorded as /upload/….
+    const path = url.pathname.replace(/^(\/upload)?\/bigquery\/v2/, "$1");
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const contentType = req.headers["content-type"] ?? "";
+    const multipart = contentType.startsWith("multipart/");
+    const body = multipart
+      ? this.jobPart(raw, contentType)
+      : raw.length
+        ? JSON.parse(raw.toString())
+        : undefined;
     const principal = this.principalOf(req);
     this.requests.push({
       method: req.method!,
@@ -275,6 +326,7 @@ export class BigQueryStandin {
         404,
         err({ code: 404, reason: "notFound", message: `Not found: Job ${m[1]}:${m[2]}` }),
       );
+    if (this.made.handle(res, req.method!, path, raw, contentType, principal)) return;
     if (req.method === "GET" && (m = path.match(/^\/projects\/([^/]+)\/queries\/([^/]+)$/)))
       return this.results(res, m[2], q, principal);
     if (req.method === "POST" && (m = path.match(/^\/projects\/([^/]+)\/jobs\/([^/]+)\/cancel$/))) {
@@ -351,6 +403,8 @@ export class BigQueryStandin {
         ...(t.description ? { description: t.description } : {}),
         ...(t.timePartitioning ? { timePartitioning: t.timePartitioning } : {}),
         ...(t.clustering ? { clustering: t.clustering } : {}),
+        ...(t.expirationTime ? { expirationTime: t.expirationTime } : {}),
+        ...(t.labels ? { labels: t.labels } : {}),
       });
     }
     this.send(
@@ -385,7 +439,15 @@ export class BigQueryStandin {
   private mayRead(t: StandinTable, principal: string | undefined): boolean {
     return !t.readers || (principal !== undefined && t.readers.includes(principal));
   }
+  /** A media upload's first part (the job resource), for the request record. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private jobPart(raw: Buffer, contentType: string): any {
+    const first = parseMultipart(raw, contentType)[0];
+    return first?.type.startsWith("application/json") ? JSON.parse(first.bytes.toString()) : undefined;
+  }
   private ownsJob(jobId: string, principal: string | undefined): boolean {
+    const load = this.made.loadJob(jobId);
+    if (load) return !this.auth || load.principal === principal;
     const job = this.jobs.get(jobId);
     return !this.auth || !job || job.principal === principal;
   }

@@ -36,7 +36,9 @@ export function getWarehouse(
 async function open(cfg: WarehouseConfig, credentials?: CredentialSource): Promise<Warehouse> {
   if (cfg.engine === "bigquery") {
     const { BigQueryWarehouse } = await import("./bigquery/warehouse.js");
-    return BigQueryWarehouse.create(cfg, credentials ? { credentials } : {});
+    // The uploads dataset is fenced off in every query (only a conversation's own uploads pass).
+    const uploadsDataset = config().uploads.bigqueryDataset;
+    return BigQueryWarehouse.create(cfg, { ...(credentials ? { credentials } : {}), uploadsDataset });
   }
   if (cfg.duckdb.workers === 0) {
     const { DuckDbWarehouse } = await import("./duckdb/warehouse.js");

@@ -159,3 +159,50 @@ export function bigQueryNamesText(sql: string, scope: Scope): string {
   }
   return sql.replace(/\/\*[\s\S]*?\*\/|--[^\n]*|#[^\n]*/g, (c) => " ".repeat(c.length));
 }
+
+/**
+ * The uploads fence, for every scope (full scope too), before the engine sees the SQL and again on
+ * the tables it reports: a table of the uploads dataset (`dataset`, the bare id) is readable only
+ * when it is one of this conversation's uploads (`own`: `dataset.table` or `project.dataset.table`,
+ * any case). Any other is answered like a table that does not exist, so no engine error ever
+ * describes another conversation's file. Fails closed: names inside literals and comments count,
+ * and escapes inside backticks (which could spell the dataset) are refused.
+ */
+export function refuseOtherUploads(
+  text: string,
+  uploads: { dataset: string; qualified: string },
+  own: readonly string[],
+  notFound: NotFound,
+): void {
+  if (/`[^`]*\\[^`]*`/.test(text)) {
+    throw new WarehouseError(
+      "bad_input",
+      "Escapes inside backticks are not accepted; write table and column names plainly.",
+    );
+  }
+  const tails = new Set(own.map((id) => id.toLowerCase().split(".").slice(-2).join(".")));
+  const plain = text.replace(/[`"]/g, " ");
+  const name = new RegExp(`(?<![\\w$-])${escape(uploads.dataset)}\\s*\\.\\s*(${IDENT}|\\*)?`, "gi");
+  for (const m of plain.matchAll(name)) {
+    const table = m[1] ?? "";
+    if (table && tails.has(`${uploads.dataset}.${table}`.toLowerCase())) continue;
+    const start = m.index > 0 && /[`"]/.test(text[m.index - 1]) ? m.index - 1 : m.index;
+    const ref = { dataset: uploads.qualified, table: table || "*", datasetSeen: own.length > 0 };
+    throw tagged(notFound(ref, positionAt(text, start)), [`${uploads.qualified}.${table || "*"}`]);
+  }
+}
+
+/** The uploads fence on the tables the engine reports reading (`project.dataset.table`). */
+export function refuseOtherUploadTables(
+  tables: readonly string[],
+  uploads: { qualified: string },
+  own: readonly string[],
+  notFound: NotFound,
+): void {
+  const mine = new Set(own.map((id) => id.toLowerCase()));
+  const prefix = `${uploads.qualified.toLowerCase()}.`;
+  const other = tables.filter((t) => t.toLowerCase().startsWith(prefix) && !mine.has(t.toLowerCase()));
+  if (!other.length) return;
+  const ref = { dataset: uploads.qualified, table: other[0].split(".").at(-1)!, datasetSeen: own.length > 0 };
+  throw tagged(notFound(ref, { line: 1, column: 1 }), other);
+}

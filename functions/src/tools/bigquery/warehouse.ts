@@ -26,8 +26,10 @@ import {
 } from "../types";
 import { createBigQueryClient } from "./client";
 import { bigQueryNotFound, isRetryable, mapBigQueryError } from "./errors";
+import { labelValue, quarryLabels } from "./labels";
 import { normalizeRow, toColumns, type BqField } from "./normalize";
 import { PersonClients, consentRefused, isDeniedOrGone, isUnauthorized, type ClientFactory } from "./people";
+import { UploadFence } from "./upload-fence";
 
 /** Rows asked for in a result's first page, before the row width is known. */
 const FIRST_PAGE_ROWS = 500;
@@ -47,6 +49,11 @@ export interface BigQueryWarehouseOptions {
   credentials?: CredentialSource;
   /** Builds a person's client (tests); default: one like the service account's, with their token. */
   personClient?: ClientFactory;
+  /**
+   * QUARRY_BQ_UPLOADS_DATASET (`config().uploads.bigqueryDataset`): its tables are fenced off for
+   * every scope; a query reads only its own conversation's uploads (`ctx.uploads`) there.
+   */
+  uploadsDataset?: string;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- BigQuery REST resources are loosely typed */
@@ -69,6 +76,8 @@ export class BigQueryWarehouse implements Warehouse {
   private readonly retry: { attempts: number; baseDelayMs: number };
   /** User identity mode's per-person clients; undefined in service mode. */
   private readonly people?: PersonClients;
+  /** The uploads dataset: never listed, never allowed except a conversation's own uploads. */
+  private readonly uploads: UploadFence;
 
   private constructor(
     private readonly bq: BigQuery,
@@ -79,8 +88,12 @@ export class BigQueryWarehouse implements Warehouse {
     this.retry = options.retry ?? { attempts: 3, baseDelayMs: 500 };
     if (options.credentials)
       this.people = new PersonClients(cfg.bigquery, options.credentials, options.personClient);
+    this.uploads = new UploadFence(options.uploadsDataset, cfg.bigquery.billingProject);
     this.datasets = new Set(
-      cfg.bigquery.datasets.map((d) => (d.includes(".") ? d : `${cfg.bigquery.billingProject}.${d}`)),
+      cfg.bigquery.datasets
+        .map((d) => (d.includes(".") ? d : `${cfg.bigquery.billingProject}.${d}`))
+        // Even if misconfigured into the allowlist, the uploads dataset is never listed or allowed as a whole.
+        .filter((d) => !this.uploads.isUploads(d)),
     );
   }
 
@@ -124,7 +137,7 @@ export class BigQueryWarehouse implements Warehouse {
       );
       out.push(...infos.filter((t): t is TableInfo => t !== undefined));
     }
-    return out;
+    return [...out, ...this.uploads.infos(caller)];
   }
 
   async describeTable(table: string, caller?: Caller): Promise<TableSchema> {
@@ -140,6 +153,8 @@ export class BigQueryWarehouse implements Warehouse {
     const [projectId, datasetId, tableId] =
       parts.length === 3 ? parts : [this.cfg.bigquery.billingProject, ...parts];
     const id = `${projectId}.${datasetId}.${tableId}`;
+    if (this.uploads.isUploads(`${projectId}.${datasetId}`))
+      return this.uploads.describe(id, caller, this.notFound);
     requireInScope([id], (t) => this.allowed(t), this.scope());
     try {
       const t = bq.dataset(datasetId, { projectId }).table(tableId);
@@ -179,9 +194,12 @@ export class BigQueryWarehouse implements Warehouse {
         "INFORMATION_SCHEMA is not available; use list_tables and describe_table.",
       );
     }
-    const notFound: NotFound = (ref) =>
-      bigQueryNotFound(ref, this.cfg.bigquery.billingProject, this.cfg.bigquery.location);
-    for (const text of [sql, names]) refuseUnscopedNames(text, ctx.scope, this.datasetNames(), notFound);
+    const notFound = this.notFound;
+    const own = this.uploads.own(ctx).map((u) => u.location);
+    for (const text of [sql, names]) {
+      this.uploads.refuseNames(text, own, notFound);
+      refuseUnscopedNames(text, ctx.scope, this.datasetNames(), notFound);
+    }
     const uid = this.personOf(ctx);
     let job: Job;
     try {
@@ -207,10 +225,17 @@ export class BigQueryWarehouse implements Warehouse {
       (t: any) => `${t.projectId}.${t.datasetId}.${t.tableId}`,
     );
     requireSelect(statementType);
-    refuseUnscopedTables(referencedTables, ctx.scope, notFound);
+    this.uploads.refuseTables(referencedTables, own, notFound);
+    const mine = new Set(own.map((t) => t.toLowerCase()));
+    const isOwn = (t: string) => mine.has(t.toLowerCase());
+    refuseUnscopedTables(
+      referencedTables.filter((t) => !isOwn(t)),
+      ctx.scope,
+      notFound,
+    );
     // A limited scope's refusal names only what the person may see, not the whole allowlist.
     const allowed = ctx.scope.all ? this.scope() : `datasets ${ctx.scope.entries.join(", ")}`;
-    requireInScope(referencedTables, (t) => this.allowed(t), allowed);
+    requireInScope(referencedTables, (t) => this.allowed(t) || isOwn(t), allowed);
     const reported = stats.totalBytesProcessed ?? meta.statistics?.totalBytesProcessed;
     const estimatedBytes = Number(reported ?? 0);
     // Row-level security hides the bytes a query would process: the estimate is unknown, not 0.
@@ -407,6 +432,10 @@ export class BigQueryWarehouse implements Warehouse {
     }
   }
 
+  /** BigQuery's own answer for a table that does not exist (a scope refusal's too). */
+  private readonly notFound: NotFound = (ref) =>
+    bigQueryNotFound(ref, this.cfg.bigquery.billingProject, this.cfg.bigquery.location);
+
   /** The dataset names SQL can qualify a table with: `finance` and `project.finance`. */
   private datasetNames(): string[] {
     return [...this.datasets].flatMap((d) => [d, d.split(".")[1]]);
@@ -450,17 +479,7 @@ function tableInfo(id: string, meta: any): TableInfo {
   };
 }
 
-/** Job labels: lowercase letters, digits, _ and -, at most 63 characters. */
+/** Job labels (labels.ts): the person, the conversation and the run. */
 function labels(ctx: QueryContext): Record<string, string> {
-  const clean = (s: string) =>
-    s
-      .toLowerCase()
-      .replace(/[^a-z0-9_-]/g, "_")
-      .slice(0, 63) || "none";
-  return {
-    app: "quarry",
-    quarry_user: clean(ctx.userId),
-    quarry_thread: clean(ctx.threadId),
-    quarry_run: clean(ctx.runId),
-  };
+  return { ...quarryLabels(ctx), quarry_run: labelValue(ctx.runId) };
 }
