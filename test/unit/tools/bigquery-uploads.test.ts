@@ -263,6 +263,7 @@ describe("the gate: the uploads dataset is fenced off for every scope", () => {
   const mine: UploadRef = {
     name: "targets",
     file: "targets.csv",
+    table: `${P}.${DS}.${uploadTableId("t-1", "targets")}`,
     location: `${P}.${DS}.${uploadTableId("t-1", "targets")}`,
     columns: COLUMNS.slice(0, 3),
     rows: 3,

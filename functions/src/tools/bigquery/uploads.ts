@@ -55,6 +55,11 @@ export class BigQueryUploads implements UploadTarget {
     return new BigQueryUploads(client, cfg.bigquery, uploads.bigqueryDataset, options);
   }
 
+  /** SQL names an upload on BigQuery by its full id: `project.dataset.table`, its location. */
+  tableId(location: string, _name: string): string {
+    return location;
+  }
+
   /** Makes the table, loads the Parquet file into it, and returns `project.dataset.table`. */
   async put(upload: UploadPut, caller?: Caller): Promise<string> {
     const ds = this.dataset();
