@@ -104,14 +104,17 @@ describe("ingestUpload: reading CSV, TSV and Parquet", () => {
     const db = await DuckDBInstance.create(":memory:");
     const conn = await db.connect();
     await conn.run(
-      `COPY (SELECT 12.34::DECIMAL(10,2) AS price, 9007199254740993::BIGINT AS big, DATE '2025-04-01' AS day) TO '${pq}' (FORMAT parquet)`,
+      `COPY (SELECT 12.34::DECIMAL(10,2) AS price, 9007199254740993::BIGINT AS big, DATE '2025-04-01' AS day, INTERVAL 3 DAY AS span, [1, 2] AS list) TO '${pq}' (FORMAT parquet)`,
     );
     conn.closeSync();
     db.closeSync();
     const r = await ingestUpload({ srcPath: pq, fileName: "wide.parquet", outDir: f.outDir, limits: LIMITS });
     expect(r.format).toBe("parquet");
-    expect(r.columns.map((c) => c.type)).toEqual(["DECIMAL(10,2)", "BIGINT", "DATE"]);
-    expect(r.preview).toEqual([{ price: 12.34, big: "9007199254740993", day: "2025-04-01" }]);
+    // Types BigQuery would not load from Parquet as they are (an interval, a list) are kept as text.
+    expect(r.columns.map((c) => c.type)).toEqual(["DECIMAL(10,2)", "BIGINT", "DATE", "VARCHAR", "VARCHAR"]);
+    expect(r.preview).toEqual([
+      { price: 12.34, big: "9007199254740993", day: "2025-04-01", span: "3 days", list: "[1, 2]" },
+    ]);
   });
 
   it("reads a semicolon CSV, keeping decimal-comma numbers as text with a warning naming the column", async () => {

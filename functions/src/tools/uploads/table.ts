@@ -124,13 +124,25 @@ export async function finishTable(
     ...(await decimalCommaWarnings(conn, cols, names)),
     ...[await formulaWarning(conn, cols, linesBefore)].filter((w): w is string => w !== undefined),
   ];
-  const select = `SELECT ${cols.map((c, i) => `${ident(c.name)} AS ${ident(names[i])}`).join(", ")} FROM t`;
+  const select = `SELECT ${cols.map((c, i) => `${portable(c)} AS ${ident(names[i])}`).join(", ")} FROM t`;
   await conn.run(`COPY (${select}) TO ${lit(out)} (FORMAT parquet)`);
   const head = await conn.runAndReadAll(`${select} LIMIT ${PREVIEW_ROWS}`);
   const types = head.columnTypes();
   const norm = previewNormalizer(duck);
   const preview: Row[] = head.getRows().map((r) => Object.fromEntries(r.map((v, i) => [names[i], norm(v)])));
   return { columns: names.map((n, i) => columnInfo(duck, n, types[i])), rows, preview, warnings };
+}
+
+/**
+ * Types both engines load from Parquet as they are; anything else (an INTERVAL, a LIST, a STRUCT,
+ * a BLOB from a Parquet file …) is written as text, so the table means the same in BigQuery
+ * (its schema maps these types; others become STRING, which only loads from text).
+ */
+const PORTABLE =
+  /^(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|UTINYINT|USMALLINT|UINTEGER|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|VARCHAR|DATE|TIME|TIMESTAMP|TIMESTAMP WITH TIME ZONE)$/;
+
+function portable(c: Column): string {
+  return PORTABLE.test(c.type) ? ident(c.name) : `CAST(${ident(c.name)} AS VARCHAR)`;
 }
 
 /** The warehouse's JSON-safe values, except DECIMALs as numbers (a preview is for reading, not sums). */
