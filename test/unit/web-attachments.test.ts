@@ -237,6 +237,12 @@ describe("upload and attachment errors in the server's words", () => {
     expect(errorInWords({ error, message })).toBe(message);
   });
 
+  it("shows the page's own refusal of a file (before sending) as it is", () => {
+    const plan = uploadPlan({ name: "huge.csv", size: 60 * MIB }, 50);
+    if (plan.ok) throw new Error("a 60 MB file must be refused");
+    expect(errorInWords(new Error(plan.error))).toBe(plan.error);
+  });
+
   it("keeps the generic words for the conversation's own 404/409/413", () => {
     expect(errorInWords(http(404, { error: "not_found:thread", message: "x" }))).toMatch(/Start a new one/);
     expect(errorInWords(http(409, { error: "conflict:run", message: "busy" }))).toMatch(/press Stop/);
