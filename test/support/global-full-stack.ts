@@ -26,6 +26,8 @@ export default async function setup(project: TestProject) {
     charsPerChunk: 12,
     apiKey: key,
   });
+  // What the model was sent (GET /prompts?key=<marker>): attachments.e2e.ts reads the images.
+  holds.recordPrompts(() => standin.requests.map((r) => JSON.stringify(r.body)));
   try {
     const teardown = await provideStack(project, {
       services: ["firestore", "functions", "auth", "hosting"],

@@ -50,6 +50,8 @@ describe("firebase.json's hosting headers", () => {
     expect(csp.get("default-src")).toEqual(["'self'"]);
     expect(csp.get("script-src")).toEqual(["'self'", "https://apis.google.com"]);
     expect(csp.get("style-src")).toEqual(["'self'"]);
+    // A question's images are shown from their own bytes (data: URLs), never from another origin.
+    expect(csp.get("img-src")).toEqual(["'self'", "data:"]);
     expect(csp.get("object-src")).toEqual(["'none'"]);
     expect(csp.get("base-uri")).toEqual(["'self'"]);
     expect(csp.get("frame-ancestors")).toEqual(["'none'"]);

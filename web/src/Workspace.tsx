@@ -14,6 +14,7 @@ import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
 import { useFirstScreen } from "./threads/useFirstScreen";
+import { useFiles } from "./files/useFiles";
 import { errorInWords } from "./data/format";
 import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
@@ -106,6 +107,13 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
   const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
+  const files = useFiles({
+    apiUrl: cfg.apiUrl,
+    auth: fb.auth,
+    threadId,
+    uploadMaxMb: cfg.limits.uploadMaxMb,
+    onThreadCreated,
+  });
 
   const wrap = async (fn: () => Promise<unknown>) => {
     try {
@@ -153,6 +161,8 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           settings={settings}
           onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
           firstScreen={firstScreen}
+          files={files}
+          attachmentMaxMb={cfg.limits.attachmentMaxMb}
           onFeedback={
             threadId
               ? (questionId, score, note) =>

@@ -5,6 +5,7 @@
  * (`VITE_QUARRY_*`) override both, e.g. for `vite dev` against a running stack.
  */
 import type { FirebaseOptions } from "firebase/app";
+import { DEFAULT_LIMITS, type ClientLimits } from "./data/attachments";
 
 /** The server's model, or why it has none (`GET /client-config` → `model`). */
 export type ModelSetup =
@@ -26,6 +27,8 @@ export interface ClientConfig {
   authEmulatorUrl?: string;
   firestoreEmulatorHost?: string;
   firebase: FirebaseOptions;
+  /** What the page checks before it sends a file or an image (the server's defaults when unsaid). */
+  limits: ClientLimits;
 }
 
 /** Thrown when the page cannot learn its configuration; the message says what to check. */
@@ -43,6 +46,7 @@ interface ServerConfig {
   apiUrl?: string;
   authEmulatorUrl?: string;
   firestoreEmulatorHost?: string;
+  limits?: Partial<ClientLimits>;
 }
 
 async function getJson<T>(url: string): Promise<T | null> {
@@ -83,6 +87,7 @@ export async function loadClientConfig(): Promise<ClientConfig> {
     apiUrl: (env.VITE_QUARRY_API_URL || server?.apiUrl || functionUrl(projectId, region)).replace(/\/$/, ""),
     authEmulatorUrl,
     firestoreEmulatorHost: env.VITE_QUARRY_FIRESTORE_EMULATOR_HOST || server?.firestoreEmulatorHost,
+    limits: { ...DEFAULT_LIMITS, ...(server?.limits ?? {}) },
     // Against the emulators any API key works; in production Hosting serves the real web config.
     firebase: {
       ...(init ?? {}),

@@ -1,12 +1,25 @@
 /** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
 import { MAX_QUESTION_CHARS, type FirstScreen as FirstScreenData } from "@quarry/functions/contract";
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type RefObject } from "react";
+import {
+  useEffect,
+  useRef,
+  useState,
+  type ClipboardEvent,
+  type DragEvent,
+  type FormEvent,
+  type KeyboardEvent,
+  type RefObject,
+} from "react";
 import type { ChatApi } from "./useChat";
 import { PartBoundary } from "../PartBoundary";
 import { TurnView } from "./TurnView";
 import { FirstScreen } from "../threads/FirstScreen";
 import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
+import { FilesPanel } from "../files/FilesPanel";
+import type { FilesApi } from "../files/useFiles";
+import { AttachmentChips } from "./Attachments";
+import { useAttachments, type AttachmentsApi } from "./useAttachments";
 
 interface Props {
   chat: ChatApi;
@@ -16,10 +29,65 @@ interface Props {
   onFeedback?(questionId: string, score: 1 | -1, note?: string): Promise<{ status: string }>;
   /** What an empty conversation offers (starters, datasets); null until loaded or when unavailable. */
   firstScreen: FirstScreenData | null;
+  /** The conversation's files as tables (a dropped CSV goes there). */
+  files: FilesApi;
+  /** Largest image or PDF a question may carry, MB (images are scaled down to fit). */
+  attachmentMaxMb: number;
 }
 
-export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen }: Props) {
+/** Files dropped or pasted, if any (a plain text paste is left to the box). */
+const filesOf = (list: FileList | null | undefined) => Array.from(list ?? []);
+
+/** Files dropped anywhere on the conversation go where the paperclip's go; the chat is outlined meanwhile. */
+function useDropZone(add: (files: File[]) => void) {
+  const [dragging, setDragging] = useState(false);
+  const handlers = {
+    onDragOver: (e: DragEvent) => {
+      if (!e.dataTransfer?.types.includes("Files")) return;
+      e.preventDefault();
+      setDragging(true);
+    },
+    onDragLeave: (e: DragEvent) => {
+      if (e.currentTarget === e.target) setDragging(false);
+    },
+    onDrop: (e: DragEvent) => {
+      e.preventDefault();
+      setDragging(false);
+      add(filesOf(e.dataTransfer?.files));
+    },
+  };
+  return { dragging, handlers };
+}
+
+/** Loading, a load failure, and whether older turns were summarized. */
+function Notices({ chat }: { chat: ChatApi }) {
+  return (
+    <>
+      {chat.loading && <p className="muted">Loading the conversation…</p>}
+      {chat.loadError && (
+        <p className="error" role="alert">
+          {chat.loadError}
+        </p>
+      )}
+      {chat.state.summarized && (
+        <p className="muted small">Earlier questions were summarized to keep the conversation short.</p>
+      )}
+    </>
+  );
+}
+
+export function Chat({
+  chat,
+  settings,
+  onPageSizeChange,
+  onFeedback,
+  firstScreen,
+  files,
+  attachmentMaxMb,
+}: Props) {
   const [draft, setDraft] = useState("");
+  const attachments = useAttachments(attachmentMaxMb, files.upload);
+  const drop = useDropZone(attachments.add);
   const input = useRef<HTMLTextAreaElement>(null);
   const end = useRef<HTMLDivElement>(null);
   const { state, streaming } = chat;
@@ -33,23 +101,19 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen
   const send = (e?: FormEvent) => {
     e?.preventDefault();
     const q = draft.trim();
-    if (!q || streaming) return;
+    if ((!q && !attachments.attached.length) || attachments.reading || streaming) return;
     setDraft("");
-    void chat.submit(q);
+    void chat.submit(q, attachments.take());
   };
 
   return (
-    <section className="chat" aria-label="Conversation">
+    <section
+      className={drop.dragging ? "chat dragging" : "chat"}
+      aria-label="Conversation"
+      {...drop.handlers}
+    >
       <div className="turns">
-        {chat.loading && <p className="muted">Loading the conversation…</p>}
-        {chat.loadError && (
-          <p className="error" role="alert">
-            {chat.loadError}
-          </p>
-        )}
-        {state.summarized && (
-          <p className="muted small">Earlier questions were summarized to keep the conversation short.</p>
-        )}
+        <Notices chat={chat} />
         {!chat.loading && state.turns.length === 0 && !chat.loadError && (
           <FirstScreen
             data={firstScreen}
@@ -81,6 +145,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen
         )}
         <div ref={end} />
       </div>
+      <FilesPanel api={files} />
       <Composer
         input={input}
         draft={draft}
@@ -88,6 +153,7 @@ export function Chat({ chat, settings, onPageSizeChange, onFeedback, firstScreen
         streaming={streaming}
         onSend={send}
         onStop={chat.stop}
+        attachments={attachments}
       />
     </section>
   );
@@ -100,15 +166,61 @@ interface ComposerProps {
   streaming: boolean;
   onSend(e?: FormEvent): void;
   onStop(): void;
+  attachments: AttachmentsApi;
 }
 
-/** The question box: Enter sends, Shift+Enter breaks the line; Stop while an answer streams. */
-function Composer({ input, draft, onDraft, streaming, onSend, onStop }: ComposerProps) {
+/**
+ * The question box: Enter sends, Shift+Enter breaks the line; Stop while an answer streams. The
+ * paperclip (and a paste of an image or file) brings files: images and PDFs go with the question.
+ */
+function Composer({ input, draft, onDraft, streaming, onSend, onStop, attachments }: ComposerProps) {
+  const picker = useRef<HTMLInputElement>(null);
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) onSend(e);
   };
+  const onPaste = (e: ClipboardEvent) => {
+    const pasted = filesOf(e.clipboardData?.files);
+    if (!pasted.length) return;
+    e.preventDefault();
+    attachments.add(pasted);
+  };
+  const ready = (draft.trim() || attachments.attached.length > 0) && !attachments.reading;
   return (
     <form className="composer" onSubmit={onSend}>
+      <div className="composer-extras">
+        <AttachmentChips items={attachments.attached} onRemove={attachments.remove} />
+        {attachments.reading > 0 && (
+          <p className="small muted" role="status">
+            Preparing {attachments.reading === 1 ? "an attachment" : `${attachments.reading} attachments`}…
+          </p>
+        )}
+        {attachments.error && (
+          <p className="error small" role="alert">
+            {attachments.error}
+          </p>
+        )}
+      </div>
+      <input
+        ref={picker}
+        id="attach-files"
+        type="file"
+        multiple
+        hidden
+        accept="image/png,image/jpeg,image/gif,image/webp,application/pdf,.csv,.tsv,.tab,.xlsx,.parquet"
+        onChange={(e) => {
+          attachments.add(filesOf(e.target.files));
+          e.target.value = "";
+        }}
+      />
+      <button
+        type="button"
+        className="attach"
+        aria-label="Attach images, PDFs or table files"
+        title="Attach images, PDFs (with the next question) or CSV, TSV, XLSX, Parquet files (as tables)"
+        onClick={() => picker.current?.click()}
+      >
+        📎
+      </button>
       <label htmlFor="question" className="sr-only">
         Your question
       </label>
@@ -121,13 +233,14 @@ function Composer({ input, draft, onDraft, streaming, onSend, onStop }: Composer
         value={draft}
         onChange={(e) => onDraft(e.target.value)}
         onKeyDown={onKey}
+        onPaste={onPaste}
       />
       {streaming ? (
         <button type="button" className="danger" onClick={onStop}>
           Stop
         </button>
       ) : (
-        <button type="submit" className="primary" disabled={!draft.trim()}>
+        <button type="submit" className="primary" disabled={!ready}>
           Send
         </button>
       )}

@@ -3,6 +3,7 @@ import { MAX_QUESTION_CHARS, splitFollowUps } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
 import { Markdown } from "./Markdown";
+import { AttachmentList } from "./Attachments";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { formatBytes, formatCount } from "../data/format";
@@ -60,13 +61,15 @@ function FollowUps({ questions, onAsk }: { questions: string[]; onAsk(question: 
 }
 
 /** The question, with an Edit button that turns it into a box to change and resend it. */
-function Question({ text, onAskAgain }: { text: string; onAskAgain?(question: string): void }) {
+function Question({ turn, onAskAgain }: { turn: Turn; onAskAgain?(question: string): void }) {
+  const { question: text, attachments } = turn;
   const [editing, setEditing] = useState<string | null>(null);
   if (editing === null || !onAskAgain) {
     return (
       <div className="question">
         <h2 className="sr-only">Question</h2>
-        <p>{text}</p>
+        {attachments?.length ? <AttachmentList items={attachments} /> : null}
+        {text && <p>{text}</p>}
         {onAskAgain && (
           <button type="button" className="link small" onClick={() => setEditing(text)}>
             Edit
@@ -134,7 +137,7 @@ export function TurnView(props: Props) {
   const answer = splitFollowUps(turn.answer).body;
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
-      <Question text={turn.question} onAskAgain={live ? undefined : onAskAgain} />
+      <Question turn={turn} onAskAgain={live ? undefined : onAskAgain} />
       <div className="response">
         {live && <Phases phase={turn.phase} />}
         {turn.retries.length > 0 && (

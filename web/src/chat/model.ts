@@ -6,6 +6,7 @@ import type { Phase, Usage } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
 import type { QueryView, ResultView } from "../results/query-view";
 import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
+import { attachmentsOf, type Attachment } from "../data/attachments";
 
 export type { Phase };
 export type { QueryView, ResultView } from "../results/query-view";
@@ -43,6 +44,8 @@ export function toClarification(v: unknown): ClarificationView | undefined {
 export interface Turn {
   key: string;
   question: string;
+  /** The question's images and PDFs (shown as thumbnails and chips, sent again by Regenerate). */
+  attachments?: Attachment[];
   answer: string;
   phase?: Phase;
   queries: QueryView[];
@@ -225,9 +228,11 @@ export function turnsFromMessages(messages: MessageDict[]): Turn[] {
       }
     }
     const { stopped, ...view } = parts;
+    const attachments = attachmentsOf(current.question.content);
     turns.push({
       key: current.question.id ?? `turn-${turns.length}`,
       question: messageText(current.question.content),
+      ...(attachments.length ? { attachments } : {}),
       ...view,
       retries: [],
       // A question still unanswered is the thread waiting (a new question would have followed it).

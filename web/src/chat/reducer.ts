@@ -5,6 +5,7 @@
  */
 import type { QuarryEvent, Usage } from "@quarry/functions/contract";
 import { errorInWords, parseApiError } from "../data/format";
+import { toContentBlock, type Attachment } from "../data/attachments";
 import {
   isAi,
   isHuman,
@@ -30,10 +31,10 @@ export const EMPTY_CHAT: ChatState = { turns: [], summarized: false };
 
 export type ChatAction =
   | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
-  | { type: "submitted"; key: string; question: string }
+  | { type: "submitted"; key: string; question: string; attachments?: Attachment[] }
   | { type: "answered"; answer: string }
   /** A turn asked again (regenerated or edited): it and the turns after it are replaced. */
-  | { type: "forked"; key: string; question: string }
+  | { type: "forked"; key: string; question: string; attachments?: Attachment[] }
   /** The connection dropped mid-answer; the page rejoins the run when it can. */
   | { type: "reconnecting" }
   /** The page joins an answer already being written (after a reload): it replays from the start. */
@@ -196,8 +197,17 @@ function applyStream(state: ChatState, event: string, data: unknown): ChatState 
 }
 
 /** A question just sent: its turn, streaming from the start. */
-function newTurn(key: string, question: string): Turn {
-  return { key, question, answer: "", queries: [], retries: [], status: "streaming", phase: "ingress" };
+function newTurn(key: string, question: string, attachments?: Attachment[]): Turn {
+  return {
+    key,
+    question,
+    ...(attachments?.length ? { attachments } : {}),
+    answer: "",
+    queries: [],
+    retries: [],
+    status: "streaming",
+    phase: "ingress",
+  };
 }
 
 /** The reducer behind the chat view. */
@@ -208,11 +218,11 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       return { turns: turnsFromMessages(v.messages ?? []), threadUsage: v.usage, summarized: !!v.summary };
     }
     case "submitted":
-      return { ...state, turns: [...state.turns, newTurn(action.key, action.question)] };
+      return { ...state, turns: [...state.turns, newTurn(action.key, action.question, action.attachments)] };
     case "forked": {
       const at = state.turns.findIndex((t) => t.key === action.key);
       const kept = at < 0 ? state.turns : state.turns.slice(0, at);
-      return { ...state, turns: [...kept, newTurn(action.key, action.question)] };
+      return { ...state, turns: [...kept, newTurn(action.key, action.question, action.attachments)] };
     }
     case "answered":
       return updateLast(state, (t) =>
@@ -240,7 +250,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       // The replay brings every event of the run again: start the turn's live parts afresh.
       return updateLast(state, (t) => ({
         ...t,
-        ...newTurn(t.key, t.question),
+        ...newTurn(t.key, t.question, t.attachments),
         streamed: {},
         error: undefined,
       }));
@@ -289,7 +299,18 @@ function settle(queries: QueryView[], why: string): QueryView[] {
   );
 }
 
-/** The run input for a question; `id` becomes the stored message's id (feedback refers to it). */
-export function humanInput(content: string, id?: string): { messages: MessageDict[] } {
+/**
+ * The run input for a question; `id` becomes the stored message's id (feedback refers to it). With
+ * attachments the content is agent-chat-ui's list: the text block (when there is text), then the
+ * images' and PDFs' blocks.
+ */
+export function humanInput(
+  text: string,
+  id?: string,
+  attachments: Attachment[] = [],
+): { messages: MessageDict[] } {
+  const content = attachments.length
+    ? [...(text ? [{ type: "text", text }] : []), ...attachments.map(toContentBlock)]
+    : text;
   return { messages: [{ type: "human", content, ...(id ? { id } : {}) }] };
 }

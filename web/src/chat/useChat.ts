@@ -9,6 +9,7 @@ import { autoTitle } from "@quarry/functions/contract";
 import { errorInWords } from "../data/format";
 import { chatReducer, EMPTY_CHAT, humanInput, type ChatState } from "./reducer";
 import { askedAt } from "./runs";
+import type { Attachment } from "../data/attachments";
 import { useRun } from "./useRun";
 import { useThreadState } from "./useThreadState";
 
@@ -26,7 +27,8 @@ export interface ChatApi {
   loading: boolean;
   loadError: string | null;
   streaming: boolean;
-  submit(question: string): Promise<void>;
+  /** Asks a question, with the images and PDFs that go with it (a question may be an image alone). */
+  submit(question: string, attachments?: Attachment[]): Promise<void>;
   /** Asks a turn's question again from where it was asked: regenerate, or edit with new words. */
   askAgain(key: string, question: string): Promise<void>;
   /** Answers the clarifying question the last turn is waiting on (`command: { resume }`). */
@@ -45,20 +47,21 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   const { adopt, setLoadError } = thread;
 
   const submit = useCallback(
-    async (question: string) => {
+    async (question: string, attachments: Attachment[] = []) => {
       const text = question.trim();
-      if (!text || busy()) return;
+      if ((!text && !attachments.length) || busy()) return;
       // The question's message id, chosen here so the live turn and the stored message agree (feedback).
       const key = crypto.randomUUID();
       const begin = async () => {
-        dispatch({ type: "submitted", key, question: text });
+        dispatch({ type: "submitted", key, question: text, attachments });
         if (threadId) return threadId;
-        const t = await client.threads.create({ metadata: { title: autoTitle(text) } });
+        const title = autoTitle(text || attachments.map((a) => a.name ?? a.kind).join(", "));
+        const t = await client.threads.create({ metadata: { title } });
         adopt(t.thread_id);
         onThreadCreated(t.thread_id);
         return t.thread_id;
       };
-      await start(begin, { kind: "new", body: { input: humanInput(text, key) } });
+      await start(begin, { kind: "new", body: { input: humanInput(text, key, attachments) } });
     },
     [client, threadId, onThreadCreated, start, busy, adopt],
   );
@@ -72,7 +75,9 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   const askAgain = useCallback(
     async (key: string, question: string) => {
       const text = question.trim();
-      if (!text || !threadId || busy()) return;
+      // The question's images and PDFs go again with it.
+      const attachments = state.turns.find((t) => t.key === key)?.attachments ?? [];
+      if ((!text && !attachments.length) || !threadId || busy()) return;
       let from: string | undefined;
       try {
         from = await askedAt(client, threadId, key);
@@ -82,12 +87,15 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
       }
       if (!from) return setLoadError(CANNOT_ASK_AGAIN);
       const begin = async () => {
-        dispatch({ type: "forked", key, question: text });
+        dispatch({ type: "forked", key, question: text, attachments });
         return threadId;
       };
-      await start(begin, { kind: "new", body: { input: humanInput(text, key), checkpointId: from } });
+      await start(begin, {
+        kind: "new",
+        body: { input: humanInput(text, key, attachments), checkpointId: from },
+      });
     },
-    [client, threadId, start, busy, setLoadError],
+    [client, threadId, start, busy, setLoadError, state.turns],
   );
 
   const answer = useCallback(

@@ -62,6 +62,11 @@ export function errorInWords(err: unknown): string {
   // So do quota refusals: what was used, the limit and when it resets.
   // And BigQuery consent (user identity mode): the message says to click Connect BigQuery.
   if ((prefix === "model" || prefix === "quota" || prefix === "auth") && message) return message;
+  // Files and images: the message names the file, line, cell or setting (a 404/409/413 of an upload
+  // is about the file, not the conversation or the question's length).
+  const subject = code?.split(":")[1];
+  if ((subject === "upload" || subject === "attachment" || code === "unavailable:uploads") && message)
+    return message;
   if (status === 401 || prefix === "unauthorized") {
     return "Your sign-in has expired. Sign out and sign in again, then resend your question.";
   }
