@@ -4,7 +4,8 @@
  * by its bytes — a URL to fetch, too many or too big is refused with what to send instead.
  */
 import { describe, it, expect } from "vitest";
-import { checkAttachments, MAX_ATTACHMENTS } from "../../functions/src/http/attachments";
+import { checkAttachments } from "../../functions/src/http/attachments";
+import { MAX_ATTACHMENTS } from "../../functions/src/contract/limits";
 import { QuarryError } from "../../functions/src/errors";
 
 const PNG = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(64, 7)]).toString("base64");

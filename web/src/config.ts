@@ -5,7 +5,8 @@
  * (`VITE_QUARRY_*`) override both, e.g. for `vite dev` against a running stack.
  */
 import type { FirebaseOptions } from "firebase/app";
-import { DEFAULT_LIMITS, type ClientLimits } from "./data/attachments";
+import type { ClientLimits } from "@quarry/functions/contract";
+import { DEFAULT_LIMITS } from "./data/attachments";
 
 /** The server's model, or why it has none (`GET /client-config` → `model`). */
 export type ModelSetup =

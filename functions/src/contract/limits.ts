@@ -14,6 +14,19 @@ export const MAX_TITLE_CHARS = 200;
 /** A thread without a title is named after its first question, cut to this many characters. */
 export const AUTO_TITLE_CHARS = 80;
 
+/** Images and PDFs one question may carry. */
+export const MAX_ATTACHMENTS = 5;
+
+/** The deployment's file limits, as `/client-config` tells the page (its checks before sending). */
+export interface ClientLimits {
+  /** QUARRY_ATTACHMENT_MAX_MB: largest image or PDF of a question. */
+  attachmentMaxMb: number;
+  /** QUARRY_UPLOAD_MAX_MB: largest file brought in as a table, uncompressed. */
+  uploadMaxMb: number;
+  /** QUARRY_UPLOAD_MAX_FILES: files one conversation may hold. */
+  uploadMaxFiles: number;
+}
+
 /** A thread's automatic title: the first question on one line, cut to {@link AUTO_TITLE_CHARS}. */
 export function autoTitle(question: string): string {
   return question.replace(/\s+/g, " ").trim().slice(0, AUTO_TITLE_CHARS);

@@ -9,7 +9,7 @@ import { requireUser } from "./auth";
 import { mcpRoutes } from "../mcp/index";
 import { oauthRoutes } from "../mcp/oauth/index";
 import { clientModelStatus } from "./model-status";
-import { MAX_ATTACHMENTS } from "./attachments";
+import { MAX_ATTACHMENTS, type ClientLimits } from "../contract/limits";
 import { UPLOAD_BODY_MAX_BYTES } from "../contract/uploads";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
@@ -105,7 +105,7 @@ export function createApp(): express.Express {
         attachmentMaxMb: cfg.attachmentMaxMb,
         uploadMaxMb: cfg.uploads.maxMb,
         uploadMaxFiles: cfg.uploads.maxFiles,
-      },
+      } satisfies ClientLimits,
     });
   });
   // Google's redirect after a person allowed BigQuery access (user identity mode): a browser

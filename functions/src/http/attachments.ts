@@ -7,10 +7,10 @@
  * MAX_ATTACHMENTS per question, each at most `QUARRY_ATTACHMENT_MAX_MB`; never a URL to fetch (the
  * function would fetch on the person's behalf). Anything else is refused with what to send instead.
  */
+import { MAX_ATTACHMENTS } from "../contract/limits";
 import { QuarryError } from "../errors";
 
 /** Attachments one question may carry. */
-export const MAX_ATTACHMENTS = 5;
 
 /** The types a question may carry, with the bytes each file of that type starts with. */
 const TYPES: Record<string, { kind: "image" | "file"; magic: (b: Buffer) => boolean }> = {

@@ -4,7 +4,8 @@
  * the files panel's upload at once.
  */
 import { useCallback, useState } from "react";
-import { fileKind, MAX_ATTACHMENTS, unsupportedFile, type Attachment } from "../data/attachments";
+import { MAX_ATTACHMENTS } from "@quarry/functions/contract";
+import { fileKind, unsupportedFile, type Attachment } from "../data/attachments";
 import { readAttachment } from "./image";
 
 export interface AttachmentsApi {

@@ -5,15 +5,10 @@
  * (agent-chat-ui's format, which the API keeps in the thread's state). Pure: the browser work
  * (decoding, canvas, compression) is in `chat/image.ts` and `files/upload.ts`.
  */
-import { UPLOAD_BODY_MAX_BYTES } from "@quarry/functions/contract";
+import { UPLOAD_BODY_MAX_BYTES, type ClientLimits } from "@quarry/functions/contract";
 
 const MIB = 1024 * 1024;
 
-/**
- * Attachments one question may carry. The API refuses a sixth (functions' http/attachments.ts
- * MAX_ATTACHMENTS, not yet in the shared contract).
- */
-export const MAX_ATTACHMENTS = 5;
 /** Longest side of an image sent with a question, pixels (larger ones are scaled down first). */
 export const MAX_IMAGE_SIDE = 2048;
 /** JPEG quality of a re-encoded image without transparency. */
@@ -22,11 +17,6 @@ const JPEG_QUALITY = 0.85;
 export const GZIP_ABOVE_BYTES = 8 * MIB;
 
 /** The limits `GET /client-config` announces (`limits`), with the server's defaults. */
-export interface ClientLimits {
-  attachmentMaxMb: number;
-  uploadMaxMb: number;
-  uploadMaxFiles: number;
-}
 export const DEFAULT_LIMITS: ClientLimits = { attachmentMaxMb: 10, uploadMaxMb: 50, uploadMaxFiles: 10 };
 
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];

@@ -59,7 +59,7 @@ export const DUCKDB_DIALECT_NOTE =
 
 const FILES_SCHEMA = "files";
 /** The schema a conversation's uploaded files become tables in; no configured file may use it. */
-export const UPLOADS_SCHEMA = "uploads";
+const UPLOADS_SCHEMA = "uploads";
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export class DuckDbWarehouse implements Warehouse {
