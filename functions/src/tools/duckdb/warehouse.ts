@@ -7,7 +7,6 @@
  * cannot read files or change the rules. On top, each query must be a single statement whose
  * engine-reported type is SELECT, and read only listed tables.
  */
-import path from "node:path";
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from "@duckdb/node-api";
 import { ConfigError, type WarehouseConfig } from "../../config";
 import { checkSqlInput, requireInScope, requireSelect, throwIfAborted } from "../policy";
@@ -33,6 +32,7 @@ import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
+import { FILES_SCHEMA, aliasFor, lit, quoteId, readTables, registerFiles, registerUploads } from "./setup";
 import type { UploadRef } from "../uploads/types";
 import { withUploads } from "../scope";
 
@@ -56,11 +56,6 @@ export const DUCKDB_DIALECT_NOTE =
   "(dataset.table). Use date_trunc('month', d), strftime(d, '%Y-%m'), extract(year FROM d), " +
   "COUNT(DISTINCT x), ILIKE; DECIMAL money sums are exact. Send one SELECT statement only: " +
   "no DDL/DML, no files, no settings.";
-
-const FILES_SCHEMA = "files";
-/** The schema a conversation's uploaded files become tables in; no configured file may use it. */
-const UPLOADS_SCHEMA = "uploads";
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export class DuckDbWarehouse implements Warehouse {
   readonly dialect = "duckdb" as const;
@@ -110,107 +105,18 @@ export class DuckDbWarehouse implements Warehouse {
           `DuckDB could not open ${file} (QUARRY_DUCKDB_PATH): ${(err as Error).message}`,
         );
       });
-      await this.registerFiles(conn, alias);
-      await this.registerUploads(conn, options.uploads ?? []);
+      await registerFiles(conn, this.cfg, alias, this.fileSchemas);
+      await registerUploads(conn, options.uploads ?? [], this.fileSchemas);
+      this.uploads = options.uploads ?? [];
       // From here on SQL cannot touch the file system, load extensions, or undo these settings.
       await conn.run("SET enable_external_access = false");
       await conn.run("SET autoinstall_known_extensions = false");
       await conn.run("SET autoload_known_extensions = false");
       await conn.run("SET lock_configuration = true");
-      this.tables = await this.readTables(conn, alias);
+      this.tables = await readTables(conn, alias, this.fileSchemas);
     } finally {
       conn.closeSync();
     }
-  }
-
-  /**
-   * Loads `QUARRY_DUCKDB_FILES`: `table=path` becomes `files.table`, `dataset.table=path` becomes
-   * `dataset.table` — so the local stack can hold more datasets than the sample (`shop`).
-   */
-  private async registerFiles(conn: DuckDBConnection, alias: string): Promise<void> {
-    for (const [key, file] of Object.entries(this.cfg.duckdb.files)) {
-      const [dataset, name] = key.includes(".") ? key.split(".", 2) : [FILES_SCHEMA, key];
-      if (!NAME.test(name) || !NAME.test(dataset) || key.split(".").length > 2) {
-        throw new ConfigError(
-          `QUARRY_DUCKDB_FILES: "${key}" is not a valid table name: use table=path or dataset.table=path ` +
-            "(letters, digits, _).",
-        );
-      }
-      if (dataset.toLowerCase() === UPLOADS_SCHEMA) {
-        throw new ConfigError(
-          `QUARRY_DUCKDB_FILES: "${key}" uses the dataset "${UPLOADS_SCHEMA}", which holds each conversation's uploaded files; name another dataset.`,
-        );
-      }
-      if (dataset.toLowerCase() === alias.toLowerCase() || dataset.toLowerCase() === "main") {
-        throw new ConfigError(
-          `QUARRY_DUCKDB_FILES: "${key}" would add to the dataset "${dataset}", which is the opened database's ` +
-            "own; name another dataset (e.g. finance.salaries=./salaries.csv).",
-        );
-      }
-      await conn.run(`CREATE SCHEMA IF NOT EXISTS "${dataset}"`);
-      this.fileSchemas.add(dataset);
-      const ext = path.extname(file).toLowerCase();
-      const reader =
-        ext === ".parquet" ? "read_parquet" : [".csv", ".tsv", ".txt"].includes(ext) ? "read_csv" : undefined;
-      if (!reader) {
-        throw new ConfigError(`QUARRY_DUCKDB_FILES: ${file} must be a .csv, .tsv or .parquet file.`);
-      }
-      // Copied into memory so the table keeps working after file access is switched off.
-      await conn
-        .run(`CREATE TABLE "${dataset}"."${name}" AS SELECT * FROM ${reader}(${lit(path.resolve(file))})`)
-        .catch((err: unknown) => {
-          throw new ConfigError(
-            `QUARRY_DUCKDB_FILES: could not load ${file} as ${dataset}.${name}: ${(err as Error).message}`,
-          );
-        });
-    }
-  }
-
-  /** Copies a conversation's uploaded Parquet files in as `uploads.<name>` (before file access is off). */
-  private async registerUploads(conn: DuckDBConnection, uploads: readonly UploadRef[]): Promise<void> {
-    if (!uploads.length) return;
-    await conn.run(`CREATE SCHEMA "${UPLOADS_SCHEMA}"`);
-    this.fileSchemas.add(UPLOADS_SCHEMA);
-    for (const u of uploads) {
-      if (!NAME.test(u.name))
-        throw new WarehouseError("internal", `"${u.name}" is not an upload's table name.`);
-      await conn
-        .run(`CREATE TABLE "${UPLOADS_SCHEMA}"."${u.name}" AS SELECT * FROM read_parquet(${lit(u.location)})`)
-        .catch((err: unknown) => {
-          throw new WarehouseError(
-            "not_found",
-            `The uploaded file ${u.file} (uploads.${u.name}) could not be read back; it may have expired. Upload it again. (${(err as Error).message})`,
-          );
-        });
-      const about = `The person's uploaded file ${u.file} (${u.rows} rows).`;
-      await conn.run(`COMMENT ON TABLE "${UPLOADS_SCHEMA}"."${u.name}" IS ${lit(about)}`);
-    }
-    this.uploads = uploads;
-  }
-
-  private async readTables(conn: DuckDBConnection, alias: string): Promise<TableInfo[]> {
-    const reader = await conn.runAndReadAll(
-      `SELECT database_name, schema_name, table_name, comment FROM duckdb_tables()
-       WHERE (database_name = ${lit(alias)}) OR (database_name = current_database() AND schema_name IN (${[...this.fileSchemas, FILES_SCHEMA].map(lit).join(", ")}))
-       ORDER BY database_name <> ${lit(alias)}, table_name`,
-    );
-    const out: TableInfo[] = [];
-    for (const [db, schema, table, comment] of reader.getRows() as [
-      string,
-      string,
-      string,
-      string | null,
-    ][]) {
-      const id =
-        db === alias
-          ? schema === "main"
-            ? `${db}.${table}`
-            : `${db}.${schema}.${table}`
-          : `${schema}.${table}`;
-      const count = await conn.runAndReadAll(`SELECT count(*) FROM ${quoteId(id)}`);
-      out.push({ id, description: comment || undefined, rowCount: Number(count.getRows()[0][0]) });
-    }
-    return out;
   }
 
   async listTables(): Promise<TableInfo[]> {
@@ -469,17 +375,6 @@ export class DuckDbWarehouse implements Warehouse {
   }
 }
 
-function lit(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
-function quoteId(id: string): string {
-  return id
-    .split(".")
-    .map((p) => `"${p.replaceAll('"', '""')}"`)
-    .join(".");
-}
-
 function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
   const parts = id.split(".");
   if (parts.length === 2 && (parts[0] === FILES_SCHEMA || fileSchemas.has(parts[0]))) {
@@ -487,10 +382,4 @@ function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
   }
   const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
   return `database_name = ${lit(db)} AND schema_name = ${lit(schema)} AND table_name = ${lit(table)}`;
-}
-
-/** A catalog alias for a user-supplied database file: its base name, made a safe identifier. */
-function aliasFor(file: string): string {
-  const base = path.basename(file, path.extname(file)).replace(/[^A-Za-z0-9_]/g, "_");
-  return /^[A-Za-z_]/.test(base) ? base : `db_${base}`;
 }
