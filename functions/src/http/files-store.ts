@@ -115,7 +115,7 @@ function refuseUpload(threadId: string, doc: ThreadDoc, name: string, maxFiles: 
   if (current.some((u) => u.name === name)) {
     throw new QuarryError(
       "conflict:upload",
-      `This conversation already has a file as uploads.${name}; delete it first (DELETE /threads/${threadId}/files/${name}) or upload under another ?name=.`,
+      `This conversation already has a file as uploads.${name}; delete that one first, or upload this one under another name.`,
     );
   }
   if (current.length >= maxFiles) {

@@ -19,6 +19,7 @@ import { BigQueryStandin, type RestField } from "../../support/bigquery-standin"
 import { GoogleOAuthStandin } from "../../support/google-oauth-standin";
 import { currentTurnOf, questionOf, type Script } from "../../support/scripted-model-script";
 import { stackEnv } from "../../support/stack-env";
+import { TARGETS_CSV } from "../../support/uploads";
 import { startVertexStandin, type VertexStandin } from "../../support/vertex-standin";
 
 const PROJECT = "analytics-prj";
@@ -56,6 +57,9 @@ const script: Script = (req) => {
   const used = turn.filter((t) => t.role === "tool").map((t) => t.toolName);
   if (req.role === "planner") {
     if (!used.includes("list_tables")) return { toolCalls: [{ name: "list_tables", args: {} }], usage };
+    const upload = /\[upload:([\w.-]+)\]/.exec(q)?.[1];
+    if (upload && !used.includes("bq_query"))
+      return { toolCalls: [{ name: "bq_query", args: { sql: `SELECT * FROM \`${upload}\`` } }], usage };
     if (!used.includes("bq_query")) {
       const who = /as (\S+@\S+)/.exec(q)?.[1];
       if (who && q.includes("[revoke]")) oauth.revokeGrantsOf(who);
@@ -110,6 +114,7 @@ beforeAll(async () => {
     QUARRY_BQ_PROJECT: PROJECT,
     QUARRY_BQ_DATASETS: `${PROJECT}.shop,${PROJECT}.finance`,
     QUARRY_BQ_IDENTITY: "user",
+    QUARRY_BQ_UPLOADS_DATASET: `${PROJECT}.quarry_uploads`,
     QUARRY_OAUTH_CLIENT_ID: oauth.clientId,
     QUARRY_OAUTH_CLIENT_SECRET: oauth.clientSecret,
     QUARRY_TOKEN_KEY: randomBytes(32).toString("base64"),
@@ -360,6 +365,73 @@ describe("BigQuery as the signed-in person", () => {
     const state = await client.threads.getState(thread);
     const last = (state.values as { messages: { type: string; content: unknown }[] }).messages.at(-1);
     expect(last?.content).toBe("Found 3 rows.");
+  });
+
+  it("an uploaded file is loaded and read with the person's own token, labelled and expiring; another person cannot name it", async () => {
+    // (Bob's grant was revoked above: Carol is the other person here.)
+    const thread = randomUUID();
+    const up = await call(url, `/threads/${thread}/files?name=targets.csv`, {
+      method: "POST",
+      token: alice.idToken,
+      rawBody: TARGETS_CSV,
+      headers: { "content-type": "text/csv" },
+    });
+    expect(up.status, up.text).toBe(201);
+    const table = String((up.json.file as { table: string }).table);
+    const [project, dataset, tableId] = table.split(".");
+    expect([project, dataset]).toEqual([PROJECT, "quarry_uploads"]);
+    // The load job by media upload, as alice, into a table she made with its schema, labels and expiration.
+    const load = bq.loads().at(-1)!;
+    expect(load.principal).toBe(alice.email);
+    expect(load.jobConfig.load).toMatchObject({
+      sourceFormat: "PARQUET",
+      createDisposition: "CREATE_NEVER",
+      writeDisposition: "WRITE_EMPTY",
+      destinationTable: { projectId: PROJECT, datasetId: "quarry_uploads", tableId },
+    });
+    expect(load.bytes.subarray(0, 4).toString()).toBe("PAR1");
+    const made = bq.table(PROJECT, "quarry_uploads", tableId)!;
+    expect(made.createdBy).toBe(alice.email);
+    expect(made.fields.map((f) => [f.name, f.type])).toEqual([
+      ["month", "STRING"],
+      ["target", "INT64"],
+    ]);
+    expect(made.labels).toMatchObject({ app: "quarry", quarry_user: alice.uid.toLowerCase() });
+    const days = (Number(made.expirationTime) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(6.9);
+    expect(days).toBeLessThanOrEqual(7);
+
+    // Alice's question reads it with her token; Carol naming it is refused before BigQuery sees the SQL.
+    const ref = { projectId: PROJECT, datasetId: "quarry_uploads", tableId };
+    bq.onQuery({
+      match: (sql) => sql.includes(tableId),
+      referencedTables: [ref],
+      fields: [
+        { name: "month", type: "STRING" },
+        { name: "target", type: "INTEGER" },
+      ],
+      rows: [["2025-01", 40000]],
+      totalBytesProcessed: 24,
+      totalBytesBilled: 10_485_760,
+    });
+    bq.requests.length = 0;
+    const mine = await ask(sdkClient(url, alice), `[upload:${table}] my targets`, thread);
+    expect(mine.error).toBeUndefined();
+    expect(mine.result?.rows).toEqual([{ month: "2025-01", target: 40000 }]);
+    const reads = bq.requests.filter((r) => JSON.stringify(r.body ?? "").includes(tableId));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((r) => r.principal === alice.email)).toBe(true);
+    bq.requests.length = 0;
+    const theirs = await ask(sdkClient(url, carol), `[upload:${table}] her targets`);
+    expect(theirs.result).toBeUndefined();
+    expect(theirs.toolErrors[0]?.message).toMatch(/not found|does not exist|not available/i);
+    expect(bq.requests.filter((r) => JSON.stringify(r.body ?? "").includes(tableId))).toEqual([]);
+
+    // Deleting the conversation drops the table (as alice).
+    expect((await call(url, `/threads/${thread}`, { method: "DELETE", token: alice.idToken })).status).toBe(
+      204,
+    );
+    expect(bq.table(PROJECT, "quarry_uploads", tableId)).toBeUndefined();
   });
 
   it("disconnecting revokes the grant at Google; no token is in any stored document or log line", async () => {
