@@ -5,7 +5,9 @@
  * revenue against target is answered by SQL joining it with the warehouse — the rows equal our own
  * DuckDB join (test/support/uploads.ts), the chart draws both measures. A two-sheet workbook
  * offers its other sheet; a Parquet file shows its columns; a ragged CSV is refused naming its
- * line; a 60 MB file never leaves the page; the panel survives a reload and Delete empties it.
+ * line; a 60 MB file never leaves the page, a 12 MB CSV leaves it gzip-compressed; the same name
+ * twice is refused; the panel survives a reload and Delete removes a file. The conversation an
+ * upload opened is titled by its first question (the run's lease sets an empty title).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -247,6 +249,39 @@ describe("files as tables in a conversation", () => {
     await alert.waitFor();
     await expect(alert.textContent()).resolves.toMatch(/big\.csv is 60\.\d MB; a file may be at most 50 MB/);
     expect(posts.count).toBe(0);
+  });
+
+  it("a 12 MB CSV is sent gzip-compressed and read whole", async () => {
+    const file = path.join(dir, "daily.csv");
+    const rows = 300_000; // about 12 MB: over the 8 MB above which the page compresses
+    const lines = Array.from(
+      { length: rows },
+      (_, i) =>
+        `${i},2025-01-${String((i % 28) + 1).padStart(2, "0")},${(i * 7) % 1000}.25,north-east-region`,
+    );
+    await writeFile(file, "id,day,amount,region\n" + lines.join("\n") + "\n");
+    await signIn(page);
+    const sent: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && /\/files\?/.test(r.url())) sent.push(r.headers()["content-type"] ?? "");
+    });
+    await attach(page, file);
+    await page.waitForURL(/\/t\/[0-9a-f-]{36}$/, { timeout: 60_000 });
+    const entry = await openFile(page, "uploads.daily");
+    await expect(entry.locator("summary").textContent()).resolves.toMatch(/300,000 rows · 4 columns/);
+    expect(sent).toEqual(["application/gzip"]);
+  });
+
+  it("the same file name twice is refused in the server's words, and the first stays", async () => {
+    await signIn(page);
+    await uploadTargets(page);
+    await attach(page, { name: "targets.csv", mimeType: CSV, buffer: Buffer.from(TARGETS_CSV) });
+    const alert = panel(page).getByRole("alert");
+    await alert.waitFor({ timeout: 60_000 });
+    await expect(alert.textContent()).resolves.toMatch(/already has a file as uploads\.targets/);
+    await expect(panel(page).locator("li.file summary code").allTextContents()).resolves.toEqual([
+      "uploads.targets",
+    ]);
   });
 
   it("the panel lists the conversation's files after a reload, and Delete removes one (GET shows it gone)", async () => {
