@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { compile as compileSpec, type TopLevelSpec } from "vega-lite";
+import { expressionFunction, parse, View } from "vega";
 import {
   chooseChart,
   hasTopLevelOrderBy,
@@ -13,7 +14,7 @@ import {
   TOP_N,
   type ChartChoice,
 } from "../../functions/src/contract/chart/chart";
-import { AXIS_FORMAT, chartSpec, fieldRef } from "../../functions/src/contract/chart/chart-spec";
+import { AXIS_FORMAT, FULL_FORMAT, chartSpec, fieldRef } from "../../functions/src/contract/chart/chart-spec";
 import type { ColumnInfo, Row } from "../../functions/src/contract/events";
 import { styleKey } from "../../functions/src/contract/chart/numbers";
 import type { VegaLiteSpec } from "../../functions/src/contract/chart/chart-spec";
@@ -465,6 +466,72 @@ describe("chart details", () => {
     );
     const spec = chartSpec(choice, "bar") as unknown as { encoding: Record<string, unknown> };
     expect(spec.encoding.xOffset).toEqual({ field: "channel" });
+  });
+
+  it("revenue against target by month: both measures drawn as two series with a legend", async () => {
+    const rows = MONTHS_2025.map((month, i) => ({
+      month,
+      revenue: (610_000 + i * 2_000 + 0.5).toFixed(2), // an order of magnitude above the targets
+      target: String(40_000 + i * 2_500),
+    }));
+    const columns = [col("month", "VARCHAR"), col("revenue", "DOUBLE"), col("target", "BIGINT")];
+    const choice = chooseChart(columns, rows, { sql: "SELECT … ORDER BY t.month" });
+    expect(choice.options).toEqual(["line", "bar"]);
+    expect(choice.measures?.map((m) => m.name)).toEqual(["revenue", "target"]);
+    expect(choice.color).toBeUndefined();
+    expect(choice.rows[0]).toEqual({ month: "2025-01", revenue: 610_000.5, target: 40_000 });
+    for (const name of [AXIS_FORMAT, FULL_FORMAT]) expressionFunction(name, (v: unknown) => String(v));
+    for (const type of choice.options) {
+      // Vega runs the compiled chart (the page's number formats registered as plain text): its colour scale (the legend) holds the measures' names, in order.
+      const view = new View(parse(compile(chartSpec(choice, type)).spec), { renderer: "none" });
+      await view.runAsync();
+      expect(view.scale("color").domain()).toEqual(["revenue", "target"]);
+      // One drawn value per month and measure.
+      expect(view.data("data_0")).toHaveLength(24);
+      view.finalize();
+    }
+    const spec = chartSpec(choice, "bar") as unknown as {
+      transform: unknown[];
+      encoding: Record<string, Record<string, unknown>>;
+    };
+    expect(spec.transform).toEqual([{ fold: ["revenue", "target"], as: [" measure", " value"] }]);
+    expect(spec.encoding.xOffset.field).toBe(" measure");
+    expect(spec.encoding.y.title).toBe("revenue, target");
+  });
+
+  it("numbers of another kind are not drawn together: the first number alone", () => {
+    const months = MONTHS_2025.slice(0, 3);
+    const byMonth = (other: (i: number) => number, name: string, type = "INT64") =>
+      chooseChart(
+        [col("month", "VARCHAR"), col("revenue", "DOUBLE"), col(name, type)],
+        months.map((month, i) => ({ month, revenue: 400_000 + i, [name]: other(i) })),
+      );
+    expect(byMonth((i) => 1_200 + i, "orders").measures).toBeUndefined();
+    expect(byMonth((i) => 0.1 * i, "growth_rate", "FLOAT64").measures).toBeUndefined();
+    expect(byMonth((i) => 2020 + i, "year").measures).toBeUndefined();
+    // Money with money; a plain number named as what revenue is measured against reads like it.
+    expect(byMonth((i) => 390_000 + i, "cost").measures?.map((m) => m.name)).toEqual(["revenue", "cost"]);
+    expect(byMonth((i) => 25_000 + i, "monthlyBudget").measures?.map((m) => m.name)).toEqual([
+      "revenue",
+      "monthlyBudget",
+    ]);
+    // A series column colours the lines: the measures are not folded on top of it.
+    const coloured = chooseChart(
+      [col("month", "VARCHAR"), col("channel", "VARCHAR"), col("revenue", "DOUBLE"), col("cost", "DOUBLE")],
+      months.flatMap((month) => channels.map((channel) => ({ month, channel, revenue: 10, cost: 9 }))),
+    );
+    expect(coloured.color?.name).toBe("channel");
+    expect(coloured.measures).toBeUndefined();
+  });
+
+  it("categories with two measures: grouped bars, and no Other (a sum of two measures means nothing)", () => {
+    const rows = Array.from({ length: 30 }, (_, i) => ({ c: `k${i}`, revenue: 100 + i, target: 110 }));
+    const choice = chooseChart([col("c", "VARCHAR"), col("revenue", "DOUBLE"), col("target", "INT64")], rows);
+    expect(choice.options[0]).toBe("bar");
+    expect(choice.measures?.map((m) => m.name)).toEqual(["revenue", "target"]);
+    expect(choice.rows).toHaveLength(TOP_N);
+    expect(choice.rows.some((r) => r.c === OTHER)).toBe(false);
+    expect(() => compile(chartSpec(choice, "bar"))).not.toThrow();
   });
 
   it("finds the result's own ORDER BY, not one in a string, comment, window or subquery", () => {

@@ -114,7 +114,8 @@ export function ChartView({ columns, rows, sql, preferred, label, fileHint }: Pr
       .then((url) => saveUrl(url, fileName(fileHint, format)))
       .catch((e: unknown) => setError(`The chart could not be exported: ${(e as Error).message}`));
   };
-  const desc = `${NAMES[type]} chart of ${choice.y!.name} by ${choice.x!.name}${choice.color ? `, coloured by ${choice.color.name}` : ""}`;
+  const drawn = choice.measures ? choice.measures.map((m) => m.name).join(" and ") : choice.y!.name;
+  const desc = `${NAMES[type]} chart of ${drawn} by ${choice.x!.name}${choice.color ? `, coloured by ${choice.color.name}` : ""}`;
   return (
     <div className="chart">
       <div className="chart-bar">

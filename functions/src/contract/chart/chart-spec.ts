@@ -42,13 +42,42 @@ function xEncoding(choice: ChartChoice, type: ChartType) {
   };
 }
 
+/** The fields a fold of several measures writes (names no result column can have: they start with a space). */
+const MEASURE = " measure";
+const VALUE = " value";
+
+/**
+ * What goes up the y axis and what colours the series: one number (coloured by a series column,
+ * if any), or several measures folded into name/value pairs, their names in the legend.
+ */
+function series(choice: ChartChoice) {
+  const measures = choice.measures?.map((m) => m.name);
+  if (measures) {
+    return {
+      transform: [{ fold: measures, as: [MEASURE, VALUE] }],
+      y: { field: VALUE, title: measures.join(", ") },
+      color: { field: MEASURE, name: "", sort: measures },
+    };
+  }
+  const c = choice.color;
+  return {
+    y: { field: fieldRef(choice.y!.name), title: choice.y!.name },
+    color: c ? { field: fieldRef(c.name), name: c.name } : undefined,
+  };
+}
+
 /** The Vega-Lite spec of a choice drawn as `type`, sized to its container. */
 export function chartSpec(choice: ChartChoice, type: ChartType, title?: string): VegaLiteSpec {
   const x = choice.x!;
-  const y = choice.y!;
+  const s = series(choice);
   const yFormat = numberAxis(choice.yStyle);
-  const color = choice.color
-    ? { field: fieldRef(choice.color.name), type: "nominal" as const, title: choice.color.name }
+  const color = s.color
+    ? {
+        field: s.color.field,
+        type: "nominal" as const,
+        title: s.color.name || null,
+        ...("sort" in s.color ? { sort: s.color.sort } : {}),
+      }
     : undefined;
   const mark =
     type === "line"
@@ -58,8 +87,13 @@ export function chartSpec(choice: ChartChoice, type: ChartType, title?: string):
         : { type: "bar" as const, tooltip: true };
   const tooltip = [
     { field: fieldRef(x.name), title: x.name, type: xEncoding(choice, type).type },
-    ...(choice.color ? [{ field: fieldRef(choice.color.name), title: choice.color.name }] : []),
-    { field: fieldRef(y.name), title: y.name, format: styleKey(choice.yStyle), formatType: FULL_FORMAT },
+    ...(color ? [{ field: color.field, title: color.title ?? "measure" }] : []),
+    {
+      field: s.y.field,
+      title: choice.measures ? "value" : s.y.title,
+      format: styleKey(choice.yStyle),
+      formatType: FULL_FORMAT,
+    },
   ];
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
@@ -70,13 +104,16 @@ export function chartSpec(choice: ChartChoice, type: ChartType, title?: string):
     // Vega-Lite ignores custom format types unless told they are registered.
     config: { customFormatTypes: true },
     data: { values: choice.rows },
+    ...(s.transform ? { transform: s.transform } : {}),
     mark,
     encoding: {
       x: xEncoding(choice, type),
-      y: { field: fieldRef(y.name), type: "quantitative", title: y.name, axis: yFormat },
+      y: { ...s.y, type: "quantitative", axis: yFormat },
       ...(color ? { color } : {}),
       // Grouped bars: one bar per series beside each other, not stacked.
-      ...(color && type === "bar" ? { xOffset: { field: fieldRef(choice.color!.name) } } : {}),
+      ...(color && type === "bar"
+        ? { xOffset: { field: color.field, ...(color.sort ? { sort: color.sort } : {}) } }
+        : {}),
       tooltip,
     },
   };

@@ -4,7 +4,9 @@
  *   integer `year`) goes on the x axis in calendar order, drawn as a line (bars offered);
  * - a category and a number → bars, in the SQL's ORDER BY when it has one, else by value;
  * - a second category with few values colours the series (several lines, grouped bars);
- * - two numbers and nothing to group by → scatter (with time or categories, the first number is drawn);
+ * - two numbers and nothing to group by → scatter; with time or categories and no series column,
+ *   numbers of one kind (revenue and its cost or target) are drawn together as series, with a
+ *   legend naming them (a fold of the measures); others leave the first number drawn;
  * - shares and rates get a percent axis, money a currency axis (numbers.ts);
  * - too many categories become the top ones plus "Other"; too many points, no chart, with the reason.
  * Pure: the view draws what `chooseChart` decides, with `chartSpec` (chart-spec.ts).
@@ -38,6 +40,11 @@ export interface ChartChoice {
   x?: ColumnInfo;
   y?: ColumnInfo;
   color?: ColumnInfo;
+  /**
+   * Numbers drawn together as series (y is the first), when there is no series column: the spec
+   * folds them into one value per measure, coloured by the measure's name.
+   */
+  measures?: ColumnInfo[];
   /** The x axis: time (calendar order), categories, or a number (scatter). */
   xAxis: "time" | "category" | "quantitative";
   /** For a time axis: its grain, and whether it is drawn on a temporal scale (dates) or as labels. */
@@ -132,14 +139,18 @@ export function chooseChart(columns: ColumnInfo[], rows: Row[], opts: ChooseOpti
   }
   const series = (exclude?: ColumnInfo) =>
     nominal.find((c) => c !== exclude && distinctCount(rows, c.name, MAX_SERIES) <= MAX_SERIES);
-  if (time) return timeChoice(time, y, yStyle, series(), rows);
+  if (time) {
+    const color = series();
+    return timeChoice(time, { y, yStyle, color, measures: color ? [] : measuresWith(y, quant, rows) }, rows);
+  }
   if (nominal.length) {
     // Two categories: the one with more values on the axis, the other (if few) as colour.
     const [a, b] = nominal;
     const swap = b && distinctCount(rows, b.name) > distinctCount(rows, a.name) && series(b) === a;
     const x = swap ? b : a;
     const color = swap ? a : series(x);
-    return categoryChoice(x, y, yStyle, color, hasTopLevelOrderBy(opts.sql), rows);
+    const drawn = { y, yStyle, color, measures: color ? [] : measuresWith(y, quant, rows) };
+    return categoryChoice(x, drawn, hasTopLevelOrderBy(opts.sql), rows);
   }
   if (quant.length >= 2) {
     return {
@@ -159,6 +170,46 @@ export function chooseChart(columns: ColumnInfo[], rows: Row[], opts: ChooseOpti
   return NO_CHART("Nothing to chart the number against.");
 }
 
+/** Names of a measure that is compared with another of the same unit, whatever its own name says. */
+const COMPARED =
+  /(^|[^a-z])(target|targets|goal|goals|budget|forecast|plan|planned|quota|expected|projected|baseline|benchmark|prior|previous|last_year)([^a-z]|$)/i;
+
+/**
+ * The numbers that can share y's axis as series: not identifiers (`plain`), and of y's kind —
+ * money with money, counts with counts, percentages with percentages — or named as what y is
+ * compared with (a target, a budget, a forecast: the page cannot know their unit, so they read
+ * like y). Revenue and its target or its cost, not orders beside revenue. Fewer than two: none.
+ */
+function measuresWith(y: ColumnInfo, quant: ColumnInfo[], rows: Row[]): ColumnInfo[] {
+  const kindOf = (c: ColumnInfo) =>
+    numberStyle(
+      c,
+      rows.slice(0, 200).map((r) => r[c.name]),
+    ).kind;
+  const yKind = kindOf(y);
+  if (yKind === "plain") return [];
+  const found = quant.filter((c) => {
+    if (c === y) return true;
+    const kind = kindOf(c);
+    return kind === yKind || (kind === "number" && COMPARED.test(c.name.replace(/([a-z])([A-Z])/g, "$1_$2")));
+  });
+  return found.length >= 2 ? found.slice(0, MAX_SERIES) : [];
+}
+
+/** What is drawn up the y axis: one number (perhaps coloured by a series column) or several measures. */
+interface Drawn {
+  y: ColumnInfo;
+  yStyle: NumberStyle;
+  color: ColumnInfo | undefined;
+  measures: ColumnInfo[];
+}
+
+const drawnFields = ({ y, color, measures }: Drawn) => ({
+  color,
+  ...(measures.length ? { measures } : {}),
+  numbers: measures.length ? measures : [y],
+});
+
 function parseNumbers(rows: Row[], cols: ColumnInfo[]): Row[] {
   return rows.map((r) => {
     const out: Row = { ...r };
@@ -167,13 +218,9 @@ function parseNumbers(rows: Row[], cols: ColumnInfo[]): Row[] {
   });
 }
 
-function timeChoice(
-  time: { column: ColumnInfo; info: TimeColumn },
-  y: ColumnInfo,
-  yStyle: NumberStyle,
-  color: ColumnInfo | undefined,
-  rows: Row[],
-): ChartChoice {
+function timeChoice(time: { column: ColumnInfo; info: TimeColumn }, what: Drawn, rows: Row[]): ChartChoice {
+  const { y, yStyle } = what;
+  const { numbers, ...series } = drawnFields(what);
   const x = time.column;
   const keyed = rows
     .map((row, index) => ({ row, index, key: time.info.key(row[x.name]) }))
@@ -183,7 +230,7 @@ function timeChoice(
   keyed.sort((p, q) => p.key - q.key || p.index - q.index);
   const drawn = parseNumbers(
     keyed.map((p) => p.row),
-    [y],
+    numbers,
   ).map((r) => (time.info.native ? r : { ...r, [x.name]: label(r[x.name]) }));
   const xOrder = [...new Set(drawn.map((r) => label(r[x.name])))];
   return {
@@ -191,7 +238,7 @@ function timeChoice(
     ...(dropped ? { reason: `${dropped} row${dropped === 1 ? "" : "s"} without a ${x.name} left out.` } : {}),
     x,
     y,
-    color,
+    ...series,
     xAxis: "time",
     time: { unit: time.info.unit, native: time.info.native },
     order: "time",
@@ -202,15 +249,11 @@ function timeChoice(
 }
 
 /** Categories in order (SQL's, else by total value), folded to the top ones plus "Other" when many. */
-function categoryChoice(
-  x: ColumnInfo,
-  y: ColumnInfo,
-  yStyle: NumberStyle,
-  color: ColumnInfo | undefined,
-  sqlOrdered: boolean,
-  rows: Row[],
-): ChartChoice {
-  let drawn = parseNumbers(rows, [y]).map((r) => ({ ...r, [x.name]: label(r[x.name]) }));
+function categoryChoice(x: ColumnInfo, what: Drawn, sqlOrdered: boolean, rows: Row[]): ChartChoice {
+  const { y, yStyle } = what;
+  const { numbers, ...series } = drawnFields(what);
+  const { color } = series;
+  let drawn = parseNumbers(rows, numbers).map((r) => ({ ...r, [x.name]: label(r[x.name]) }));
   const totals = new Map<string, number>();
   for (const r of drawn) {
     const k = r[x.name] as string;
@@ -223,7 +266,7 @@ function categoryChoice(
     const keep = new Set(byValue.slice(0, TOP_N));
     const left = xOrder.length - TOP_N;
     // A sum of shares or averages means nothing: "Other" only for amounts and counts, without colour.
-    const foldable = !color && yStyle.kind !== "percent";
+    const foldable = !color && !series.measures && yStyle.kind !== "percent";
     const other = drawn.filter((r) => !keep.has(r[x.name] as string));
     drawn = drawn.filter((r) => keep.has(r[x.name] as string));
     xOrder = xOrder.filter((k) => keep.has(k));
@@ -241,7 +284,7 @@ function categoryChoice(
     ...(reason ? { reason } : {}),
     x,
     y,
-    color,
+    ...series,
     xAxis: "category",
     order: sqlOrdered ? "sql" : "value",
     xOrder,
