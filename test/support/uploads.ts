@@ -12,7 +12,7 @@ import { createNormalizer } from "../../functions/src/tools/duckdb/values";
 /** Twelve months of 2025 with a revenue target each. */
 export const TARGETS_CSV =
   "month,target\n" +
-  Array.from({ length: 12 }, (_, i) => `2025-${String(i + 1).padStart(2, "0")},${40_000 + i * 2_500}`).join(
+  Array.from({ length: 12 }, (_, i) => `2025-${String(i + 1).padStart(2, "0")},${550_000 + i * 10_000}`).join(
     "\n",
   ) +
   "\n";

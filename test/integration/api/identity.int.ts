@@ -410,14 +410,14 @@ describe("BigQuery as the signed-in person", () => {
         { name: "month", type: "STRING" },
         { name: "target", type: "INTEGER" },
       ],
-      rows: [["2025-01", 40000]],
+      rows: [["2025-01", 550000]],
       totalBytesProcessed: 24,
       totalBytesBilled: 10_485_760,
     });
     bq.requests.length = 0;
     const mine = await ask(sdkClient(url, alice), `[upload:${table}] my targets`, thread);
     expect(mine.error).toBeUndefined();
-    expect(mine.result?.rows).toEqual([{ month: "2025-01", target: 40000 }]);
+    expect(mine.result?.rows).toEqual([{ month: "2025-01", target: 550000 }]);
     const reads = bq.requests.filter((r) => JSON.stringify(r.body ?? "").includes(tableId));
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.every((r) => r.principal === alice.email)).toBe(true);
