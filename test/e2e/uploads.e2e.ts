@@ -115,7 +115,7 @@ describe("files as tables in a conversation", () => {
     await expect(preview.locator("thead th").allTextContents()).resolves.toEqual(["month", "target"]);
     await expect(preview.locator("tbody tr").first().locator("td").allTextContents()).resolves.toEqual([
       "2025-01",
-      "40000",
+      "550000",
     ]);
     await screenshot(page, "uploads-01-targets");
 
