@@ -99,6 +99,34 @@ interface ChatAreaProps {
   setDrawer: (open: boolean) => void;
 }
 
+/**
+ * The open conversation's files. A file brought into a new conversation creates it: the page knows
+ * it is empty, so opening it loads nothing (a load finishing after the first question was asked
+ * would wipe that turn from the screen).
+ */
+function useConversationFiles(
+  cfg: ChatAreaProps["cfg"],
+  fb: ChatAreaProps["fb"],
+  threadId: string | null,
+  adopt: (id: string) => void,
+  go: (id: string) => void,
+) {
+  const onThreadCreated = useCallback(
+    (id: string) => {
+      adopt(id);
+      go(id);
+    },
+    [adopt, go],
+  );
+  return useFiles({
+    apiUrl: cfg.apiUrl,
+    auth: fb.auth,
+    threadId,
+    uploadMaxMb: cfg.limits.uploadMaxMb,
+    onThreadCreated,
+  });
+}
+
 /** The thread list and the open conversation (or the set-up card when there is no model). */
 function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer }: ChatAreaProps) {
   const [threadId, go] = useThreadRoute();
@@ -107,13 +135,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
   const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
-  const files = useFiles({
-    apiUrl: cfg.apiUrl,
-    auth: fb.auth,
-    threadId,
-    uploadMaxMb: cfg.limits.uploadMaxMb,
-    onThreadCreated,
-  });
+  const files = useConversationFiles(cfg, fb, threadId, chat.adopt, go);
 
   const wrap = async (fn: () => Promise<unknown>) => {
     try {

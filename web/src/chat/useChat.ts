@@ -34,6 +34,8 @@ export interface ChatApi {
   /** Answers the clarifying question the last turn is waiting on (`command: { resume }`). */
   answer(text: string): Promise<void>;
   stop(): void;
+  /** A thread this page created empty (a file brought into a new conversation): opening it loads nothing. */
+  adopt(threadId: string): void;
 }
 
 const CANNOT_ASK_AGAIN =
@@ -112,5 +114,15 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   );
 
   const { loading, loadError } = thread;
-  return { state, loading, loadError, streaming: run.streaming, submit, answer, askAgain, stop: run.stop };
+  return {
+    state,
+    loading,
+    loadError,
+    streaming: run.streaming,
+    submit,
+    answer,
+    askAgain,
+    stop: run.stop,
+    adopt,
+  };
 }
