@@ -318,3 +318,141 @@ describe("the tick", () => {
     await call(api, `/schedules/${id}`, { method: "DELETE", token: carolina.idToken });
   });
 });
+
+describe("scheduled runs", () => {
+  it("runs the saved SQL with one model call, fires a change alert once, notifies, posts the webhook without rows, mails", async () => {
+    const marker = `sched-${randomUUID().slice(0, 8)}`;
+    const made = await create(ann, {
+      question: `How many orders are there? ${marker}`,
+      name: "Orders count",
+      alert: { kind: "change", column: "n_orders", direction: "down", percent: 20 },
+      webhook: receiver.url,
+    });
+    expect(made.status).toBe(201);
+    const id = String(made.json.id);
+    receiver.status = 200;
+    const heardBefore = receiver.got.length;
+
+    // First run: nothing to compare; the figure is kept for the next run.
+    const first = await runOnce(id);
+    expect(first).toMatchObject({ outcome: "ok", fired: false });
+    expect(first.summary).toMatch(/^first run/);
+    const figure = (await schedules().doc(id).get()).get("lastRun.figure") as number;
+    expect(figure).toBeGreaterThan(0);
+
+    // The previous run saw a quarter more orders: down 20 % → fires.
+    await schedules()
+      .doc(id)
+      .update({ "lastRun.figure": figure * 1.25 });
+    const fired = await runOnce(id);
+    expect(fired).toMatchObject({ outcome: "ok", fired: true });
+    expect(fired.summary).toMatch(/n_orders fell 20\.0 %/);
+
+    // The previous run saw 5 % more: not enough → does not fire.
+    await schedules()
+      .doc(id)
+      .update({ "lastRun.figure": figure * 1.05 });
+    const quiet = await runOnce(id);
+    expect(quiet).toMatchObject({ outcome: "ok", fired: false });
+
+    // One webhook message, for the fired alert only: the summary and a link, no rows.
+    const heard = receiver.got.slice(heardBefore);
+    expect(heard).toHaveLength(1);
+    expect(heard[0].keys).toEqual(["text"]);
+    expect(heard[0].text).toMatch(/\*Orders count\* — alert: n_orders fell 20\.0 %/);
+    const threadId = String(made.json.scheduleThreadId);
+    expect(heard[0].text).toContain(`https://quarry.example.test/t/${threadId}`);
+    expect(heard[0].text).not.toMatch(/^\|/m);
+
+    // The owner's notification, for the fired alert only.
+    const notes = await db.collection("notifications").where("scheduleId", "==", id).get();
+    expect(notes.docs.map((d) => d.data())).toEqual([
+      expect.objectContaining({ uid: ann.uid, threadId, fired: true, read: false }),
+    ]);
+    // Mail through the Trigger Email extension's collection.
+    const mails = (await db.collection(MAIL).where("to", "==", ann.email).get()).docs.map((d) => d.data());
+    expect(mails.some((m) => String(m.message.subject).includes("n_orders fell 20.0 %"))).toBe(true);
+
+    // Each run: one model call (the generator), none to plan; the answers are turns of the schedule's thread.
+    expect(await holds.prompts(marker)).toHaveLength(3);
+    const state = await sdkClient(api, ann).threads.getState(threadId);
+    const msgs = (state.values as { messages: { type: string }[] }).messages;
+    expect(msgs.filter((m) => m.type === "human")).toHaveLength(3);
+
+    // Every scheduled query is on the audit log, marked as scheduled.
+    const audit = (await db.collection("audit").where("scheduleId", "==", id).get()).docs.map((d) =>
+      d.data(),
+    );
+    expect(audit).toHaveLength(3);
+    for (const a of audit)
+      expect(a).toMatchObject({ kind: "query", scheduled: true, sql: SQL, uid: ann.uid, outcome: "ok" });
+    await call(api, `/schedules/${id}`, { method: "DELETE", token: ann.idToken });
+  });
+
+  it("retries a webhook that answers 500, then records the failure on the schedule", async () => {
+    const id = String((await create(bob, { webhook: receiver.url })).json.id);
+    receiver.status = 500;
+    const before = receiver.got.length;
+    try {
+      expect(await runOnce(id)).toMatchObject({ outcome: "ok" });
+    } finally {
+      receiver.status = 200;
+    }
+    expect(receiver.got.length - before).toBe(3);
+    const shown = (await call(api, `/schedules/${id}`, { token: bob.idToken })).json;
+    expect(String((shown.deliveryError as { message: string }).message)).toMatch(/HTTP 500/);
+    // Delivered next time: the failure is cleared.
+    expect(await runOnce(id)).toMatchObject({ outcome: "ok" });
+    expect((await call(api, `/schedules/${id}`, { token: bob.idToken })).json.deliveryError).toBeNull();
+    await call(api, `/schedules/${id}`, { method: "DELETE", token: bob.idToken });
+  });
+
+  it("records SQL that no longer runs, pauses after three failures in a row and tells the owner", async () => {
+    const id = String((await create(bob, { name: "Renamed column" })).json.id);
+    // The column was renamed after the schedule was saved.
+    await schedules().doc(id).update({ sql: "SELECT sum(total_renamed) AS revenue FROM shop.orders" });
+    for (const n of [1, 2, 3]) {
+      const run = await runOnce(id);
+      expect(run.outcome).toBe("failed");
+      expect(run.error).toMatch(/saved query failed/);
+      expect(run.paused).toBe(n === 3);
+    }
+    const shown = (await call(api, `/schedules/${id}`, { token: bob.idToken })).json;
+    expect(shown).toMatchObject({ paused: true, failures: 3, lastRun: { outcome: "failed" } });
+    expect(String(shown.pausedReason)).toMatch(/paused after 3 failed runs in a row/);
+    const notes = (await db.collection("notifications").where("scheduleId", "==", id).get()).docs.map((d) =>
+      d.data(),
+    );
+    expect(notes).toHaveLength(3);
+    expect(notes.every((n) => n.uid === bob.uid && n.fired === false)).toBe(true);
+    expect(notes.some((n) => /paused/.test(String(n.title)))).toBe(true);
+    // Paused: no tick claims it.
+    const { runScheduleTick } = await import("../../../functions/src/schedules/tick");
+    await schedules()
+      .doc(id)
+      .update({ nextRunAt: Timestamp.fromMillis(Date.now() - 60_000) });
+    expect(await runScheduleTick({ enqueue: async () => {} })).not.toContain(id);
+    await call(api, `/schedules/${id}`, { method: "DELETE", token: bob.idToken });
+  });
+
+  it("does not run a removed member's schedule", async () => {
+    const stack = stackEnv();
+    const outsider = await signUp(stack.urls.auth!, `outsider-${Date.now()}@elsewhere.test`);
+    await call(api, "/admin/members", {
+      method: "POST",
+      token: admin.idToken,
+      body: { email: outsider.email },
+    });
+    const made = await create(outsider);
+    expect(made.status).toBe(201);
+    const id = String(made.json.id);
+    await call(api, `/admin/members/${outsider.email}`, { method: "DELETE", token: admin.idToken });
+    const run = await runOnce(id);
+    expect(run).toMatchObject({ outcome: "skipped", paused: true });
+    const doc = (await schedules().doc(id).get()).data()!;
+    expect(doc.paused).toBe(true);
+    expect(String(doc.pausedReason)).toMatch(/may no longer use Quarry/);
+    expect((await db.collection("audit").where("scheduleId", "==", id).get()).size).toBe(0);
+    expect((await db.collection("threads").doc(String(made.json.scheduleThreadId)).get()).exists).toBe(false);
+  });
+});
