@@ -25,7 +25,6 @@ export type { AgentConfig } from "./agent";
 export type { IdentityConfig } from "./identity";
 export type { ModelConfig, ModelProvider } from "./model";
 export type { UploadsConfig } from "./uploads";
-export type { SchedulesConfig } from "./schedules";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };
 

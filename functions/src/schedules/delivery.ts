@@ -14,7 +14,7 @@ const WEBHOOK_BACKOFF_MS = 500;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
-export const NOTIFICATIONS = "notifications";
+const NOTIFICATIONS = "notifications";
 
 /** What happened, for the owner. */
 export interface RunNews {
@@ -32,7 +32,7 @@ export interface RunNews {
 }
 
 /** The page's address, for links. */
-export function appUrl(): string {
+function appUrl(): string {
   return config().schedules.appUrl ?? `https://${config().projectId}.web.app`;
 }
 

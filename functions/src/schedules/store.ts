@@ -12,10 +12,10 @@ import type { AlertCondition } from "./alerts";
 import type { Schedule } from "./cadence";
 
 /** Consecutive failed runs after which a schedule pauses itself. */
-export const MAX_CONSECUTIVE_FAILURES = 3;
+const MAX_CONSECUTIVE_FAILURES = 3;
 
 /** How a scheduled run ended. */
-export type RunOutcomeKind = "ok" | "failed" | "skipped";
+type RunOutcomeKind = "ok" | "failed" | "skipped";
 
 /** What a schedule's last run did. */
 export interface LastRun {
