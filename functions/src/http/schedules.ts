@@ -163,7 +163,11 @@ async function runNow(req: Request, res: Response): Promise<void> {
 
 async function listAll(_req: Request, res: Response): Promise<void> {
   const list = await (await scheduleStore()).listAll(ADMIN_LIST_LIMIT);
-  res.json({ schedules: list.map(({ id, doc }) => scheduleView(id, doc)) });
+  // A webhook URL is its room's credential: admins see where it points, not the URL.
+  const masked = (url: string | null) => (url ? `${new URL(url).origin}/…` : null);
+  res.json({
+    schedules: list.map(({ id, doc }) => ({ ...scheduleView(id, doc), webhook: masked(doc.webhook) })),
+  });
 }
 
 async function adminPatch(req: Request, res: Response): Promise<void> {

@@ -154,7 +154,8 @@ async function finish(
         : (ran.answer ?? summary),
     fired,
   };
-  if (fired || ran.outcome === "failed") {
+  // The owner hears of a fired alert, and of a run that failed or was skipped (over quota, say).
+  if (fired || ran.outcome !== "ok") {
     await notify(news).catch((err: unknown) =>
       logger.error("notification not written", { id, err: String(err) }),
     );

@@ -15,6 +15,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
 import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 import { stackEnv } from "../../support/stack-env";
+import { FINANCE_SALARIES_CSV } from "../../support/finance";
 
 const MAIL = "mail-schedules-test";
 const SQL = "SELECT count(*) AS n_orders FROM shop.orders";
@@ -62,6 +63,8 @@ beforeAll(async () => {
     QUARRY_SCHEDULE_LOOPBACK_WEBHOOK: "true",
     QUARRY_MAIL_COLLECTION: MAIL,
     QUARRY_APP_URL: "https://quarry.example.test",
+    // A second dataset beside the sample's `shop`, as the emulated function has, for the scope test.
+    QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
   });
   app = await startInProcessApp();
   api = app.url;
@@ -234,12 +237,16 @@ describe("the schedules API", () => {
   });
 
   it("lets admins list every schedule and pause one; members may not", async () => {
-    const id = String((await create(bob)).json.id);
+    const hook = "https://chat.example.com/v1/spaces/room/messages?key=secret-key";
+    const id = String((await create(bob, { webhook: hook })).json.id);
     expect((await call(api, "/admin/schedules", { token: bob.idToken })).status).toBe(403);
     const all = (await call(api, "/admin/schedules", { token: admin.idToken })).json.schedules as {
       id: string;
     }[];
     expect(all.map((s) => s.id)).toContain(id);
+    // The webhook URL is its room's credential: admins see its host only.
+    expect(all.find((s) => s.id === id)).toMatchObject({ webhook: "https://chat.example.com/…" });
+    expect(JSON.stringify(all)).not.toContain("secret-key");
     const paused = await call(api, `/admin/schedules/${id}`, {
       method: "PATCH",
       token: admin.idToken,
@@ -454,5 +461,97 @@ describe("scheduled runs", () => {
     expect(String(doc.pausedReason)).toMatch(/may no longer use Quarry/);
     expect((await db.collection("audit").where("scheduleId", "==", id).get()).size).toBe(0);
     expect((await db.collection("threads").doc(String(made.json.scheduleThreadId)).get()).exists).toBe(false);
+  });
+});
+
+describe("scheduled runs, more", () => {
+  it("skips a run over the owner's quota and says so, without counting it as a failure", async () => {
+    const erin = await signUp(stackEnv().urls.auth!);
+    const id = String((await create(erin)).json.id);
+    const now = new Date().toISOString();
+    await db
+      .collection("members")
+      .doc(erin.email)
+      .set({
+        email: erin.email,
+        role: "member",
+        quotas: { questionsPerMinute: 0 },
+        addedBy: "test",
+        addedAt: now,
+        updatedAt: now,
+      });
+    const run = await runOnce(id);
+    expect(run.outcome).toBe("skipped");
+    expect(run.error).toMatch(/^skipped: /);
+    const shown = (await call(api, `/schedules/${id}`, { token: erin.idToken })).json;
+    expect(shown).toMatchObject({ paused: false, failures: 0, lastRun: { outcome: "skipped" } });
+    const notes = (await db.collection("notifications").where("scheduleId", "==", id).get()).docs;
+    expect(notes.map((d) => d.get("title"))).toEqual([expect.stringMatching(/skipped/)]);
+    expect((await db.collection("audit").where("scheduleId", "==", id).get()).size).toBe(0);
+  });
+
+  it("runs now on the owner's request through the task queue of the emulated functions", async () => {
+    const stack = stackEnv();
+    const id = String((await create(ann)).json.id);
+    const queued = await call(stack.urls.api!, `/schedules/${id}/run`, {
+      method: "POST",
+      token: ann.idToken,
+    });
+    expect(queued.status).toBe(202);
+    await expect
+      .poll(async () => (await schedules().doc(id).get()).get("lastRun.outcome"), { timeout: 45_000 })
+      .toBe("ok");
+    const doc = (await schedules().doc(id).get()).data()!;
+    expect(doc.pendingClaim).toBeNull();
+    // The answer is a turn of the schedule's own conversation, the owner's.
+    const state = await sdkClient(api, ann).threads.getState(String(doc.scheduleThreadId));
+    expect((state.values as { messages: unknown[] }).messages.length).toBeGreaterThan(1);
+    await call(api, `/schedules/${id}`, { method: "DELETE", token: ann.idToken });
+  });
+});
+
+// Last: groups make a member in none see nothing, so they exist only for this test.
+describe("scope", () => {
+  const GROUP = "sched-shop-only";
+
+  afterAll(async () => {
+    await db.collection("groups").doc(GROUP).delete();
+  });
+
+  it("refuses SQL outside the person's scope when the schedule is saved", async () => {
+    const dave = await signUp(stackEnv().urls.auth!);
+    const finance = "SELECT count(*) AS people FROM finance.salaries";
+    // An admin sees everything: the same SQL is fine for them (the table exists here).
+    expect((await create(admin, { sql: finance })).status).toBe(201);
+    const now = new Date().toISOString();
+    await db
+      .collection("groups")
+      .doc(GROUP)
+      .set({ name: GROUP, datasets: ["shop"], createdBy: "test", createdAt: now, updatedAt: now });
+    await db
+      .collection("members")
+      .doc(dave.email)
+      .set({
+        email: dave.email,
+        role: "member",
+        groups: [GROUP],
+        addedBy: "test",
+        addedAt: now,
+        updatedAt: now,
+      });
+    // The function reads groups and members through a short cache: wait until it scopes dave.
+    await expect
+      .poll(async () =>
+        (
+          (await call(api, "/me", { token: dave.idToken })).json.scope as { datasets: string[] }
+        )?.datasets?.join(),
+      )
+      .toBe("shop");
+    const before = await mine(dave);
+    const refused = await create(dave, { sql: finance });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toBe("bad_request:schedule");
+    expect(await mine(dave)).toEqual(before);
+    expect((await create(dave)).status).toBe(201);
   });
 });
