@@ -13,7 +13,8 @@ import * as logger from "firebase-functions/logger";
 import { resolveAccess, type Access } from "../access/gate";
 import { ASSISTANT_ID, STREAM_MODES } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { agentGraph } from "../http/runtime";
+import { agentGraph, checkpointSaver, threadStore } from "../http/runtime";
+import { rootCommit } from "../http/runs/checkpointer";
 import { checkRun, startRun } from "../http/runs/start";
 import { NO_OUTPUT } from "../http/sse";
 import type { TurnResult } from "../agent/state";
@@ -21,7 +22,8 @@ import type { Row } from "../contract/events";
 import { evaluate, type AlertOutcome } from "./alerts";
 import { mail, notify, postWebhook, type RunNews } from "./delivery";
 import type { ScheduledTask } from "./queue";
-import { scheduleStore, type LastRun, type ScheduleDoc } from "./store";
+import type { LastRun, ScheduleDoc } from "./doc";
+import { scheduleStore } from "./store";
 
 /** What one scheduled run came to (for the schedule's `lastRun`, and for tests). */
 export interface ScheduledRunReport {
@@ -73,9 +75,9 @@ async function execute(doc: ScheduleDoc, id: string, access: Access, runId: stri
   const checked = checkRun({
     assistant_id: ASSISTANT_ID,
     input: { messages: [{ type: "human", content: doc.question }] },
-    if_not_exists: "create",
   });
   try {
+    await ensureScheduleThread(doc, id);
     const result = await startRun(
       { uid: doc.owner, email: doc.ownerEmail, access, schedule: { id, sql: doc.sql } },
       doc.scheduleThreadId,
@@ -107,6 +109,22 @@ async function execute(doc: ScheduleDoc, id: string, access: Access, runId: stri
       return { outcome: "skipped", error: `skipped: ${message}` };
     return { outcome: "failed", error: message };
   }
+}
+
+/**
+ * The schedule's own conversation, created by its first run: the owner's, titled with the
+ * schedule's name, its metadata naming the schedule (the page can tell it from asked ones).
+ */
+async function ensureScheduleThread(doc: ScheduleDoc, id: string): Promise<void> {
+  const [store, saver] = await Promise.all([threadStore(), checkpointSaver()]);
+  const threadId = doc.scheduleThreadId;
+  await store.create(
+    threadId,
+    doc.owner,
+    { title: doc.name, scheduleId: id },
+    "do_nothing",
+    rootCommit(saver, threadId),
+  );
 }
 
 /** The schedule conversation's turn as the checkpoint holds it: tool results and the answer. */

@@ -202,6 +202,18 @@ describe("the schedules API", () => {
     expect(await mine(ann)).toEqual(before);
   });
 
+  it("is for members only", async () => {
+    const outsider = await signUp(stackEnv().urls.auth!, `outsider-${Date.now()}@elsewhere.test`);
+    const res = await call(api, "/schedules", {
+      method: "POST",
+      token: outsider.idToken,
+      body: { threadId: randomUUID(), question: "q", sql: SQL, schedule: DAILY },
+    });
+    expect(res.status).toBe(403);
+    expect(res.json.error).toBe("forbidden:not_member");
+    expect((await call(api, "/schedules", { token: outsider.idToken })).status).toBe(403);
+  });
+
   it("answers 404 to another person on every route, and refuses their thread", async () => {
     const id = String((await create(ann)).json.id);
     const routes: [string, string, unknown?][] = [
@@ -385,6 +397,8 @@ describe("scheduled runs", () => {
 
     // Each run: one model call (the generator), none to plan; the answers are turns of the schedule's thread.
     expect(await holds.prompts(marker)).toHaveLength(3);
+    const thread = await sdkClient(api, ann).threads.get(threadId);
+    expect(thread.metadata).toMatchObject({ owner: ann.uid, title: "Orders count", scheduleId: id });
     const state = await sdkClient(api, ann).threads.getState(threadId);
     const msgs = (state.values as { messages: { type: string }[] }).messages;
     expect(msgs.filter((m) => m.type === "human")).toHaveLength(3);
@@ -493,9 +507,11 @@ describe("scheduled runs, more", () => {
     expect((await db.collection("audit").where("scheduleId", "==", id).get()).size).toBe(0);
   });
 
-  it("runs now on the owner's request through the task queue of the emulated functions", async () => {
+  it("runs now on the owner's request, paused or not, through the task queue of the emulated functions", async () => {
     const stack = stackEnv();
     const id = String((await create(ann)).json.id);
+    // Paused, it does not run on its own, but its owner may still run it (to try a fix).
+    await call(api, `/schedules/${id}`, { method: "PATCH", token: ann.idToken, body: { paused: true } });
     const queued = await call(stack.urls.api!, `/schedules/${id}/run`, {
       method: "POST",
       token: ann.idToken,
