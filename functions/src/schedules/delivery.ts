@@ -4,8 +4,10 @@
  * (webhook-message.ts: the answer's first lines and a link, never rows), and mail through the
  * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection.
  */
+import { lookup, type LookupAddress } from "node:dns";
 import { config } from "../config";
 import { firestore } from "../services";
+import { privateAddress } from "./schema";
 import { threadUrl, webhookMessage } from "./webhook-message";
 
 /** Webhook attempts, the wait before the second (doubling after), and each attempt's time limit. */
@@ -82,26 +84,56 @@ export async function postWebhook(
   for (let attempt = 1; attempt <= WEBHOOK_ATTEMPTS; attempt++) {
     if (attempt > 1) await new Promise((r) => setTimeout(r, WEBHOOK_BACKOFF_MS * 2 ** (attempt - 2)));
     try {
+      const { fetch, Agent } = await import("undici");
+      dispatcher ??= new Agent({ connect: { lookup: publicLookup } });
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json; charset=utf-8" },
         body,
         redirect: "manual",
         signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+        dispatcher,
       });
       await res.body?.cancel().catch(() => {});
       if (res.ok) return undefined;
       problem = `the webhook answered HTTP ${res.status}`;
       if (res.status !== 429 && res.status < 500) break;
     } catch (err) {
-      const name = (err as Error).name;
+      const e = err as Error & { cause?: Error };
       problem =
-        name === "TimeoutError"
+        e.name === "TimeoutError"
           ? "the webhook did not answer within 10 s"
-          : `the webhook could not be reached (${(err as Error).message})`;
+          : `the webhook could not be reached (${e.cause?.message ?? e.message})`;
+      // A host that points inside stays so: not worth another try.
+      if (e.cause?.message.includes(PRIVATE_HOST)) break;
     }
   }
   return `${problem}; check the webhook URL (the message was not delivered)`;
+}
+
+let dispatcher: import("undici").Agent | undefined;
+const PRIVATE_HOST = "its host resolves to a private address";
+
+/**
+ * DNS for webhook connections: a host name that resolves to this machine or a private network is
+ * refused at connect time (the URL's literal host was checked when it was saved; this covers a
+ * public name pointing inside, and a name that changes its answer after the check).
+ */
+function publicLookup(
+  host: string,
+  options: { all?: boolean },
+  callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+): void {
+  lookup(host, { ...options, all: true }, (err, addresses) => {
+    const inside = addresses?.find((a) => privateAddress(a.address));
+    if (err || inside || !addresses.length) {
+      const why = inside ? `${PRIVATE_HOST} (${inside.address})` : `${host} not found`;
+      return callback(err ?? new Error(why), options.all ? [] : "", 0);
+    }
+    // The caller's form: every address (`all`, as Node's happy-eyeballs asks) or the first.
+    if (options.all) callback(null, addresses);
+    else callback(null, addresses[0].address, addresses[0].family);
+  });
 }
 
 function firstLine(text: string): string {

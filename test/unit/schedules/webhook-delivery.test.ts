@@ -49,4 +49,12 @@ describe("webhook delivery", () => {
     expect(await postWebhook(`${base}/busy`, msg)).toMatch(/HTTP 429/);
     expect(count("/busy")).toBe(3);
   });
+
+  it("refuses a host name that resolves to this machine, without connecting", async () => {
+    const port = new URL(base).port;
+    expect(await postWebhook(`http://localhost:${port}/named`, msg)).toMatch(
+      /resolves to a private address \((127\.0\.0\.1|::1)\)/,
+    );
+    expect(count("/named")).toBe(0);
+  });
 });
