@@ -15,6 +15,9 @@ const WEBHOOK_ATTEMPTS = 3;
 const WEBHOOK_BACKOFF_MS = 500;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
+/** A notification is deleted this long after it was written (Firestore TTL on `expireAt`). */
+const NOTIFICATION_TTL_MS = 90 * 24 * 3_600_000;
+
 /** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
 const NOTIFICATIONS = "notifications";
 
@@ -51,6 +54,7 @@ export async function notify(news: RunNews): Promise<string> {
     fired: news.fired,
     read: false,
     createdAt: Timestamp.now(),
+    expireAt: Timestamp.fromMillis(Date.now() + NOTIFICATION_TTL_MS),
   });
   return ref.id;
 }
