@@ -42,6 +42,8 @@ export interface ScheduleDoc {
   webhook: string | null;
   paused: boolean;
   pausedReason: string | null;
+  /** Paused by an admin: only an admin resumes it (absent on older documents: false). */
+  pausedByAdmin?: boolean;
   nextRunAt: Timestamp;
   lastRun: LastRun | null;
   /** Consecutive failed runs. */
@@ -100,6 +102,7 @@ export function scheduleView(id: string, doc: ScheduleDoc) {
     webhook: doc.webhook,
     paused: doc.paused,
     pausedReason: doc.pausedReason,
+    pausedByAdmin: doc.paused && doc.pausedByAdmin === true,
     nextRunAt: iso(doc.nextRunAt),
     lastRun: doc.lastRun ? { ...doc.lastRun, at: iso(doc.lastRun.at) } : null,
     failures: doc.failures,

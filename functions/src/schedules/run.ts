@@ -86,6 +86,7 @@ async function execute(doc: ScheduleDoc, id: string, access: Access, runId: stri
       runId,
     );
     const { turnResults, finalAnswer } = await turnOf(doc.scheduleThreadId);
+    if (result.status === "cancelled") return { outcome: "skipped", error: "skipped: the run was stopped" };
     if (result.status === "error")
       return { outcome: "failed", error: result.error?.message ?? "the run failed" };
     const query = [...turnResults].reverse().find((r) => r.tool === "bq_query");

@@ -103,7 +103,7 @@ export class ScheduleStore {
    */
   async claimNow(id: string, uid: string): Promise<string> {
     return this.db.runTransaction(async (tx) => {
-      ownSchedule(id, await tx.get(this.ref(id)), uid);
+      refuseAdminPause(id, ownSchedule(id, await tx.get(this.ref(id)), uid));
       const claim = `${OWNER_CLAIM}${randomUUID()}`;
       tx.update(this.ref(id), { pendingClaim: claim, claimedBy: "owner", claimedAt: this.timestamp.now() });
       return claim;
@@ -112,18 +112,21 @@ export class ScheduleStore {
 
   /**
    * Changes the caller's schedule (`uid`), or any schedule when `uid` is undefined (an admin's
-   * pause). Resuming clears the pause's reason and the failure count.
+   * pause). Resuming clears the pause's reason and the failure count; a schedule an admin paused
+   * only an admin resumes (409 to its owner).
    */
   async patch(id: string, uid: string | undefined, changes: ScheduleChanges, pausedReason?: string) {
     return this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
       const doc = uid === undefined ? anySchedule(id, snap) : ownSchedule(id, snap, uid);
+      if (uid !== undefined && changes.paused === false) refuseAdminPause(id, doc);
       const { nextRunAt, ...rest } = changes;
       const update: Partial<ScheduleDoc> = { ...rest, updatedAt: this.timestamp.now() };
       if (nextRunAt) update.nextRunAt = this.timestamp.fromDate(nextRunAt);
       if (changes.paused === true)
         update.pausedReason = pausedReason ?? doc.pausedReason ?? "paused by its owner";
       if (changes.paused === false) Object.assign(update, { pausedReason: null, failures: 0 });
+      if (uid === undefined && changes.paused !== undefined) update.pausedByAdmin = changes.paused;
       tx.update(this.ref(id), update);
       return { ...doc, ...update } as ScheduleDoc;
     });
@@ -229,6 +232,16 @@ export class ScheduleStore {
 
 function notFound(id: string): QuarryError {
   return new QuarryError("not_found:schedule", `Schedule ${id} not found.`);
+}
+
+/** 409 when an admin paused the schedule: its owner may not resume or run it until an admin resumes it. */
+function refuseAdminPause(id: string, doc: ScheduleDoc): void {
+  if (doc.paused && doc.pausedByAdmin) {
+    throw new QuarryError(
+      "conflict:schedule",
+      `Schedule ${id} was paused by an admin: ask a Quarry admin to resume it.`,
+    );
+  }
 }
 
 function anySchedule(id: string, snap: DocumentSnapshot): ScheduleDoc {

@@ -251,7 +251,7 @@ describe("the schedules API", () => {
     expect(await mine(carol)).toHaveLength(3);
   });
 
-  it("lets admins list every schedule and pause one; members may not", async () => {
+  it("lets admins list every schedule and pause one (only an admin resumes it); members may not", async () => {
     const hook = "https://chat.example.com/v1/spaces/room/messages?key=secret-key";
     const id = String((await create(bob, { webhook: hook })).json.id);
     expect((await call(api, "/admin/schedules", { token: bob.idToken })).status).toBe(403);
@@ -270,9 +270,30 @@ describe("the schedules API", () => {
     expect(paused.json).toMatchObject({ paused: true, pausedReason: "paused by an admin" });
     expect((await call(api, `/schedules/${id}`, { token: bob.idToken })).json).toMatchObject({
       paused: true,
+      pausedByAdmin: true,
     });
+    // Only an admin resumes it: its owner may neither resume it nor run it now.
+    for (const [method, path, body] of [
+      ["PATCH", `/schedules/${id}`, { paused: false }],
+      ["POST", `/schedules/${id}/run`, undefined],
+    ] as const) {
+      const refused = await call(api, path, { method, token: bob.idToken, ...(body ? { body } : {}) });
+      expect(refused.status, `${method} ${path}`).toBe(409);
+      expect(refused.json.error).toBe("conflict:schedule");
+    }
+    const resumed = await call(api, `/admin/schedules/${id}`, {
+      method: "PATCH",
+      token: admin.idToken,
+      body: { paused: false },
+    });
+    expect(resumed.json).toMatchObject({ paused: false, pausedByAdmin: false });
+    expect(((await schedules().doc(id).get()).get("nextRunAt") as Timestamp).toMillis()).toBeGreaterThan(
+      Date.now(),
+    );
     const audit = await db.collection("audit").where("target", "==", id).get();
-    expect(audit.docs.map((d) => d.get("action"))).toContain("schedule.pause");
+    expect(audit.docs.map((d) => d.get("action"))).toEqual(
+      expect.arrayContaining(["schedule.pause", "schedule.resume"]),
+    );
     await call(api, `/schedules/${id}`, { method: "DELETE", token: bob.idToken });
   });
 });
