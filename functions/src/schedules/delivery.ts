@@ -6,6 +6,7 @@
  */
 import { lookup, type LookupAddress } from "node:dns";
 import { config } from "../config";
+import type { NotificationDoc } from "../contract/schedules";
 import { firestore } from "../services";
 import { privateAddress } from "./schema";
 import { threadUrl, webhookMessage } from "./webhook-message";
@@ -45,7 +46,7 @@ function appUrl(): string {
 export async function notify(news: RunNews): Promise<string> {
   const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
   const ref = db.collection(NOTIFICATIONS).doc();
-  await ref.set({
+  const note: NotificationDoc & { expireAt: unknown } = {
     uid: news.uid,
     scheduleId: news.scheduleId,
     threadId: news.threadId,
@@ -55,7 +56,8 @@ export async function notify(news: RunNews): Promise<string> {
     read: false,
     createdAt: Timestamp.now(),
     expireAt: Timestamp.fromMillis(Date.now() + NOTIFICATION_TTL_MS),
-  });
+  };
+  await ref.set(note);
   return ref.id;
 }
 

@@ -5,6 +5,7 @@
 import type { Timestamp } from "firebase-admin/firestore";
 import type { AlertCondition } from "./alerts";
 import type { Schedule } from "./cadence";
+import type { ScheduleView } from "../contract/schedules";
 
 /** How a scheduled run ended. */
 type RunOutcomeKind = "ok" | "failed" | "skipped";
@@ -84,7 +85,7 @@ export interface ScheduleOwner {
 }
 
 /** A schedule as the API answers it: timestamps as ISO strings, the claim bookkeeping left out. */
-export function scheduleView(id: string, doc: ScheduleDoc) {
+export function scheduleView(id: string, doc: ScheduleDoc): ScheduleView {
   const iso = (t: Timestamp | null | undefined) => (t ? t.toDate().toISOString() : null);
   return {
     id,
