@@ -19,7 +19,7 @@ export const MAIL = "mail-schedules-test";
 export const SQL = "SELECT count(*) AS n_orders FROM shop.orders";
 export const DAILY = { kind: "daily", time: "09:00", timeZone: "Europe/Berlin" };
 
-export interface Receiver {
+interface Receiver {
   url: string;
   got: { text: string; keys: string[] }[];
   status: number;
