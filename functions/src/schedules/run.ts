@@ -188,7 +188,10 @@ async function finish(
       ...(ran.answer ? { answer: ran.answer } : {}),
       ...(fired && alert ? { alert: alert.summary } : {}),
     });
-    await store.recordDelivery(id, problem ?? null);
+    // The schedule may have been deleted meanwhile: nothing left to show the failure on.
+    await store
+      .recordDelivery(id, problem ?? null)
+      .catch((err: unknown) => logger.warn("webhook delivery not recorded", { id, err: String(err) }));
   }
   return {
     outcome: ran.outcome,
