@@ -48,8 +48,8 @@ function webhookProblem(raw: string, options: ScheduleSchemaOptions): string | u
   return undefined;
 }
 
-/** Loopback, private, link-local and unspecified IPv4/IPv6 literals. */
-function privateAddress(host: string): boolean {
+/** Loopback, private, link-local and unspecified IPv4/IPv6 literals (also checked on what a webhook host resolves to). */
+export function privateAddress(host: string): boolean {
   const kind = isIP(host);
   if (kind === 4) {
     const [a, b] = host.split(".").map(Number);

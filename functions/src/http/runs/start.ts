@@ -25,7 +25,7 @@ import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import type { Scope } from "../../tools/scope";
 import type { UploadRef } from "../../tools/uploads/types";
-import type { Via } from "../../tools/person";
+import type { RunPerson, ScheduledTurn, Via } from "../../tools/person";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
@@ -36,6 +36,8 @@ export interface RunCaller {
   access: Access;
   /** Asked through MCP (audit and usage entries say so, and which token). */
   via?: Via;
+  /** A schedule's run: its saved SQL runs without planning, and its query is audited as scheduled. */
+  schedule?: ScheduledTurn;
 }
 
 /** A run request, validated: what to run and how. */
@@ -196,7 +198,7 @@ export async function startRun(
     readThread(store, saver, threadId, checkpointId),
   ]);
   let { tuple, along } = read;
-  const uploads = withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined));
+  const extras = { ...withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined)), ...extrasOf(caller) };
   const strategy = body.multitask_strategy ?? "reject";
   const stopped = await stopBusyRun(runs, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
   if (stopped) {
@@ -243,7 +245,7 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via, ...uploads },
+    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, ...extras },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
@@ -252,6 +254,11 @@ export async function startRun(
     logger.error("usage not charged", { uid, threadId, runId, spent, err: String(err) }),
   );
   return result;
+}
+
+/** How the run came (MCP) and whose schedule it runs, when it does: absent otherwise. */
+function extrasOf({ via, schedule }: RunCaller): Pick<RunPerson, "via" | "schedule"> {
+  return { ...(via ? { via } : {}), ...(schedule ? { schedule } : {}) };
 }
 
 /** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
