@@ -4,6 +4,7 @@
  */
 import { onRequest } from "firebase-functions/v2/https";
 import { beforeUserCreated, beforeUserSignedIn } from "firebase-functions/v2/identity";
+import { onSchedule } from "firebase-functions/v2/scheduler";
 import { onTaskDispatched } from "firebase-functions/v2/tasks";
 import {
   CONCURRENCY,
@@ -12,6 +13,7 @@ import {
   TIMEOUT_SECONDS,
   checkEnvironmentAtLoad,
   functionSecrets,
+  scheduleTick as tickCadence,
 } from "./config";
 import * as logger from "firebase-functions/logger";
 import { installProcessGuards } from "./http/abort";
@@ -50,6 +52,38 @@ export const backgroundRun = onTaskDispatched<import("./http/runs/background").B
   async (req) => {
     const { runInBackground } = await import("./http/runs/background.js");
     await runInBackground(req.data);
+  },
+);
+
+/**
+ * Scheduled questions (docs/schedules.md): every few minutes, claims the schedules that are due
+ * (once each, even when two ticks overlap) and queues a `scheduledRun` task for each. Cloud
+ * Scheduler's job is created by `firebase deploy`.
+ */
+export const scheduleTick = onSchedule(
+  { schedule: tickCadence(), region: REGION, timeoutSeconds: 120, retryCount: 0 },
+  async () => {
+    const { runScheduleTick } = await import("./schedules/tick.js");
+    await runScheduleTick();
+  },
+);
+
+/**
+ * One scheduled question's run, as its owner, to its end: the saved SQL, the alert, the
+ * notification, webhook and mail. Never retried: a scheduled run is not repeated behind its back.
+ */
+export const scheduledRun = onTaskDispatched<import("./schedules/queue").ScheduledTask>(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    retryConfig: { maxAttempts: 1 },
+    rateLimits: { maxConcurrentDispatches: 20 },
+    secrets: functionSecrets(),
+  },
+  async (req) => {
+    const { runScheduled } = await import("./schedules/run.js");
+    await runScheduled(req.data);
   },
 );
 

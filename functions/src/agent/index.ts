@@ -86,6 +86,7 @@ export async function createGraphFactory(
   const cfg = opts.config ?? runtimeConfig();
   let dialect: { name: string; note: string } = DIALECTS[cfg.warehouse.engine];
   let tools: StructuredToolInterface[];
+  let dryRun: Warehouse["dryRun"] | undefined;
   let knowledge = opts.knowledge;
   let catalog = opts.catalog;
   if (opts.tools) {
@@ -94,6 +95,7 @@ export async function createGraphFactory(
     const { auditedWarehouse, getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const plain = await getWarehouse(cfg.warehouse, opts.credentials);
     const warehouse = opts.onQuery ? auditedWarehouse(plain, opts.onQuery) : plain;
+    dryRun = (sql, ctx) => warehouse.dryRun(sql, ctx);
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
     const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
@@ -132,6 +134,7 @@ export async function createGraphFactory(
     firstScreen: (scope: Scope) => firstScreen(deps, scope),
     tools: deps.tools,
     searchContext: (scope: Scope, query: string) => searchContext(deps, scope, query),
+    ...(dryRun ? { dryRun } : {}),
   });
 }
 
@@ -143,6 +146,8 @@ export type GraphFactory = ((checkpointer: BaseCheckpointSaver) => QuarryGraph) 
   tools: readonly StructuredToolInterface[];
   /** The authored context a question matches, as `scope` may see it (MCP's `search_context`). */
   searchContext(scope: Scope, query: string): Promise<Knowledge>;
+  /** The warehouse's dry run (scope, read-only, estimate; nothing billed); absent with tools given directly. */
+  dryRun?: Warehouse["dryRun"];
 };
 
 /**

@@ -15,6 +15,7 @@ import { readModelConfig, type ModelConfig } from "./model";
 import { readOAuthConfig, type OAuthConfig } from "./oauth";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
 import { readRunsConfig, type RunsConfig } from "./runs";
+import { readSchedulesConfig, scheduleTickCadence, type SchedulesConfig } from "./schedules";
 import { readUploadsConfig, type UploadsConfig } from "./uploads";
 import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
 
@@ -24,6 +25,7 @@ export type { AgentConfig } from "./agent";
 export type { IdentityConfig } from "./identity";
 export type { ModelConfig, ModelProvider } from "./model";
 export type { UploadsConfig } from "./uploads";
+export type { SchedulesConfig } from "./schedules";
 export type { WarehouseConfig } from "./warehouse";
 export { assertEmulatorEnvironment };
 
@@ -38,6 +40,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   oauth: OAuthConfig;
   /** Files brought into a conversation as tables. */
   uploads: UploadsConfig;
+  /** Scheduled questions, their alerts and delivery. */
+  schedules: SchedulesConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -55,6 +59,7 @@ export function readConfig(env: Env): RuntimeConfig {
     identity: readIdentityConfig(env, platform.apiUrl),
     oauth: readOAuthConfig(env, platform.apiUrl, platform.inEmulator),
     uploads: readUploadsConfig(env),
+    schedules: readSchedulesConfig(env),
   });
 }
 
@@ -64,6 +69,11 @@ let cached: RuntimeConfig | undefined;
 export function config(): RuntimeConfig {
   cached ??= readConfig(process.env);
   return cached;
+}
+
+/** The `scheduleTick` function's cadence (`every N minutes`), read when the entry loads. */
+export function scheduleTick(): string {
+  return scheduleTickCadence(process.env);
 }
 
 /** Checked when the function entry loads so a bad local setup is reported at start, not as a hang. */

@@ -12,6 +12,7 @@ import { MODEL_DOCS } from "./model";
 import { OAUTH_DOCS } from "./oauth";
 import { PLATFORM_DOCS } from "./platform";
 import { RUNS_DOCS } from "./runs";
+import { SCHEDULES_DOCS } from "./schedules";
 import { TOOLING_DOCS } from "./tooling";
 import { UPLOADS_DOCS } from "./uploads";
 import { WAREHOUSE_DOCS } from "./warehouse";
@@ -29,6 +30,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   ...OAUTH_DOCS,
   ...AGENT_DOCS,
   ...RUNS_DOCS,
+  ...SCHEDULES_DOCS,
   ...CONTEXT_DOCS,
   ...PLATFORM_DOCS,
   ...TOOLING_DOCS,

@@ -84,7 +84,9 @@ export type AdminAction =
   | "group.delete"
   | "proposal.approve"
   | "proposal.reject"
-  | "proposal.edit";
+  | "proposal.edit"
+  | "schedule.pause"
+  | "schedule.resume";
 
 /** One audit-log entry as `GET /admin/audit` answers it. */
 export type AuditEntry = { at: string; uid: string; email: string | null } & (

@@ -13,6 +13,7 @@ import { firstScreenRoutes } from "./first-screen";
 import { backgroundRoutes } from "./runs/background";
 import { joinRoutes } from "./runs/join";
 import { runRoutes } from "./runs/routes";
+import { scheduleRoutes } from "./schedules";
 import { threadRoutes } from "./threads";
 import { tokenRoutes } from "./tokens";
 import { v2Routes } from "./v2/routes";
@@ -30,6 +31,7 @@ export function apiRoutes(): Router {
   r.use(firstScreenRoutes());
   r.use(tokenRoutes());
   r.use(adminRoutes());
+  r.use(scheduleRoutes());
   r.use(bigQueryAuthRoutes());
   r.use((req) => {
     throw new QuarryError(

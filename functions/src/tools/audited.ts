@@ -35,6 +35,7 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
         bytesBilled: 0,
         durationMs: Date.now() - started,
         ...(ctx.via ? { via: ctx.via } : {}),
+        ...(ctx.scheduleId ? { scheduled: true as const, scheduleId: ctx.scheduleId } : {}),
         ...rest,
       });
     } catch {

@@ -57,6 +57,7 @@ function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
           ...(person.bytesLeft !== undefined ? { personBytesLeft: person.bytesLeft } : {}),
           ...(person.via ? { via: person.via } : {}),
           ...(person.uploads?.length ? { uploads: person.uploads } : {}),
+          ...(person.schedule ? { scheduleId: person.schedule.id } : {}),
         }
       : {}),
     ...q,

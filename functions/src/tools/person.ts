@@ -34,6 +34,14 @@ export interface RunPerson {
   via?: Via;
   /** The conversation's uploaded tables at the run's start (in scope for this run only). */
   uploads?: UploadRef[];
+  /** A schedule's run: its id (the audit log marks its query) and its saved SQL, run without planning. */
+  schedule?: ScheduledTurn;
+}
+
+/** What a scheduled run carries: the schedule and the SQL its owner saved. */
+export interface ScheduledTurn {
+  id: string;
+  sql: string;
 }
 
 /**
@@ -51,6 +59,9 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
     ...(typeof raw.bytesLeft === "number" ? { bytesLeft: raw.bytesLeft } : {}),
     scope: scopeOf(raw.scope),
     ...(Array.isArray(raw.uploads) && raw.uploads.length ? { uploads: uploadsOf(raw.uploads) } : {}),
+    ...(typeof raw.schedule?.id === "string" && typeof raw.schedule.sql === "string"
+      ? { schedule: { id: raw.schedule.id, sql: raw.schedule.sql } }
+      : {}),
     ...(raw.via?.channel === "mcp"
       ? {
           via: {

@@ -39,6 +39,9 @@ export interface QueryRecord {
   outcome: "ok" | "error" | "refused";
   /** Asked through MCP (and with which token); absent: the page or the API. */
   via?: Via;
+  /** Run by a schedule (its saved SQL, as its owner), not asked by a person just now. */
+  scheduled?: true;
+  scheduleId?: string;
   error?: { category: string; message: string };
   bytesBilled: number;
   estimatedBytes?: number;
@@ -68,6 +71,8 @@ export interface QueryContext {
   scope: Scope;
   /** The way the question came in when it was not the page (for the audit log). */
   via?: Via;
+  /** The schedule whose run this query is (the audit log marks it scheduled). */
+  scheduleId?: string;
   /**
    * This conversation's uploaded tables (`uploads.<name>`): in scope for this query only, beside
    * `scope`. Absent or empty: no upload is visible (another thread's never is).

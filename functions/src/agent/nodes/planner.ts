@@ -3,7 +3,8 @@
  * tool calls is not kept (the generator writes the answer the user sees), which keeps a greeting
  * at two model calls.
  */
-import { SystemMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { AIMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
 import { emitPhase, emitUsage } from "../emit";
@@ -13,6 +14,7 @@ import { renderPreamble } from "../prompt-inputs/system-context";
 import { usageOfModelCall } from "../prompt-inputs/usage";
 import { ASKING_BLOCK, PLANNER_PROMPT, REFINEMENT_BLOCK, fill } from "../prompts";
 import type { QuarryStateType, QuarryUpdate } from "../state";
+import { runPersonOf } from "../../tools/person";
 
 /** The planner's prompt: preamble, refinement, earlier turns as text, the current turn verbatim. */
 function plannerMessages(state: QuarryStateType, maxRetries: number, asking = false) {
@@ -48,6 +50,8 @@ export function makePlanner(deps: AgentDeps) {
       };
     }
     emitPhase(config, "planning");
+    const scheduled = runPersonOf(config.configurable)?.schedule;
+    if (scheduled) return savedQuery(state, scheduled.sql);
     const reply = await callModel(deps, config, {
       node: "planner",
       messages: plannerMessages(
@@ -68,4 +72,22 @@ export function makePlanner(deps: AgentDeps) {
     if (reply.tool_calls?.length) update.messages = [reply];
     return update;
   };
+}
+
+/**
+ * A schedule's turn runs the SQL its owner saved, through the same executor and gate, with no model
+ * call: one `bq_query` call. What the verifier sends back is not re-planned — a failed saved query
+ * is the schedule's failure to report (the generator explains it), and an empty result is an answer.
+ */
+function savedQuery(state: QuarryStateType, sql: string): QuarryUpdate {
+  if (state.verdict?.action === "replan") {
+    return {
+      phase: "planning",
+      verdict: state.verdict.reason
+        ? { action: "give_up", reason: `the saved query failed: ${state.verdict.reason}` }
+        : { action: "answer" },
+    };
+  }
+  const call = { name: "bq_query", args: { sql }, id: `saved-${randomUUID()}`, type: "tool_call" as const };
+  return { phase: "planning", verdict: null, messages: [new AIMessage({ content: "", tool_calls: [call] })] };
 }

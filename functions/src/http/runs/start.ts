@@ -25,7 +25,7 @@ import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import type { Scope } from "../../tools/scope";
 import type { UploadRef } from "../../tools/uploads/types";
-import type { Via } from "../../tools/person";
+import type { ScheduledTurn, Via } from "../../tools/person";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
@@ -36,6 +36,8 @@ export interface RunCaller {
   access: Access;
   /** Asked through MCP (audit and usage entries say so, and which token). */
   via?: Via;
+  /** A schedule's run: its saved SQL runs without planning, and its query is audited as scheduled. */
+  schedule?: ScheduledTurn;
 }
 
 /** A run request, validated: what to run and how. */
@@ -243,7 +245,10 @@ export async function startRun(
     // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
     cancelOnDisconnect:
       body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via, ...uploads },
+    person: {
+      ...{ uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, via: caller.via, ...uploads },
+      ...(caller.schedule ? { schedule: caller.schedule } : {}),
+    },
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.

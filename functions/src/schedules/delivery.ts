@@ -1,0 +1,110 @@
+/**
+ * Where a scheduled run's news goes: a notification document for the owner's page
+ * (`notifications/{id}`, which rules let only them read and mark read), the schedule's chat webhook
+ * (webhook-message.ts: the answer's first lines and a link, never rows), and mail through the
+ * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection.
+ */
+import { config } from "../config";
+import { firestore } from "../services";
+import { threadUrl, webhookMessage } from "./webhook-message";
+
+/** Webhook attempts, the wait before the second (doubling after), and each attempt's time limit. */
+const WEBHOOK_ATTEMPTS = 3;
+const WEBHOOK_BACKOFF_MS = 500;
+const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
+export const NOTIFICATIONS = "notifications";
+
+/** What happened, for the owner. */
+export interface RunNews {
+  uid: string;
+  email: string | null;
+  scheduleId: string;
+  /** The schedule's conversation. */
+  threadId: string;
+  name: string;
+  /** One line: the alert's summary, or why the run failed. */
+  title: string;
+  /** The answer (Markdown) or the error, in words. */
+  body: string;
+  fired: boolean;
+}
+
+/** The page's address, for links. */
+export function appUrl(): string {
+  return config().schedules.appUrl ?? `https://${config().projectId}.web.app`;
+}
+
+/** Writes the owner's notification document; returns its id. */
+export async function notify(news: RunNews): Promise<string> {
+  const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
+  const ref = db.collection(NOTIFICATIONS).doc();
+  await ref.set({
+    uid: news.uid,
+    scheduleId: news.scheduleId,
+    threadId: news.threadId,
+    title: news.title,
+    body: firstLine(news.body),
+    fired: news.fired,
+    read: false,
+    createdAt: Timestamp.now(),
+  });
+  return ref.id;
+}
+
+/** Adds a Trigger Email document when mail is configured and the owner has an address. */
+export async function mail(news: RunNews): Promise<void> {
+  const collection = config().schedules.mailCollection;
+  if (!collection || !news.email) return;
+  const db = await firestore();
+  await db.collection(collection).add({
+    to: news.email,
+    message: {
+      subject: `Quarry: ${news.name} — ${news.title}`.slice(0, 200),
+      text: `${news.title}\n\n${firstLine(news.body)}\n\nOpen in Quarry: ${threadUrl(appUrl(), news.threadId)}`,
+    },
+  });
+}
+
+/**
+ * Posts the schedule's message to its webhook: up to {@link WEBHOOK_ATTEMPTS} tries with a
+ * doubling wait, each cut at 10 s; a redirect is not followed (the URL was checked, where it points
+ * to was not). Retries a network failure, 429 and 5xx. Returns undefined when delivered, else why
+ * not, in words.
+ */
+export async function postWebhook(
+  url: string,
+  input: { name: string; threadId: string; answer?: string; alert?: string },
+): Promise<string | undefined> {
+  const body = JSON.stringify(webhookMessage({ ...input, appUrl: appUrl() }));
+  let problem = "";
+  for (let attempt = 1; attempt <= WEBHOOK_ATTEMPTS; attempt++) {
+    if (attempt > 1) await new Promise((r) => setTimeout(r, WEBHOOK_BACKOFF_MS * 2 ** (attempt - 2)));
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json; charset=utf-8" },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+      });
+      await res.body?.cancel().catch(() => {});
+      if (res.ok) return undefined;
+      problem = `the webhook answered HTTP ${res.status}`;
+      if (res.status !== 429 && res.status < 500) break;
+    } catch (err) {
+      const name = (err as Error).name;
+      problem =
+        name === "TimeoutError"
+          ? "the webhook did not answer within 10 s"
+          : `the webhook could not be reached (${(err as Error).message})`;
+    }
+  }
+  return `${problem}; check the webhook URL (the message was not delivered)`;
+}
+
+function firstLine(text: string): string {
+  const line = text.split(/\r?\n/).find((l) => l.trim() && !l.trim().startsWith("|")) ?? "";
+  return line.trim().slice(0, 500);
+}

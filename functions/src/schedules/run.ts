@@ -1,0 +1,192 @@
+/**
+ * A scheduled run (the `scheduledRun` task-queue function's body): the claimed schedule's saved
+ * question runs as its owner — access checked again, fresh (a removed member's schedule stops), the
+ * owner's scope, identity mode and quotas (over quota: skipped, and recorded so) — on the
+ * schedule's own conversation, through the run lifecycle of every other run (lease, checkpoints,
+ * event log, audit). Its planner runs the saved SQL without a model call (agent/nodes/planner.ts),
+ * so a run costs one query and the generator's short answer. Then the alert is evaluated on the
+ * rows, the outcome recorded on the schedule (three failures in a row pause it), and the owner told
+ * (notification, webhook, mail).
+ */
+import { randomUUID } from "node:crypto";
+import * as logger from "firebase-functions/logger";
+import { resolveAccess, type Access } from "../access/gate";
+import { ASSISTANT_ID, STREAM_MODES } from "../contract/protocol";
+import { QuarryError } from "../errors";
+import { agentGraph } from "../http/runtime";
+import { checkRun, startRun } from "../http/runs/start";
+import { NO_OUTPUT } from "../http/sse";
+import type { TurnResult } from "../agent/state";
+import type { Row } from "../contract/events";
+import { evaluate, type AlertOutcome } from "./alerts";
+import { mail, notify, postWebhook, type RunNews } from "./delivery";
+import type { ScheduledTask } from "./queue";
+import { scheduleStore, type LastRun, type ScheduleDoc } from "./store";
+
+/** What one scheduled run came to (for the schedule's `lastRun`, and for tests). */
+export interface ScheduledRunReport {
+  outcome: LastRun["outcome"] | "not_run";
+  summary?: string;
+  fired?: boolean;
+  error?: string;
+  /** Set when the schedule paused itself with this run. */
+  paused?: boolean;
+  runId?: string;
+}
+
+/** Runs a claimed schedule once; a task whose claim was taken already (or paused since) does nothing. */
+export async function runScheduled(task: ScheduledTask): Promise<ScheduledRunReport> {
+  const store = await scheduleStore();
+  const doc = await store.takeClaim(task.scheduleId, task.claim);
+  if (!doc) return { outcome: "not_run" };
+  const id = task.scheduleId;
+  let access: Access;
+  try {
+    access = await resolveAccess(
+      { uid: doc.owner, email: doc.ownerEmail ?? undefined, emailVerified: doc.ownerEmailVerified },
+      { fresh: true },
+    );
+  } catch (err) {
+    // The owner may no longer use Quarry: the schedule stops (an admin or the owner, re-admitted, resumes it).
+    const error = `its owner may no longer use Quarry (${(err as Error).message})`;
+    await store.recordRun(
+      id,
+      { outcome: "skipped", summary: "not run", fired: false, figure: null, error },
+      { pause: `paused: ${error}` },
+    );
+    return { outcome: "skipped", error, paused: true };
+  }
+  const runId = randomUUID();
+  const ran = await execute(doc, id, access, runId);
+  return finish(doc, id, { ...ran, runId });
+}
+
+interface Ran {
+  outcome: LastRun["outcome"];
+  error?: string;
+  rows?: Row[];
+  answer?: string;
+}
+
+/** The run itself, on the schedule's conversation; a refusal before it started is a skip or a failure. */
+async function execute(doc: ScheduleDoc, id: string, access: Access, runId: string): Promise<Ran> {
+  const checked = checkRun({
+    assistant_id: ASSISTANT_ID,
+    input: { messages: [{ type: "human", content: doc.question }] },
+    if_not_exists: "create",
+  });
+  try {
+    const result = await startRun(
+      { uid: doc.owner, email: doc.ownerEmail, access, schedule: { id, sql: doc.sql } },
+      doc.scheduleThreadId,
+      { ...checked, modes: [...STREAM_MODES] },
+      NO_OUTPUT,
+      runId,
+    );
+    const { turnResults, finalAnswer } = await turnOf(doc.scheduleThreadId);
+    if (result.status === "error")
+      return { outcome: "failed", error: result.error?.message ?? "the run failed" };
+    const query = [...turnResults].reverse().find((r) => r.tool === "bq_query");
+    if (!query) return { outcome: "failed", error: "the saved query did not run", answer: finalAnswer };
+    if (query.artifact.kind === "error")
+      return {
+        outcome: "failed",
+        error: `the saved query failed: ${query.artifact.message}`,
+        answer: finalAnswer,
+      };
+    if (query.artifact.kind !== "query")
+      return { outcome: "failed", error: "the saved query gave no result" };
+    return { outcome: "ok", rows: query.artifact.result.rows, answer: finalAnswer };
+  } catch (err) {
+    const code = err instanceof QuarryError ? err.code : "internal";
+    const message = err instanceof QuarryError ? err.message : "the run could not start";
+    if (!(err instanceof QuarryError))
+      logger.error("scheduled run failed to start", { id, err: String(err) });
+    // Over quota, or its conversation busy with another run: not the schedule's fault, not counted.
+    if (code.startsWith("quota:") || code === "conflict:run")
+      return { outcome: "skipped", error: `skipped: ${message}` };
+    return { outcome: "failed", error: message };
+  }
+}
+
+/** The schedule conversation's turn as the checkpoint holds it: tool results and the answer. */
+async function turnOf(threadId: string): Promise<{ turnResults: TurnResult[]; finalAnswer: string }> {
+  const graph = await agentGraph();
+  const snap = await graph.getState({ configurable: { thread_id: threadId } });
+  const values = snap.values as { turnResults?: TurnResult[]; finalAnswer?: string };
+  return { turnResults: values.turnResults ?? [], finalAnswer: values.finalAnswer ?? "" };
+}
+
+/** Evaluates the alert, records the run on the schedule, and tells the owner. */
+async function finish(
+  doc: ScheduleDoc,
+  id: string,
+  ran: Ran & { runId: string },
+): Promise<ScheduledRunReport> {
+  const store = await scheduleStore();
+  const alert: AlertOutcome | undefined =
+    ran.outcome === "ok" && doc.alert ? evaluate(doc.alert, ran.rows ?? [], doc.lastRun?.figure) : undefined;
+  const summary = ran.error ?? alert?.summary ?? firstLine(ran.answer ?? "") ?? "";
+  const fired = alert?.fired === true;
+  const recorded = await store.recordRun(id, {
+    outcome: ran.outcome,
+    summary,
+    fired,
+    figure: alert?.figure ?? (doc.alert?.kind === "change" ? (doc.lastRun?.figure ?? null) : null),
+    error: ran.error ?? null,
+  });
+  const paused = recorded?.paused === true && !doc.paused;
+  const news: RunNews = {
+    uid: doc.owner,
+    email: doc.ownerEmail,
+    scheduleId: id,
+    threadId: doc.scheduleThreadId,
+    name: doc.name,
+    title:
+      ran.outcome === "failed"
+        ? `${doc.name}: the scheduled run failed${paused ? " and the schedule paused" : ""}`
+        : `${doc.name}: ${summary}`,
+    body:
+      ran.outcome === "failed"
+        ? paused
+          ? `${ran.error}. ${pauseNote()}`
+          : (ran.error ?? "")
+        : (ran.answer ?? summary),
+    fired,
+  };
+  if (fired || ran.outcome === "failed") {
+    await notify(news).catch((err: unknown) =>
+      logger.error("notification not written", { id, err: String(err) }),
+    );
+    await mail(news).catch((err: unknown) => logger.error("mail not queued", { id, err: String(err) }));
+  }
+  // The webhook hears fired alerts, or every answer of a schedule without an alert.
+  if (doc.webhook && ran.outcome === "ok" && (fired || !doc.alert)) {
+    const problem = await postWebhook(doc.webhook, {
+      name: doc.name,
+      threadId: doc.scheduleThreadId,
+      ...(ran.answer ? { answer: ran.answer } : {}),
+      ...(fired && alert ? { alert: alert.summary } : {}),
+    });
+    await store.recordDelivery(id, problem ?? null);
+  }
+  return {
+    outcome: ran.outcome,
+    summary,
+    fired,
+    ...(ran.error ? { error: ran.error } : {}),
+    paused,
+    runId: ran.runId,
+  };
+}
+
+function pauseNote(): string {
+  return "The schedule paused after three failed runs in a row: fix its SQL (save a new answer's SQL) and resume it.";
+}
+
+function firstLine(text: string): string | undefined {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l && !l.startsWith("|") && !l.startsWith("```"));
+}
