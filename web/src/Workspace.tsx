@@ -1,4 +1,4 @@
-/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`) or the thread list (a drawer on phones) and the conversation. */
+/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`), the schedules (`/schedules`) or the thread list (a drawer on phones) and the conversation. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { User } from "firebase/auth";
 import type { Client } from "@langchain/langgraph-sdk";
@@ -9,7 +9,7 @@ import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
-import { useAccountRoute, useAdminRoute, useThreadRoute } from "./route";
+import { useAccountRoute, useAdminRoute, useSchedulesRoute, useThreadRoute } from "./route";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
@@ -20,6 +20,12 @@ import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
 import { AccountPage } from "./account/AccountPage";
 import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
+import { Bell } from "./schedules/Bell";
+import { SchedulesPage } from "./schedules/SchedulesPage";
+import { ScheduleDialog } from "./schedules/ScheduleDialog";
+import { schedulesApi } from "./schedules/api";
+import type { ScheduleSource } from "./schedules/form";
+import { scheduleSourceOf } from "./schedules/source";
 
 interface Props {
   cfg: ClientConfig;
@@ -41,6 +47,8 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const client = useMemo(() => createApiClient(cfg.apiUrl, fb.auth), [cfg.apiUrl, fb.auth]);
   const [adminOpen, goAdmin] = useAdminRoute();
   const [accountOpen, goAccount] = useAccountRoute();
+  const [schedulesOpen, goSchedules] = useSchedulesRoute();
+  const [, goThread] = useThreadRoute();
   const [drawer, setDrawer] = useState(false);
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
@@ -64,6 +72,9 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           onAdmin={goAdmin}
           accountOpen={accountOpen}
           onAccount={goAccount}
+          schedulesOpen={schedulesOpen}
+          onSchedules={goSchedules}
+          bell={<Bell db={fb.db} uid={user.uid} onOpenThread={goThread} />}
           onSignOut={onSignOut}
           bigquery={bigquery}
         />
@@ -71,6 +82,8 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
         ) : accountOpen ? (
           <AccountPage apiUrl={cfg.apiUrl} auth={fb.auth} />
+        ) : schedulesOpen ? (
+          <SchedulesPage apiUrl={cfg.apiUrl} auth={fb.auth} onOpenThread={goThread} />
         ) : (
           <ChatArea
             cfg={cfg}
@@ -105,6 +118,9 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const { threads, error, refresh } = useThreads(fb.db, client, user.uid);
   const onThreadCreated = useCallback((id: string) => go(id), [go]);
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
+  const schedules = useMemo(() => schedulesApi(cfg.apiUrl, fb.auth), [cfg.apiUrl, fb.auth]);
+  const [scheduling, setScheduling] = useState<ScheduleSource | null>(null);
+  const [, goSchedules] = useSchedulesRoute();
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
   const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
   const files = useFiles({
@@ -163,6 +179,9 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           firstScreen={firstScreen}
           files={files}
           attachmentMaxMb={cfg.limits.attachmentMaxMb}
+          onSchedule={
+            threadId ? (turn) => setScheduling(scheduleSourceOf(turn, threadId) ?? null) : undefined
+          }
           onFeedback={
             threadId
               ? (questionId, score, note) =>
@@ -173,6 +192,17 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
                   })
               : undefined
           }
+        />
+      )}
+      {scheduling && (
+        <ScheduleDialog
+          source={scheduling}
+          create={schedules.create}
+          onClose={() => setScheduling(null)}
+          onOpenSchedules={() => {
+            setScheduling(null);
+            goSchedules(true);
+          }}
         />
       )}
     </div>

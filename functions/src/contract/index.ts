@@ -11,5 +11,6 @@ export * from "./events";
 export * from "./follow-ups";
 export * from "./limits";
 export * from "./protocol";
+export * from "./schedules";
 export * from "./tokens";
 export * from "./uploads";

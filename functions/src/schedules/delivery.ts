@@ -5,6 +5,7 @@
  * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection.
  */
 import { config } from "../config";
+import { NOTIFICATIONS_COLLECTION, type ScheduleNotification } from "../contract/schedules";
 import { firestore } from "../services";
 import { threadUrl, webhookMessage } from "./webhook-message";
 
@@ -14,7 +15,7 @@ const WEBHOOK_BACKOFF_MS = 500;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
-export const NOTIFICATIONS = "notifications";
+export const NOTIFICATIONS = NOTIFICATIONS_COLLECTION;
 
 /** What happened, for the owner. */
 export interface RunNews {
@@ -40,7 +41,7 @@ export function appUrl(): string {
 export async function notify(news: RunNews): Promise<string> {
   const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
   const ref = db.collection(NOTIFICATIONS).doc();
-  await ref.set({
+  const doc: ScheduleNotification<InstanceType<typeof Timestamp>> = {
     uid: news.uid,
     scheduleId: news.scheduleId,
     threadId: news.threadId,
@@ -49,7 +50,8 @@ export async function notify(news: RunNews): Promise<string> {
     fired: news.fired,
     read: false,
     createdAt: Timestamp.now(),
-  });
+  };
+  await ref.set(doc);
   return ref.id;
 }
 

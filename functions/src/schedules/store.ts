@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DocumentSnapshot, Firestore, Timestamp } from "firebase-admin/firestore";
+import type { ScheduleView } from "../contract/schedules";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import type { AlertCondition } from "./alerts";
@@ -315,7 +316,7 @@ function ownSchedule(id: string, snap: DocumentSnapshot, uid: string): ScheduleD
 }
 
 /** A schedule as the API answers it: timestamps as ISO strings, the claim bookkeeping left out. */
-export function scheduleView(id: string, doc: ScheduleDoc) {
+export function scheduleView(id: string, doc: ScheduleDoc): ScheduleView {
   const iso = (t: Timestamp | null | undefined) => (t ? t.toDate().toISOString() : null);
   return {
     id,

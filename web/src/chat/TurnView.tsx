@@ -10,6 +10,7 @@ import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
 import { ConnectBigQueryButton } from "../access/BigQueryConnect";
 import type { Settings } from "../settings/useSettings";
+import { canSchedule } from "../schedules/source";
 
 const STEPS: { phase: Phase; label: string }[] = [
   { phase: "planning", label: "Planning" },
@@ -40,6 +41,8 @@ interface Props {
   onAskAgain?(question: string): void;
   /** Asks a new question (a follow-up button); absent where the turn's follow-ups are not offered. */
   onAsk?(question: string): void;
+  /** Opens "Schedule…" for this answer; shown only when it ran SQL. */
+  onSchedule?(): void;
 }
 
 /** The questions to ask next, as buttons that ask them. */
@@ -131,7 +134,7 @@ function Phases({ phase }: { phase?: Phase }) {
 }
 
 export function TurnView(props: Props) {
-  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk } = props;
+  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk, onSchedule } = props;
   const live = turn.status === "streaming";
   // The follow-ups' block at the end of the answer is never shown as text (the server sends them apart).
   const answer = splitFollowUps(turn.answer).body;
@@ -198,6 +201,11 @@ export function TurnView(props: Props) {
         {!live && turn.status !== "asking" && onAskAgain && (
           <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
             Regenerate
+          </button>
+        )}
+        {onSchedule && canSchedule(turn) && (
+          <button type="button" className="link small" onClick={onSchedule}>
+            Schedule…
           </button>
         )}
         {turn.usage && !live && (
