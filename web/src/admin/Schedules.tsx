@@ -61,14 +61,21 @@ function ScheduleRow({ api, s, onDone }: { api: AdminApi; s: ScheduleView; onDon
       <td>{s.ownerEmail ?? s.owner}</td>
       <td>{s.name}</td>
       <td className="small">{cadenceInWords(s.schedule)}</td>
-      <td className="small">{s.paused ? `Paused${s.pausedReason ? `: ${s.pausedReason}` : ""}` : "Active"}</td>
+      <td className="small">
+        {s.paused ? `Paused${s.pausedReason ? `: ${s.pausedReason}` : ""}` : "Active"}
+      </td>
       <td className="small">
         {s.lastRun
           ? `${s.lastRun.outcome}${s.lastRun.fired ? " (alert fired)" : ""}: ${s.lastRun.summary}`
           : "not run yet"}
       </td>
       <td>
-        <button type="button" disabled={busy} onClick={() => void toggle()} aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}>
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => void toggle()}
+          aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}
+        >
           {s.paused ? "Resume" : "Pause"}
         </button>
         {error && (

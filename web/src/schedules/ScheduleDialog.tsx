@@ -136,12 +136,21 @@ interface PartProps {
   problem(field: keyof ScheduleForm): string | undefined;
 }
 
-function CadenceFields({ form, set, problem, zoneList, zones }: PartProps & { zoneList: string; zones: string[] }) {
+function CadenceFields({
+  form,
+  set,
+  problem,
+  zoneList,
+  zones,
+}: PartProps & { zoneList: string; zones: string[] }) {
   return (
     <fieldset>
       <legend>When</legend>
       <Field label="Repeat">
-        <select value={form.cadence} onChange={(e) => set({ cadence: e.target.value as ScheduleForm["cadence"] })}>
+        <select
+          value={form.cadence}
+          onChange={(e) => set({ cadence: e.target.value as ScheduleForm["cadence"] })}
+        >
           <option value="daily">Daily</option>
           <option value="weekly">Weekly</option>
           <option value="monthly">Monthly</option>
@@ -245,7 +254,11 @@ function AlertFields({ form, set, problem, columns }: PartProps & { columns: str
             </select>
           </Field>
           <Field label="By at least (%)" problem={problem("percent")}>
-            <input inputMode="decimal" value={form.percent} onChange={(e) => set({ percent: e.target.value })} />
+            <input
+              inputMode="decimal"
+              value={form.percent}
+              onChange={(e) => set({ percent: e.target.value })}
+            />
           </Field>
         </div>
       )}

@@ -72,8 +72,8 @@ export function SchedulesPage({ apiUrl, auth, onOpenThread }: Props) {
     <main className="admin schedules" aria-labelledby="schedules-title">
       <h2 id="schedules-title">My schedules</h2>
       <p className="muted small">
-        Questions saved from answers with “Schedule…”. Each run asks the saved SQL again and adds its answer to the
-        schedule’s own conversation; a fired alert or a failed run rings the bell.
+        Questions saved from answers with “Schedule…”. Each run asks the saved SQL again and adds its answer
+        to the schedule’s own conversation; a fired alert or a failed run rings the bell.
       </p>
       {error && (
         <p className="error" role="alert">
@@ -81,7 +81,9 @@ export function SchedulesPage({ apiUrl, auth, onOpenThread }: Props) {
         </p>
       )}
       {loading && !list && <p className="muted">Loading…</p>}
-      {list && !list.length && <p className="muted">No schedules yet: open an answer and choose “Schedule…”.</p>}
+      {list && !list.length && (
+        <p className="muted">No schedules yet: open an answer and choose “Schedule…”.</p>
+      )}
       <ul className="schedule-list">
         {list?.map((s) => (
           <ScheduleItem
@@ -149,7 +151,11 @@ function ScheduleItem({ s, api, running, onRan, onChanged, onOpenThread }: ItemP
         <button type="button" disabled={busy} onClick={() => void run(() => api.setPaused(s.id, !s.paused))}>
           {s.paused ? "Resume" : "Pause"}
         </button>
-        <button type="button" disabled={busy || running || s.paused} onClick={() => void run(() => api.runNow(s.id), onRan)}>
+        <button
+          type="button"
+          disabled={busy || running || s.paused}
+          onClick={() => void run(() => api.runNow(s.id), onRan)}
+        >
           {running ? "Running…" : "Run now"}
         </button>
         {s.lastRun ? (

@@ -16,7 +16,8 @@ export function schedulesApi(apiUrl: string, auth: Auth) {
     list: () => call<SchedulesAnswer>("/schedules"),
     get: (id: string) => call<ScheduleView>(`/schedules/${enc(id)}`),
     create: (body: NewScheduleBody) => call<ScheduleView>("/schedules", "POST", body),
-    setPaused: (id: string, paused: boolean) => call<ScheduleView>(`/schedules/${enc(id)}`, "PATCH", { paused }),
+    setPaused: (id: string, paused: boolean) =>
+      call<ScheduleView>(`/schedules/${enc(id)}`, "PATCH", { paused }),
     remove: (id: string) => call<void>(`/schedules/${enc(id)}`, "DELETE"),
     runNow: (id: string) => call<{ id: string; queued: boolean }>(`/schedules/${enc(id)}/run`, "POST"),
   };

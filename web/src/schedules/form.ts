@@ -115,7 +115,11 @@ function cadenceOf(form: ScheduleForm): ScheduleCadence {
   if (form.cadence === "weekly") return { kind: "weekly", days: [...form.days], ...at };
   if (form.cadence === "monthly") {
     const day = form.monthDay === "last" ? "last" : Number(form.monthDay);
-    return { kind: "monthly", day: day === "last" ? day : Math.min(Math.max(day, 1), SCHEDULE_MAX_MONTH_DAY), ...at };
+    return {
+      kind: "monthly",
+      day: day === "last" ? day : Math.min(Math.max(day, 1), SCHEDULE_MAX_MONTH_DAY),
+      ...at,
+    };
   }
   return { kind: "daily", ...at };
 }

@@ -36,7 +36,9 @@ export function unreadCount(items: readonly Pick<NotificationItem, "read">[]): n
 /** The badge's text: nothing at 0, "20+" when every listed one is unread (older ones may be too). */
 export function unreadLabel(unread: number, listed: number): string {
   if (unread === 0) return "";
-  return unread >= MAX_NOTIFICATIONS && listed >= MAX_NOTIFICATIONS ? `${MAX_NOTIFICATIONS}+` : String(unread);
+  return unread >= MAX_NOTIFICATIONS && listed >= MAX_NOTIFICATIONS
+    ? `${MAX_NOTIFICATIONS}+`
+    : String(unread);
 }
 
 function millis(v: unknown): number {
