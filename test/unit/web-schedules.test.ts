@@ -17,7 +17,12 @@ import {
   type ScheduleSource,
 } from "../../web/src/schedules/form";
 import { canSchedule, scheduleSourceOf } from "../../web/src/schedules/source";
-import { MAX_NOTIFICATIONS, unreadCount, unreadLabel } from "../../web/src/schedules/notifications";
+import {
+  MAX_NOTIFICATIONS,
+  plainLine,
+  unreadCount,
+  unreadLabel,
+} from "../../web/src/schedules/notifications";
 import { errorInWords } from "../../web/src/data/format";
 import type { Turn } from "../../web/src/chat/model";
 
@@ -264,6 +269,15 @@ describe("which answer can be scheduled", () => {
 });
 
 describe("the bell", () => {
+  it("lists an answer's first line without its Markdown marks", () => {
+    expect(
+      plainLine("Here is what I found (1 rows) with `SELECT COUNT(*) AS n_orders FROM shop.orders`."),
+    ).toBe("Here is what I found (1 rows) with SELECT COUNT(*) AS n_orders FROM shop.orders.");
+    expect(plainLine("**Revenue** fell, see [the docs](https://example.com)")).toBe(
+      "Revenue fell, see the docs",
+    );
+  });
+
   it("counts the unread ones", () => {
     expect(unreadCount([])).toBe(0);
     expect(unreadCount([{ read: false }, { read: true }, { read: false }])).toBe(2);

@@ -26,26 +26,28 @@ export function SchedulesSection({ api }: { api: AdminApi }) {
       )}
       {data && data.schedules.length === 0 && <p className="muted">Nobody has scheduled a question yet.</p>}
       {data && data.schedules.length > 0 && (
-        <table className="admin-table">
-          <caption className="sr-only">Every schedule</caption>
-          <thead>
-            <tr>
-              <th scope="col">Owner</th>
-              <th scope="col">Name</th>
-              <th scope="col">Runs</th>
-              <th scope="col">State</th>
-              <th scope="col">Last run</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.schedules.map((s) => (
-              <ScheduleRow key={s.id} api={api} s={s} onDone={reload} />
-            ))}
-          </tbody>
-        </table>
+        <div className="table-wrap">
+          <table className="admin-table">
+            <caption className="sr-only">Every schedule</caption>
+            <thead>
+              <tr>
+                <th scope="col">Owner</th>
+                <th scope="col">Name</th>
+                <th scope="col">Runs</th>
+                <th scope="col">State</th>
+                <th scope="col">Last run</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.schedules.map((s) => (
+                <ScheduleRow key={s.id} api={api} s={s} onDone={reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

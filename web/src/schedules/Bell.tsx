@@ -5,7 +5,7 @@
  */
 import { useEffect, useId, useRef, useState } from "react";
 import type { Firestore } from "firebase/firestore";
-import { unreadLabel, useNotifications } from "./notifications";
+import { plainLine, unreadLabel, useNotifications } from "./notifications";
 
 interface Props {
   db: Firestore;
@@ -75,7 +75,7 @@ export function Bell({ db, uid, onOpenThread }: Props) {
               <li key={n.id} className={n.read ? "read" : "unread"}>
                 <button type="button" onClick={() => void choose(n.id, n.threadId, n.read)}>
                   <strong className="title">{n.title}</strong>
-                  {n.body && <span className="body small">{n.body}</span>}
+                  {n.body && <span className="body small">{plainLine(n.body)}</span>}
                   <span className="time small muted">
                     {n.createdAt ? new Date(n.createdAt).toLocaleString() : "just now"}
                     {n.read ? "" : " · unread"}

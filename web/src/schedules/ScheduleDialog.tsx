@@ -35,13 +35,24 @@ function zones(): string[] {
   return f ? f("timeZone") : [];
 }
 
-function Field({ label, children, problem }: { label: string; children: ReactNode; problem?: string }) {
+/** A labelled control (the label names the control alone, not its options) and its problem, if any. */
+function Field(p: {
+  label: string;
+  problem?: string;
+  children: (id: string, describedBy?: string) => ReactNode;
+}) {
+  const id = useId();
+  const problemId = `${id}-problem`;
   return (
-    <label className="field">
-      <span>{label}</span>
-      {children}
-      {problem && <span className="error small">{problem}</span>}
-    </label>
+    <div className="field">
+      <label htmlFor={id}>{p.label}</label>
+      {p.children(id, p.problem ? problemId : undefined)}
+      {p.problem && (
+        <span id={problemId} className="error small">
+          {p.problem}
+        </span>
+      )}
+    </div>
   );
 }
 
@@ -98,17 +109,29 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
         ) : (
           <form onSubmit={(e) => void submit(e)} noValidate>
             <Field label="Name" problem={problem("name")}>
-              <input value={form.name} maxLength={100} onChange={(e) => set({ name: e.target.value })} />
+              {(id, describedBy) => (
+                <input
+                  id={id}
+                  aria-describedby={describedBy}
+                  value={form.name}
+                  maxLength={100}
+                  onChange={(e) => set({ name: e.target.value })}
+                />
+              )}
             </Field>
             <CadenceFields form={form} set={set} problem={problem} zoneList={zoneList} zones={allZones} />
             <AlertFields form={form} set={set} problem={problem} columns={source.columns} />
             <Field label="Chat webhook (optional, https)" problem={problem("webhook")}>
-              <input
-                type="url"
-                placeholder="https://chat.googleapis.com/… or https://hooks.slack.com/…"
-                value={form.webhook}
-                onChange={(e) => set({ webhook: e.target.value })}
-              />
+              {(id, describedBy) => (
+                <input
+                  id={id}
+                  aria-describedby={describedBy}
+                  type="url"
+                  placeholder="https://chat.googleapis.com/… or https://hooks.slack.com/…"
+                  value={form.webhook}
+                  onChange={(e) => set({ webhook: e.target.value })}
+                />
+              )}
             </Field>
             {error && (
               <p className="error" role="alert">
@@ -147,14 +170,18 @@ function CadenceFields({
     <fieldset>
       <legend>When</legend>
       <Field label="Repeat">
-        <select
-          value={form.cadence}
-          onChange={(e) => set({ cadence: e.target.value as ScheduleForm["cadence"] })}
-        >
-          <option value="daily">Daily</option>
-          <option value="weekly">Weekly</option>
-          <option value="monthly">Monthly</option>
-        </select>
+        {(id, describedBy) => (
+          <select
+            id={id}
+            aria-describedby={describedBy}
+            value={form.cadence}
+            onChange={(e) => set({ cadence: e.target.value as ScheduleForm["cadence"] })}
+          >
+            <option value="daily">Daily</option>
+            <option value="weekly">Weekly</option>
+            <option value="monthly">Monthly</option>
+          </select>
+        )}
       </Field>
       {form.cadence === "weekly" && (
         <div className="days" role="group" aria-label="Days of the week">
@@ -175,26 +202,51 @@ function CadenceFields({
       )}
       {form.cadence === "monthly" && (
         <Field label="Day of the month">
-          <select value={form.monthDay} onChange={(e) => set({ monthDay: e.target.value })}>
-            {Array.from({ length: SCHEDULE_MAX_MONTH_DAY }, (_, i) => String(i + 1)).map((d) => (
-              <option key={d} value={d}>
-                {d}
-              </option>
-            ))}
-            <option value="last">Last day</option>
-          </select>
+          {(id, describedBy) => (
+            <select
+              id={id}
+              aria-describedby={describedBy}
+              value={form.monthDay}
+              onChange={(e) => set({ monthDay: e.target.value })}
+            >
+              {Array.from({ length: SCHEDULE_MAX_MONTH_DAY }, (_, i) => String(i + 1)).map((d) => (
+                <option key={d} value={d}>
+                  {d}
+                </option>
+              ))}
+              <option value="last">Last day</option>
+            </select>
+          )}
         </Field>
       )}
       <Field label="Time" problem={problem("time")}>
-        <input type="time" value={form.time} onChange={(e) => set({ time: e.target.value })} />
+        {(id, describedBy) => (
+          <input
+            id={id}
+            aria-describedby={describedBy}
+            type="time"
+            value={form.time}
+            onChange={(e) => set({ time: e.target.value })}
+          />
+        )}
       </Field>
       <Field label="Time zone" problem={problem("timeZone")}>
-        <input list={zoneList} value={form.timeZone} onChange={(e) => set({ timeZone: e.target.value })} />
-        <datalist id={zoneList}>
-          {zones.map((z) => (
-            <option key={z} value={z} />
-          ))}
-        </datalist>
+        {(id, describedBy) => (
+          <>
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              list={zoneList}
+              value={form.timeZone}
+              onChange={(e) => set({ timeZone: e.target.value })}
+            />
+            <datalist id={zoneList}>
+              {zones.map((z) => (
+                <option key={z} value={z} />
+              ))}
+            </datalist>
+          </>
+        )}
       </Field>
     </fieldset>
   );
@@ -206,59 +258,96 @@ function AlertFields({ form, set, problem, columns }: PartProps & { columns: str
     <fieldset>
       <legend>Alert (optional)</legend>
       <Field label="Tell me">
-        <select value={form.alert} onChange={(e) => set({ alert: e.target.value as ScheduleForm["alert"] })}>
-          <option value="none">Never: just keep the answers</option>
-          <option value="threshold">When a column crosses a threshold</option>
-          <option value="change">When a column changes by a percentage</option>
-          <option value="rows-any">When the query returns any row</option>
-          <option value="rows-none">When the query returns no row</option>
-        </select>
+        {(id, describedBy) => (
+          <select
+            id={id}
+            aria-describedby={describedBy}
+            value={form.alert}
+            onChange={(e) => set({ alert: e.target.value as ScheduleForm["alert"] })}
+          >
+            <option value="none">Never: just keep the answers</option>
+            <option value="threshold">When a column crosses a threshold</option>
+            <option value="change">When a column changes by a percentage</option>
+            <option value="rows-any">When the query returns any row</option>
+            <option value="rows-none">When the query returns no row</option>
+          </select>
+        )}
       </Field>
       {onColumn && (
         <Field label="Column" problem={problem("column")}>
-          <select value={form.column} onChange={(e) => set({ column: e.target.value })}>
-            {columns.map((c) => (
-              <option key={c} value={c}>
-                {c}
-              </option>
-            ))}
-          </select>
+          {(id, describedBy) => (
+            <select
+              id={id}
+              aria-describedby={describedBy}
+              value={form.column}
+              onChange={(e) => set({ column: e.target.value })}
+            >
+              {columns.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          )}
         </Field>
       )}
       {form.alert === "threshold" && (
         <div className="row">
           <Field label="Is">
-            <select value={form.op} onChange={(e) => set({ op: e.target.value as ScheduleForm["op"] })}>
-              {ALERT_OPS.map((op) => (
-                <option key={op} value={op}>
-                  {op}
-                </option>
-              ))}
-            </select>
+            {(id, describedBy) => (
+              <select
+                id={id}
+                aria-describedby={describedBy}
+                value={form.op}
+                onChange={(e) => set({ op: e.target.value as ScheduleForm["op"] })}
+              >
+                {ALERT_OPS.map((op) => (
+                  <option key={op} value={op}>
+                    {op}
+                  </option>
+                ))}
+              </select>
+            )}
           </Field>
           <Field label="Threshold" problem={problem("value")}>
-            <input inputMode="decimal" value={form.value} onChange={(e) => set({ value: e.target.value })} />
+            {(id, describedBy) => (
+              <input
+                id={id}
+                aria-describedby={describedBy}
+                inputMode="decimal"
+                value={form.value}
+                onChange={(e) => set({ value: e.target.value })}
+              />
+            )}
           </Field>
         </div>
       )}
       {form.alert === "change" && (
         <div className="row">
           <Field label="Direction">
-            <select
-              value={form.direction}
-              onChange={(e) => set({ direction: e.target.value as ScheduleForm["direction"] })}
-            >
-              <option value="down">Down</option>
-              <option value="up">Up</option>
-              <option value="either">Either way</option>
-            </select>
+            {(id, describedBy) => (
+              <select
+                id={id}
+                aria-describedby={describedBy}
+                value={form.direction}
+                onChange={(e) => set({ direction: e.target.value as ScheduleForm["direction"] })}
+              >
+                <option value="down">Down</option>
+                <option value="up">Up</option>
+                <option value="either">Either way</option>
+              </select>
+            )}
           </Field>
           <Field label="By at least (%)" problem={problem("percent")}>
-            <input
-              inputMode="decimal"
-              value={form.percent}
-              onChange={(e) => set({ percent: e.target.value })}
-            />
+            {(id, describedBy) => (
+              <input
+                id={id}
+                aria-describedby={describedBy}
+                inputMode="decimal"
+                value={form.percent}
+                onChange={(e) => set({ percent: e.target.value })}
+              />
+            )}
           </Field>
         </div>
       )}

@@ -41,6 +41,14 @@ export function unreadLabel(unread: number, listed: number): string {
     : String(unread);
 }
 
+/** A line of the answer's Markdown as plain text for the list: code spans and bold lose their marks. */
+export function plainLine(markdown: string): string {
+  return markdown
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/\*\*([^*]+)\*\*/g, "$1")
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1");
+}
+
 function millis(v: unknown): number {
   return v && typeof (v as { toMillis?: unknown }).toMillis === "function"
     ? (v as { toMillis(): number }).toMillis()
