@@ -22,10 +22,7 @@ import { AccountPage } from "./account/AccountPage";
 import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
 import { Bell } from "./schedules/Bell";
 import { SchedulesPage } from "./schedules/SchedulesPage";
-import { ScheduleDialog } from "./schedules/ScheduleDialog";
-import { schedulesApi } from "./schedules/api";
-import type { ScheduleSource } from "./schedules/form";
-import { scheduleSourceOf } from "./schedules/source";
+import { useScheduleDialog } from "./schedules/useScheduleDialog";
 
 interface Props {
   cfg: ClientConfig;
@@ -118,9 +115,12 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const { threads, error, refresh } = useThreads(fb.db, client, user.uid);
   const onThreadCreated = useCallback((id: string) => go(id), [go]);
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
-  const schedules = useMemo(() => schedulesApi(cfg.apiUrl, fb.auth), [cfg.apiUrl, fb.auth]);
-  const [scheduling, setScheduling] = useState<ScheduleSource | null>(null);
-  const [, goSchedules] = useSchedulesRoute();
+  /** Opens a conversation (or a new one) and closes the drawer. */
+  const open = (id: string | null) => {
+    go(id);
+    setDrawer(false);
+  };
+  const scheduler = useScheduleDialog(cfg.apiUrl, fb.auth);
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
   const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
   const files = useFiles({
@@ -146,14 +146,8 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           threads={threads}
           currentId={threadId}
           error={error}
-          onNew={() => {
-            go(null);
-            setDrawer(false);
-          }}
-          onSelect={(id) => {
-            go(id);
-            setDrawer(false);
-          }}
+          onNew={() => open(null)}
+          onSelect={open}
           onRename={(id, title) =>
             wrap(async () => {
               await client.threads.update(id, { metadata: { title } });
@@ -179,9 +173,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           firstScreen={firstScreen}
           files={files}
           attachmentMaxMb={cfg.limits.attachmentMaxMb}
-          onSchedule={
-            threadId ? (turn) => setScheduling(scheduleSourceOf(turn, threadId) ?? null) : undefined
-          }
+          onSchedule={threadId ? (turn) => scheduler.open(turn, threadId) : undefined}
           onFeedback={
             threadId
               ? (questionId, score, note) =>
@@ -194,17 +186,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           }
         />
       )}
-      {scheduling && (
-        <ScheduleDialog
-          source={scheduling}
-          create={schedules.create}
-          onClose={() => setScheduling(null)}
-          onOpenSchedules={() => {
-            setScheduling(null);
-            goSchedules(true);
-          }}
-        />
-      )}
+      {scheduler.dialog}
     </div>
   );
 }

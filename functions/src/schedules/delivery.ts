@@ -14,9 +14,6 @@ const WEBHOOK_ATTEMPTS = 3;
 const WEBHOOK_BACKOFF_MS = 500;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
-/** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
-export const NOTIFICATIONS = NOTIFICATIONS_COLLECTION;
-
 /** What happened, for the owner. */
 export interface RunNews {
   uid: string;
@@ -40,7 +37,7 @@ export function appUrl(): string {
 /** Writes the owner's notification document; returns its id. */
 export async function notify(news: RunNews): Promise<string> {
   const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
-  const ref = db.collection(NOTIFICATIONS).doc();
+  const ref = db.collection(NOTIFICATIONS_COLLECTION).doc();
   const doc: ScheduleNotification<InstanceType<typeof Timestamp>> = {
     uid: news.uid,
     scheduleId: news.scheduleId,

@@ -133,6 +133,30 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
+/** Under a finished turn: Regenerate, Schedule… (an answer that ran SQL) and what it used. */
+function TurnFooter({ turn, onAskAgain, onSchedule }: Pick<Props, "turn" | "onAskAgain" | "onSchedule">) {
+  return (
+    <>
+      {turn.status !== "asking" && onAskAgain && (
+        <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
+          Regenerate
+        </button>
+      )}
+      {onSchedule && canSchedule(turn) && (
+        <button type="button" className="link small" onClick={onSchedule}>
+          Schedule…
+        </button>
+      )}
+      {turn.usage && (
+        <p className="usage small muted">
+          {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}
+          {formatCount(turn.usage.totalTokens)} tokens · {formatBytes(turn.usage.bytesBilled)} billed
+        </p>
+      )}
+    </>
+  );
+}
+
 export function TurnView(props: Props) {
   const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk, onSchedule } = props;
   const live = turn.status === "streaming";
@@ -198,22 +222,7 @@ export function TurnView(props: Props) {
           <FollowUps questions={turn.suggestions} onAsk={onAsk} />
         )}
         {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
-        {!live && turn.status !== "asking" && onAskAgain && (
-          <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
-            Regenerate
-          </button>
-        )}
-        {onSchedule && canSchedule(turn) && (
-          <button type="button" className="link small" onClick={onSchedule}>
-            Schedule…
-          </button>
-        )}
-        {turn.usage && !live && (
-          <p className="usage small muted">
-            {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}
-            {formatCount(turn.usage.totalTokens)} tokens · {formatBytes(turn.usage.bytesBilled)} billed
-          </p>
-        )}
+        {!live && <TurnFooter turn={turn} onAskAgain={onAskAgain} onSchedule={onSchedule} />}
       </div>
     </article>
   );

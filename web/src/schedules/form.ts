@@ -17,7 +17,7 @@ import {
 const MAX_NAME_CHARS = 100;
 
 /** Which alert, if any, the form sets. */
-export type AlertChoice = "none" | "threshold" | "change" | "rows-any" | "rows-none";
+type AlertChoice = "none" | "threshold" | "change" | "rows-any" | "rows-none";
 
 export interface ScheduleForm {
   name: string;
