@@ -3,7 +3,7 @@
  * optional alert on the answer's columns and an optional chat webhook (`POST /schedules`). The
  * server's refusals (a 400 names the field) are shown in its words inside the dialog.
  */
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useState, type FormEvent } from "react";
 import type { NewScheduleBody, ScheduleView } from "@quarry/functions/contract";
 import { errorInWords } from "../data/format";
 import { defaultForm, formProblems, scheduleBody, type ScheduleForm, type ScheduleSource } from "./form";
@@ -62,6 +62,12 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
     tried ? problems.find((p) => p.field === field)?.message : undefined;
   const set = (patch: Partial<ScheduleForm>) => setForm((f) => ({ ...f, ...patch }));
   const fields = { form, set, problem };
+  // Escape closes the dialog, as it closes the bell's list.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [onClose]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -86,7 +92,7 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
           <Saved saved={saved} onClose={onClose} onOpenSchedules={onOpenSchedules} />
         ) : (
           <form onSubmit={(e) => void submit(e)} noValidate>
-            <TextField {...fields} field="name" label="Name" />
+            <TextField {...fields} field="name" label="Name" autoFocus />
             <CadenceFields {...fields} />
             <AlertFields {...fields} columns={source.columns} />
             <TextField

@@ -61,6 +61,7 @@ export function TextField(
     type?: string;
     placeholder?: string;
     list?: string;
+    autoFocus?: boolean;
   },
 ) {
   return (
@@ -71,6 +72,7 @@ export function TextField(
           aria-describedby={describedBy}
           type={p.type ?? "text"}
           list={p.list}
+          autoFocus={p.autoFocus}
           placeholder={p.placeholder}
           inputMode={p.field === "value" || p.field === "percent" ? "decimal" : undefined}
           value={p.form[p.field]}
