@@ -1,4 +1,5 @@
-/** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), account, admin, sign out. */
+/** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), the bell, schedules, account, admin, sign out. */
+import type { ReactNode } from "react";
 import type { Role } from "@quarry/functions/contract";
 import type { ClientConfig } from "./config";
 import type { Settings } from "./settings/useSettings";
@@ -16,6 +17,10 @@ interface Props {
   onAdmin: (open: boolean) => void;
   accountOpen: boolean;
   onAccount: (open: boolean) => void;
+  schedulesOpen: boolean;
+  onSchedules: (open: boolean) => void;
+  /** The notifications bell. */
+  bell: ReactNode;
   onSignOut: () => void;
   /** User identity mode's Connect / Disconnect BigQuery. */
   bigquery: BigQueryConnection;
@@ -24,7 +29,7 @@ interface Props {
 export function Header(p: Props) {
   return (
     <header className="topbar">
-      {!p.adminOpen && !p.accountOpen && (
+      {!p.adminOpen && !p.accountOpen && !p.schedulesOpen && (
         <button
           type="button"
           className="icon menu"
@@ -50,6 +55,8 @@ export function Header(p: Props) {
         {p.role}
       </span>
       <BigQueryControl bq={p.bigquery} />
+      {p.bell}
+      <PageLink path="/schedules" name="Schedules" open={p.schedulesOpen} onOpen={p.onSchedules} />
       <PageLink path="/account" name="Account" open={p.accountOpen} onOpen={p.onAccount} />
       {p.role === "admin" && <PageLink path="/admin" name="Admin" open={p.adminOpen} onOpen={p.onAdmin} />}
       <button type="button" onClick={p.onSignOut}>
@@ -59,7 +66,7 @@ export function Header(p: Props) {
   );
 }
 
-/** A link to a page of its own (`/admin`, `/account`), or back to the chat while it is open. */
+/** A link to a page of its own (`/admin`, `/account`, `/schedules`), or back to the chat while it is open. */
 function PageLink(p: { path: string; name: string; open: boolean; onOpen: (open: boolean) => void }) {
   return (
     <a

@@ -1,4 +1,4 @@
-/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`) or the thread list (a drawer on phones) and the conversation. */
+/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`), the schedules (`/schedules`) or the thread list (a drawer on phones) and the conversation. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { User } from "firebase/auth";
 import type { Client } from "@langchain/langgraph-sdk";
@@ -9,7 +9,7 @@ import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
-import { useAccountRoute, useAdminRoute, useThreadRoute } from "./route";
+import { useAccountRoute, useAdminRoute, useSchedulesRoute, useThreadRoute } from "./route";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
@@ -20,6 +20,9 @@ import { Header } from "./Header";
 import { AdminPage } from "./admin/AdminPage";
 import { AccountPage } from "./account/AccountPage";
 import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
+import { Bell } from "./schedules/Bell";
+import { SchedulesPage } from "./schedules/SchedulesPage";
+import { useScheduleDialog } from "./schedules/useScheduleDialog";
 
 interface Props {
   cfg: ClientConfig;
@@ -41,6 +44,8 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const client = useMemo(() => createApiClient(cfg.apiUrl, fb.auth), [cfg.apiUrl, fb.auth]);
   const [adminOpen, goAdmin] = useAdminRoute();
   const [accountOpen, goAccount] = useAccountRoute();
+  const [schedulesOpen, goSchedules] = useSchedulesRoute();
+  const [, goThread] = useThreadRoute();
   const [drawer, setDrawer] = useState(false);
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
@@ -64,6 +69,9 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           onAdmin={goAdmin}
           accountOpen={accountOpen}
           onAccount={goAccount}
+          schedulesOpen={schedulesOpen}
+          onSchedules={goSchedules}
+          bell={<Bell db={fb.db} uid={user.uid} onOpenThread={goThread} />}
           onSignOut={onSignOut}
           bigquery={bigquery}
         />
@@ -71,6 +79,8 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
         ) : accountOpen ? (
           <AccountPage apiUrl={cfg.apiUrl} auth={fb.auth} />
+        ) : schedulesOpen ? (
+          <SchedulesPage apiUrl={cfg.apiUrl} auth={fb.auth} onOpenThread={goThread} />
         ) : (
           <ChatArea
             cfg={cfg}
@@ -133,6 +143,12 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
   const { threads, error, refresh } = useThreads(fb.db, client, user.uid);
   const onThreadCreated = useCallback((id: string) => go(id), [go]);
   const onRunEnded = useCallback(() => void refresh(), [refresh]);
+  /** Opens a conversation (or a new one) and closes the drawer. */
+  const open = (id: string | null) => {
+    go(id);
+    setDrawer(false);
+  };
+  const scheduler = useScheduleDialog(cfg.apiUrl, fb.auth);
   const chat = useChat({ client, threadId, onThreadCreated, onRunEnded });
   const firstScreen = useFirstScreen(cfg.apiUrl, fb.auth, !threadId);
   const files = useConversationFiles(cfg, fb, threadId, chat.adopt, go);
@@ -152,14 +168,8 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           threads={threads}
           currentId={threadId}
           error={error}
-          onNew={() => {
-            go(null);
-            setDrawer(false);
-          }}
-          onSelect={(id) => {
-            go(id);
-            setDrawer(false);
-          }}
+          onNew={() => open(null)}
+          onSelect={open}
           onRename={(id, title) =>
             wrap(async () => {
               await client.threads.update(id, { metadata: { title } });
@@ -185,6 +195,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           firstScreen={firstScreen}
           files={files}
           attachmentMaxMb={cfg.limits.attachmentMaxMb}
+          onSchedule={threadId ? (turn) => scheduler.open(turn, threadId) : undefined}
           onFeedback={
             threadId
               ? (questionId, score, note) =>
@@ -197,6 +208,7 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
           }
         />
       )}
+      {scheduler.dialog}
     </div>
   );
 }

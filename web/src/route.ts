@@ -1,6 +1,6 @@
 /**
  * The page's place lives in the URL: the open thread (`/t/<id>`), so a reload or a shared link
- * reopens it, the admin section (`/admin`) and the account page (`/account`). Every route hook listens to `popstate`; `navigate`
+ * reopens it, the admin section (`/admin`), the account page (`/account`) and the person's schedules (`/schedules`). Every route hook listens to `popstate`; `navigate`
  * pushes a path and announces it the same way, so all of them follow.
  */
 import { useCallback, useEffect, useState } from "react";
@@ -8,6 +8,7 @@ import { useCallback, useEffect, useState } from "react";
 const PATTERN = /^\/t\/([0-9A-Za-z-]{1,128})\/?$/;
 const ADMIN = /^\/admin\/?$/;
 const ACCOUNT = /^\/account\/?$/;
+const SCHEDULES = /^\/schedules\/?$/;
 
 function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
@@ -34,6 +35,7 @@ function usePathValue<T>(read: (path: string) => T): T {
 
 const isAdminPath = (path: string) => ADMIN.test(path);
 const isAccountPath = (path: string) => ACCOUNT.test(path);
+const isSchedulesPath = (path: string) => SCHEDULES.test(path);
 
 export function useThreadRoute(): [string | null, (id: string | null, replace?: boolean) => void] {
   const id = usePathValue(threadFromPath);
@@ -54,5 +56,12 @@ export function useAdminRoute(): [boolean, (open: boolean) => void] {
 export function useAccountRoute(): [boolean, (open: boolean) => void] {
   const open = usePathValue(isAccountPath);
   const go = useCallback((next: boolean) => navigate(next ? "/account" : "/"), []);
+  return [open, go];
+}
+
+/** Whether the person's schedules page is open (`/schedules`), and a way to open or leave it. */
+export function useSchedulesRoute(): [boolean, (open: boolean) => void] {
+  const open = usePathValue(isSchedulesPath);
+  const go = useCallback((next: boolean) => navigate(next ? "/schedules" : "/"), []);
   return [open, go];
 }

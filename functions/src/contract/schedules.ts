@@ -1,34 +1,56 @@
 /**
- * Scheduled questions as the API answers them (`/schedules`, `/admin/schedules`) and the
- * notification documents the page's bell reads live from Firestore (`notifications/{id}`, rules:
- * the person's own, `where("uid", "==", uid)`; they may set `read`). The request bodies are
- * validated by `functions/src/schedules/schema.ts`; these are the answers' shapes.
+ * Scheduled questions as the API answers about them (`/schedules`, `/admin/schedules`,
+ * docs/schedules.md) and the notification documents the page's bell reads live from Firestore
+ * (`notifications/{id}`). The routes' schemas (functions/src/schedules/) are checked against these
+ * shapes where they answer, so a change on one side fails the typecheck of the other.
  */
 
-/** A cadence, as sent and answered. */
+/** Weekday names as a weekly schedule lists them (Monday first). */
+export const SCHEDULE_WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
+export type ScheduleWeekday = (typeof SCHEDULE_WEEKDAYS)[number];
+
+/** The last day of the month a monthly schedule may name; later days are "last". */
+export const SCHEDULE_MAX_MONTH_DAY = 28;
+
+/** When a schedule runs: a wall-clock time (HH:MM, 24-hour) in an IANA time zone. */
 export type ScheduleCadence =
   | { kind: "daily"; time: string; timeZone: string }
-  | {
-      kind: "weekly";
-      days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
-      time: string;
-      timeZone: string;
-    }
+  | { kind: "weekly"; days: ScheduleWeekday[]; time: string; timeZone: string }
   | { kind: "monthly"; day: number | "last"; time: string; timeZone: string };
 
-/** An alert condition, as sent and answered. */
+/** Comparison operators of a threshold alert. */
+export const ALERT_OPS = [">", ">=", "<", "<=", "==", "!="] as const;
+export type AlertOp = (typeof ALERT_OPS)[number];
+
+/** An alert condition on a scheduled run's rows, evaluated without a model. */
 export type ScheduleAlert =
-  | {
-      kind: "threshold";
-      column: string;
-      op: ">" | ">=" | "<" | "<=" | "==" | "!=";
-      value: number;
-      row?: "any" | "all" | "first";
-    }
+  | { kind: "threshold"; column: string; op: AlertOp; value: number; row?: "any" | "all" | "first" }
   | { kind: "change"; column: string; direction: "down" | "up" | "either"; percent: number }
   | { kind: "rows"; when: "any" | "none" };
 
-/** A schedule as `GET /schedules/:id` answers it (times as ISO strings). */
+/** `POST /schedules`'s body. */
+export interface NewScheduleBody {
+  threadId: string;
+  question: string;
+  sql: string;
+  schedule: ScheduleCadence;
+  alert?: ScheduleAlert;
+  webhook?: string;
+  name?: string;
+}
+
+/** What a schedule's last run did (`lastRun` of a schedule). */
+export interface ScheduleLastRun {
+  at: string | null;
+  outcome: "ok" | "failed" | "skipped";
+  /** One line: the alert's summary, or the answer's first line. */
+  summary: string;
+  fired: boolean;
+  figure: number | null;
+  error: string | null;
+}
+
+/** A schedule as `GET /schedules`, `GET /schedules/:id` and the admin list answer it. */
 export interface ScheduleView {
   id: string;
   owner: string;
@@ -36,12 +58,11 @@ export interface ScheduleView {
   name: string;
   question: string;
   sql: string;
-  /** The conversation it was saved from. */
+  /** The conversation the question was saved from. */
   threadId: string;
-  /** The schedule's own conversation, where its answers are written. */
+  /** The schedule's own conversation, where its answers arrive (exists after its first run). */
   scheduleThreadId: string;
   schedule: ScheduleCadence;
-  /** Derived, for display. */
   cron: string;
   timeZone: string;
   alert: ScheduleAlert | null;
@@ -53,15 +74,8 @@ export interface ScheduleView {
   /** An admin paused it: only an admin resumes it. */
   pausedByAdmin: boolean;
   nextRunAt: string | null;
-  lastRun: {
-    at: string | null;
-    outcome: "ok" | "failed" | "skipped";
-    summary: string;
-    fired: boolean;
-    figure: number | null;
-    error: string | null;
-  } | null;
-  /** Failed runs in a row (three pause it). */
+  lastRun: ScheduleLastRun | null;
+  /** Consecutive failed runs. */
   failures: number;
   /** The last webhook delivery that failed, until one succeeds. */
   deliveryError: { at: string | null; message: string } | null;
@@ -69,17 +83,27 @@ export interface ScheduleView {
   updatedAt: string | null;
 }
 
-/** `notifications/{id}`: a fired alert, or a scheduled run that failed or was skipped. */
-export interface NotificationDoc {
+/** `GET /schedules` and `GET /admin/schedules`. */
+export interface SchedulesAnswer {
+  schedules: ScheduleView[];
+}
+
+/** The notifications collection (rules: its person reads, and may change `read` only). */
+export const NOTIFICATIONS_COLLECTION = "notifications";
+
+/**
+ * `notifications/{id}`: a fired alert or a failed run, for its person. `T` is the timestamp's type
+ * (the Admin SDK's on the server, the web SDK's in the page).
+ */
+export interface ScheduleNotification<T = unknown> {
   uid: string;
   scheduleId: string;
-  /** The schedule's conversation (the page's `/t/<threadId>`). */
+  /** The schedule's conversation. */
   threadId: string;
   title: string;
   /** The answer's or the error's first line. */
   body: string;
   fired: boolean;
   read: boolean;
-  /** A Firestore Timestamp. */
-  createdAt: unknown;
+  createdAt: T;
 }

@@ -6,7 +6,7 @@
  */
 import { lookup, type LookupAddress } from "node:dns";
 import { config } from "../config";
-import type { NotificationDoc } from "../contract/schedules";
+import { NOTIFICATIONS_COLLECTION, type ScheduleNotification } from "../contract/schedules";
 import { firestore } from "../services";
 import { privateAddress } from "./schema";
 import { threadUrl, webhookMessage } from "./webhook-message";
@@ -18,9 +18,6 @@ const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** A notification is deleted this long after it was written (Firestore TTL on `expireAt`). */
 const NOTIFICATION_TTL_MS = 90 * 24 * 3_600_000;
-
-/** The notifications collection the page reads (rules: the owner reads, and may mark `read`). */
-const NOTIFICATIONS = "notifications";
 
 /** What happened, for the owner. */
 export interface RunNews {
@@ -45,8 +42,8 @@ function appUrl(): string {
 /** Writes the owner's notification document; returns its id. */
 export async function notify(news: RunNews): Promise<string> {
   const [db, { Timestamp }] = await Promise.all([firestore(), import("firebase-admin/firestore")]);
-  const ref = db.collection(NOTIFICATIONS).doc();
-  const note: NotificationDoc & { expireAt: unknown } = {
+  const ref = db.collection(NOTIFICATIONS_COLLECTION).doc();
+  const note: ScheduleNotification<InstanceType<typeof Timestamp>> & { expireAt: unknown } = {
     uid: news.uid,
     scheduleId: news.scheduleId,
     threadId: news.threadId,

@@ -1,6 +1,6 @@
 /**
  * The admin API (`/admin/*`, admins only) as the admin section uses it: members, groups, usage,
- * the audit log and proposals. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
+ * the audit log, proposals and schedules. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
  * the same types the routes answer with.
  */
 import type { Auth } from "firebase/auth";
@@ -15,6 +15,8 @@ import type {
   ProposalsAnswer,
   QuotaLimits,
   Role,
+  SchedulesAnswer,
+  ScheduleView,
   UsageAnswer,
 } from "@quarry/functions/contract";
 import { apiRequest } from "../api/client";
@@ -49,6 +51,9 @@ export function adminApi(apiUrl: string, auth: Auth) {
       call<unknown>(`/admin/proposals/${id}`, "PATCH", edit),
     approve: (id: string) => call<unknown>(`/admin/proposals/${id}/approve`, "POST"),
     reject: (id: string) => call<void>(`/admin/proposals/${id}/reject`, "POST"),
+    schedules: () => call<SchedulesAnswer>("/admin/schedules"),
+    pauseSchedule: (id: string, paused: boolean) =>
+      call<ScheduleView>(`/admin/schedules/${enc(id)}`, "PATCH", { paused }),
   };
 }
 

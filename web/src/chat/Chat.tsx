@@ -13,6 +13,7 @@ import {
 import type { ChatApi } from "./useChat";
 import { PartBoundary } from "../PartBoundary";
 import { TurnView } from "./TurnView";
+import type { Turn } from "./model";
 import { FirstScreen } from "../threads/FirstScreen";
 import type { Settings } from "../settings/useSettings";
 import { formatBytes } from "../data/format";
@@ -33,6 +34,8 @@ interface Props {
   files: FilesApi;
   /** Largest image or PDF a question may carry, MB (images are scaled down to fit). */
   attachmentMaxMb: number;
+  /** Opens "Schedule…" for an answer that ran SQL; absent before the conversation exists. */
+  onSchedule?(turn: Turn): void;
 }
 
 /** Files dropped or pasted, if any (a plain text paste is left to the box). */
@@ -84,6 +87,7 @@ export function Chat({
   firstScreen,
   files,
   attachmentMaxMb,
+  onSchedule,
 }: Props) {
   const [draft, setDraft] = useState("");
   const attachments = useAttachments(attachmentMaxMb, files.upload);
@@ -135,6 +139,7 @@ export function Chat({
               onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
               onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
               onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
+              onSchedule={onSchedule && !streaming ? () => onSchedule(t) : undefined}
             />
           </PartBoundary>
         ))}

@@ -10,6 +10,7 @@ import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
 import { ConnectBigQueryButton } from "../access/BigQueryConnect";
 import type { Settings } from "../settings/useSettings";
+import { canSchedule } from "../schedules/source";
 
 const STEPS: { phase: Phase; label: string }[] = [
   { phase: "planning", label: "Planning" },
@@ -40,6 +41,8 @@ interface Props {
   onAskAgain?(question: string): void;
   /** Asks a new question (a follow-up button); absent where the turn's follow-ups are not offered. */
   onAsk?(question: string): void;
+  /** Opens "Schedule…" for this answer; shown only when it ran SQL. */
+  onSchedule?(): void;
 }
 
 /** The questions to ask next, as buttons that ask them. */
@@ -130,8 +133,32 @@ function Phases({ phase }: { phase?: Phase }) {
   );
 }
 
+/** Under a finished turn: Regenerate, Schedule… (an answer that ran SQL) and what it used. */
+function TurnFooter({ turn, onAskAgain, onSchedule }: Pick<Props, "turn" | "onAskAgain" | "onSchedule">) {
+  return (
+    <>
+      {turn.status !== "asking" && onAskAgain && (
+        <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
+          Regenerate
+        </button>
+      )}
+      {onSchedule && canSchedule(turn) && (
+        <button type="button" className="link small" onClick={onSchedule}>
+          Schedule…
+        </button>
+      )}
+      {turn.usage && (
+        <p className="usage small muted">
+          {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}
+          {formatCount(turn.usage.totalTokens)} tokens · {formatBytes(turn.usage.bytesBilled)} billed
+        </p>
+      )}
+    </>
+  );
+}
+
 export function TurnView(props: Props) {
-  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk } = props;
+  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk, onSchedule } = props;
   const live = turn.status === "streaming";
   // The follow-ups' block at the end of the answer is never shown as text (the server sends them apart).
   const answer = splitFollowUps(turn.answer).body;
@@ -195,17 +222,7 @@ export function TurnView(props: Props) {
           <FollowUps questions={turn.suggestions} onAsk={onAsk} />
         )}
         {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
-        {!live && turn.status !== "asking" && onAskAgain && (
-          <button type="button" className="link small" onClick={() => onAskAgain(turn.question)}>
-            Regenerate
-          </button>
-        )}
-        {turn.usage && !live && (
-          <p className="usage small muted">
-            {formatCount(turn.usage.modelCalls)} model call{turn.usage.modelCalls === 1 ? "" : "s"} ·{" "}
-            {formatCount(turn.usage.totalTokens)} tokens · {formatBytes(turn.usage.bytesBilled)} billed
-          </p>
-        )}
+        {!live && <TurnFooter turn={turn} onAskAgain={onAskAgain} onSchedule={onSchedule} />}
       </div>
     </article>
   );

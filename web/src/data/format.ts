@@ -67,6 +67,9 @@ export function errorInWords(err: unknown): string {
   const subject = code?.split(":")[1];
   if ((subject === "upload" || subject === "attachment" || code === "unavailable:uploads") && message)
     return message;
+  // Schedules: a refusal names the field to fix (cadence, time zone, alert, webhook, SQL), the limit
+  // reached or the schedule that is gone; not the conversation's words.
+  if (subject === "schedule" && message) return message;
   if (status === 401 || prefix === "unauthorized") {
     return "Your sign-in has expired. Sign out and sign in again, then resend your question.";
   }
