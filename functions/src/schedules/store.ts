@@ -6,7 +6,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DocumentSnapshot, Firestore, Timestamp } from "firebase-admin/firestore";
-import type { ScheduleView } from "../contract/schedules";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import type { Schedule } from "./cadence";
