@@ -17,7 +17,8 @@ export interface InProcessApp {
   close(): Promise<void>;
 }
 
-export async function startInProcessApp(): Promise<InProcessApp> {
+/** `env`: settings over the stack's (e.g. the BigQuery engine against a stand-in). */
+export async function startInProcessApp(env: Record<string, string> = {}): Promise<InProcessApp> {
   const stack = stackEnv();
   // The function's configuration, as the stack gives it to the emulated function.
   Object.assign(process.env, {
@@ -25,6 +26,7 @@ export async function startInProcessApp(): Promise<InProcessApp> {
     QUARRY_RUN_LEASE_SECONDS: "10",
     VERTEX_AI_EMULATOR_HOST: stack.env.QUARRY_TEST_VERTEX_HOST,
     ...INTEGRATION_ACCESS_ENV,
+    ...env,
   });
   trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
   const { createApp } = await import("../../functions/src/http/app");

@@ -55,8 +55,8 @@ export interface ScheduleFixture {
   close(): Promise<void>;
 }
 
-/** Starts the fixture (once per test file, in its beforeAll). */
-export async function startScheduleFixture(): Promise<ScheduleFixture> {
+/** Starts the fixture (once per test file, in its beforeAll); `env` over its settings. */
+export async function startScheduleFixture(env: Record<string, string> = {}): Promise<ScheduleFixture> {
   const stack = stackEnv();
   // This process's function configuration (read once, on first use).
   Object.assign(process.env, {
@@ -67,7 +67,7 @@ export async function startScheduleFixture(): Promise<ScheduleFixture> {
     // A second dataset beside the sample's `shop`, as the emulated function has, for the scope test.
     QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
   });
-  const app = await startInProcessApp();
+  const app = await startInProcessApp(env);
   const db = new Firestore({
     projectId: stack.env.GCLOUD_PROJECT,
     host: stack.env.FIRESTORE_EMULATOR_HOST,
