@@ -6,7 +6,7 @@
  * (`npm run audit -- export`).
  */
 import type { Firestore } from "firebase-admin/firestore";
-import type { AdminAction, QueryOutcome } from "../contract/admin";
+import type { AdminAction, AuditEntry as AuditEntryView } from "../contract/admin";
 import type { QueryRecord } from "../tools/types";
 
 /** A query that ran, failed or was refused: the warehouse's report, under the person's uid and email. */
@@ -27,20 +27,8 @@ export interface AdminAudit {
   detail?: Record<string, unknown>;
 }
 
-/** A file brought into a conversation as a table (or refused). */
-export interface UploadAudit {
-  kind: "upload";
-  uid: string;
-  email: string | null;
-  threadId: string;
-  file: string;
-  /** How SQL names the table (`uploads.<name>` or `project.dataset.table`). */
-  table: string;
-  rows: number;
-  bytes: number;
-  outcome: QueryOutcome;
-  error?: { code: string; message: string };
-}
+/** A file brought into a conversation as a table (or refused): the entry as the admin page reads it. */
+export type UploadAudit = Omit<Extract<AuditEntryView, { kind: "upload" }>, "at">;
 
 type AuditEntry = (QueryAudit | AdminAudit | UploadAudit) & { at: string };
 

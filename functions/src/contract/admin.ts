@@ -107,6 +107,7 @@ export type AuditEntry = { at: string; uid: string; email: string | null } & (
       kind: "upload";
       threadId: string;
       file: string;
+      /** How SQL names the table (`uploads.<name>` or `project.dataset.table`). */
       table: string;
       rows: number;
       bytes: number;
