@@ -35,10 +35,14 @@ export class FileStore {
     return this.thread(id).collection("files").doc(name);
   }
 
-  /** Refuses an upload that cannot be kept (before the file is read): not the owner's, deleting, full, name taken. */
-  async check(threadId: string, uid: string, name: string, maxFiles: number): Promise<void> {
+  /**
+   * Refuses an upload that cannot be kept (before the file is read): not the owner's, deleting,
+   * full, name taken. Answers whether the thread exists (a new one is created with the upload).
+   */
+  async check(threadId: string, uid: string, name: string, maxFiles: number): Promise<boolean> {
     const snap = await this.thread(threadId).get();
     if (snap.exists) refuseUpload(threadId, ownedBy(threadId, snap, uid), name, maxFiles);
+    return snap.exists;
   }
 
   /** Keeps an ingested file: its record and the thread's reference, or throws and keeps nothing. */
@@ -100,8 +104,11 @@ export class FileStore {
 
   /** Every table location the thread's files use (for deleting the thread), expired ones included. */
   async locations(threadId: string): Promise<string[]> {
-    const snap = await this.thread(threadId).collection("files").get();
-    const doc = (await this.thread(threadId).get()).data() as ThreadDoc | undefined;
+    const [snap, thread] = await Promise.all([
+      this.thread(threadId).collection("files").get(),
+      this.thread(threadId).get(),
+    ]);
+    const doc = thread.data() as ThreadDoc | undefined;
     const fromDoc = Object.values(doc?.uploads ?? {}).map((u) => u.location);
     return [...new Set([...snap.docs.map((d) => (d.data() as FileDoc).location), ...fromDoc])];
   }

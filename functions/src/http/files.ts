@@ -77,11 +77,15 @@ async function uploadFile(req: Request, res: Response): Promise<void> {
     bytes: body.length,
   };
   try {
-    await files.check(threadId, caller.uid, name, cfg.maxFiles);
     const { quotas } = await accessStores();
     const who = { uid: caller.uid, email: caller.email, ...(caller.via ? { via: "mcp" as const } : {}) };
-    await quotas.admitUpload(who, caller.access.limits, body.length);
+    // Refused before the file is read: not the caller's thread, full, name taken, or over the day's bytes.
+    const [exists] = await Promise.all([
+      files.check(threadId, caller.uid, name, cfg.maxFiles),
+      quotas.admitUpload(who, caller.access.limits, body.length),
+    ]);
     const file = await ingestAndKeep(caller, threadId, {
+      newThread: !exists,
       fileName,
       name,
       sheet,
@@ -110,7 +114,14 @@ async function uploadFile(req: Request, res: Response): Promise<void> {
 async function ingestAndKeep(
   caller: RunCaller,
   threadId: string,
-  input: { fileName: string; name: string; sheet?: string; body: Buffer; contentType?: string },
+  input: {
+    newThread: boolean;
+    fileName: string;
+    name: string;
+    sheet?: string;
+    body: Buffer;
+    contentType?: string;
+  },
 ): Promise<UploadedFile> {
   const cfg = config().uploads;
   const work = await mkdtemp(path.join(os.tmpdir(), "quarry-ingest-"));
@@ -128,7 +139,7 @@ async function ingestAndKeep(
     });
     const now = new Date();
     const expiresAt = new Date(now.getTime() + cfg.ttlDays * 86_400_000);
-    await ensureThread(threadId, caller.uid);
+    if (input.newThread) await createThread(threadId, caller.uid);
     const target = await uploadTarget();
     const location = await target.put(
       {
@@ -171,8 +182,11 @@ async function ingestAndKeep(
   }
 }
 
-/** A file may be the first thing in a conversation: the thread is created (owned by the caller) if new. */
-async function ensureThread(threadId: string, uid: string): Promise<void> {
+/**
+ * A file may be the first thing in a conversation: the thread is created, owned by the caller (if
+ * it was created meanwhile, by them, it is kept; by someone else, 409).
+ */
+async function createThread(threadId: string, uid: string): Promise<void> {
   const [store, saver] = await Promise.all([threadStore(), checkpointSaver()]);
   await store.create(threadId, uid, {}, "do_nothing", rootCommit(saver, threadId));
 }

@@ -114,15 +114,6 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
   );
 
   const { loading, loadError } = thread;
-  return {
-    state,
-    loading,
-    loadError,
-    streaming: run.streaming,
-    submit,
-    answer,
-    askAgain,
-    stop: run.stop,
-    adopt,
-  };
+  const { stop, streaming } = run;
+  return { state, loading, loadError, streaming, submit, answer, askAgain, stop, adopt };
 }

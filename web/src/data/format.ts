@@ -48,6 +48,9 @@ export function parseApiError(err: unknown): { status?: number; code?: string; m
   return { status, message: json };
 }
 
+/** Codes (`area:<subject>`) whose message is shown as the server wrote it, whatever their status. */
+const OWN_WORDS = new Set(["upload", "uploads", "attachment", "schedule"]);
+
 /**
  * An error in words that say what to do. The server's own message is kept when it explains the
  * problem (it is written for people); transport failures get advice.
@@ -62,14 +65,10 @@ export function errorInWords(err: unknown): string {
   // So do quota refusals: what was used, the limit and when it resets.
   // And BigQuery consent (user identity mode): the message says to click Connect BigQuery.
   if ((prefix === "model" || prefix === "quota" || prefix === "auth") && message) return message;
-  // Files and images: the message names the file, line, cell or setting (a 404/409/413 of an upload
-  // is about the file, not the conversation or the question's length).
+  // Files, images and schedules: the message names the file, line, cell, field or setting — a
+  // 404/409/413 about them is not about the conversation or the question's length.
   const subject = code?.split(":")[1];
-  if ((subject === "upload" || subject === "attachment" || code === "unavailable:uploads") && message)
-    return message;
-  // Schedules: a refusal names the field to fix (cadence, time zone, alert, webhook, SQL), the limit
-  // reached or the schedule that is gone; not the conversation's words.
-  if (subject === "schedule" && message) return message;
+  if (subject && OWN_WORDS.has(subject) && message) return message;
   if (status === 401 || prefix === "unauthorized") {
     return "Your sign-in has expired. Sign out and sign in again, then resend your question.";
   }

@@ -24,7 +24,6 @@ import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import type { Scope } from "../../tools/scope";
-import type { UploadRef } from "../../tools/uploads/types";
 import type { RunPerson, ScheduledTurn, Via } from "../../tools/person";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
@@ -198,7 +197,6 @@ export async function startRun(
     readThread(store, saver, threadId, checkpointId),
   ]);
   let { tuple, along } = read;
-  const extras = { ...withUploads(uploadsOf(along[0].data() as ThreadDoc | undefined)), ...extrasOf(caller) };
   const strategy = body.multitask_strategy ?? "reject";
   const stopped = await stopBusyRun(runs, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
   if (stopped) {
@@ -238,14 +236,10 @@ export async function startRun(
     modes,
     input: message
       ? { type: "human", content: message.content, id: messageId! }
-      : rerun
-        ? { rerun: true }
-        : { resume: answerText(resume) },
+      : rerunOrAnswer(rerun, resume),
     checkpointId,
-    // A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID).
-    cancelOnDisconnect:
-      body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable),
-    person: { uid, email: caller.email, bytesLeft: admission.bytesLeft, scope, ...extras },
+    cancelOnDisconnect: cancelsOnDisconnect(body),
+    person: runPerson(caller, scope, admission.bytesLeft, along[0].data() as ThreadDoc | undefined),
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
@@ -256,9 +250,28 @@ export async function startRun(
   return result;
 }
 
-/** How the run came (MCP) and whose schedule it runs, when it does: absent otherwise. */
-function extrasOf({ via, schedule }: RunCaller): Pick<RunPerson, "via" | "schedule"> {
-  return { ...(via ? { via } : {}), ...(schedule ? { schedule } : {}) };
+/**
+ * Who the run is for, as the graph's tools see it: the person, their scope and what is left of
+ * their day's bytes, how the run came (MCP), whose schedule it runs, and the conversation's
+ * uploaded tables (from the thread as the run read it). Optional parts are absent when empty.
+ */
+function runPerson(
+  caller: RunCaller,
+  scope: Scope,
+  bytesLeft: number,
+  thread: ThreadDoc | undefined,
+): RunPerson {
+  const { uid, email, via, schedule } = caller;
+  const uploads = uploadsOf(thread);
+  return {
+    uid,
+    email,
+    bytesLeft,
+    scope,
+    ...(via ? { via } : {}),
+    ...(schedule ? { schedule } : {}),
+    ...(uploads.length ? { uploads } : {}),
+  };
 }
 
 /** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
@@ -316,6 +329,16 @@ function waitingForAnswer(tuple: CheckpointTuple | undefined): boolean {
 }
 
 /** `command.resume` (validated: a string or `{ answer }`) as the answer's text. */
+/** A run without a question: a rerun from its checkpoint, or the answer to the graph's question. */
+function rerunOrAnswer(rerun: boolean, resume: unknown): { rerun: true } | { resume: string } {
+  return rerun ? { rerun: true } : { resume: answerText(resume) };
+}
+
+/** A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID). */
+function cancelsOnDisconnect(body: RunStreamBody): boolean {
+  return body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable);
+}
+
 function answerText(resume: unknown): string {
   return typeof resume === "string" ? resume.trim() : String((resume as { answer: string }).answer).trim();
 }
@@ -327,9 +350,4 @@ function changedSince(snap: DocumentSnapshot, readTime: Timestamp | undefined): 
   return (
     u.seconds > readTime.seconds || (u.seconds === readTime.seconds && u.nanoseconds > readTime.nanoseconds)
   );
-}
-
-/** The conversation's uploaded tables, when it has any (absent keeps the run's configuration small). */
-function withUploads(uploads: UploadRef[]): { uploads?: UploadRef[] } {
-  return uploads.length ? { uploads } : {};
 }

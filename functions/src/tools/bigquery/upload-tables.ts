@@ -4,9 +4,9 @@
  * the DuckDB types the ingest step decided (BigQuery is given Parquet and this schema, never
  * `autodetect`). Pure: no client, no network.
  */
-import { createHash } from "node:crypto";
 import type { ColumnInfo } from "../../contract/events";
 import { QuarryError } from "../../errors";
+import { threadKey } from "../uploads/keys";
 
 /** The uploads dataset, resolved against the billing project. */
 export interface UploadsDataset {
@@ -56,11 +56,6 @@ export function requireUploadsDataset(
     );
   }
   return ds;
-}
-
-/** A short stable key for a thread (BigQuery ids allow only letters, digits and _). */
-function threadKey(threadId: string): string {
-  return createHash("sha256").update(threadId).digest("hex").slice(0, 16);
 }
 
 /** The table id of thread `threadId`'s upload `name`: `u_<threadKey>_<name>` (≤ 1024 characters). */
