@@ -317,12 +317,6 @@ export async function startStack(options = {}) {
         // many at once on a small machine take longer, and a worker that misses it fails its request
         // ("Failed to load function") and leaves the emulator's queue stuck.
         fnEnv.FUNCTIONS_DISCOVERY_TIMEOUT ??= "180";
-        // Node sizes its heap from the machine's memory, and the emulator's machine is not the
-        // function's: deployed, the function has QUARRY_MEMORY_MIB (1 GiB) and Node's heap follows
-        // that limit. The same bound here makes V8 collect as it would there, instead of letting
-        // garbage (a question's images, copied per step) pile up to gigabytes.
-        const memoryMib = Number(fnEnv.QUARRY_MEMORY_MIB) || 1024;
-        fnEnv.NODE_OPTIONS ??= `--max-old-space-size=${Math.floor(memoryMib / 2)}`;
       }
       if (firebaseServices.includes("functions") && !fnEnv.FIRESTORE_EMULATOR_HOST) {
         throw new StackError(
