@@ -62,7 +62,7 @@ describe("images and PDFs in a question", () => {
     const marker = holds.newKey("big-image");
     const big = Buffer.concat([
       Buffer.from("89504e470d0a1a0a", "hex"),
-      Buffer.alloc(2 * 1024 * 1024, 9),
+      Buffer.alloc(1_150_000, 9), // 1.5 MB as base64: over a task's 1 MB, little more
     ]).toString("base64");
     const image = { type: "image", mimeType: "image/png", data: big };
     const thread = await client.threads.create();
