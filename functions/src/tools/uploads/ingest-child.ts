@@ -4,12 +4,15 @@
  * ends this process, not the function instance.
  */
 import { QuarryError } from "../../errors";
-import { readUpload, type ReadInput } from "./read";
+import { needsMoreMemory, readUpload, type ReadInput } from "./read";
 import type { IngestResult } from "./types";
 
 /** The child's one answer. */
 export type IngestReply =
   { ok: true; result: IngestResult } | { ok: false; error: { name: string; code?: string; message: string } };
+
+/** DuckDB's, C++'s and the system's words for an allocation that failed. */
+const OUT_OF_MEMORY = /Out of Memory|bad_alloc|Cannot allocate memory|ENOMEM/i;
 
 const reply = (r: IngestReply) =>
   new Promise<void>((resolve) => {
@@ -21,7 +24,10 @@ process.once("message", (input: ReadInput) => {
   readUpload(input)
     .then(
       (result) => reply({ ok: true, result }),
-      (err: unknown) => {
+      (thrown: unknown) => {
+        // Memory can run out anywhere, opening DuckDB included: every such end is the worded refusal.
+        const err =
+          !(thrown instanceof QuarryError) && OUT_OF_MEMORY.test(String(thrown)) ? needsMoreMemory() : thrown;
         const e = err instanceof Error ? err : new Error(String(err));
         const code = err instanceof QuarryError ? err.code : undefined;
         return reply({ ok: false, error: { name: e.name, code, message: e.message } });
