@@ -116,11 +116,22 @@ function context(question: string): Promise<string> {
  * when it is not a success (a group left behind would take the data of every later file's members).
  */
 async function groupCall(page: Page, name: string, method: "PATCH" | "DELETE", act: () => Promise<void>) {
-  const answered = page.waitForResponse(
-    (r) => r.request().method() === method && r.url().endsWith(`/admin/groups/${name}`),
-  );
+  const answered = page
+    .waitForResponse((r) => r.request().method() === method && r.url().endsWith(`/admin/groups/${name}`), {
+      timeout: 30_000,
+    })
+    .catch((e: Error) => e);
   await act();
   const res = await answered;
+  if (res instanceof Error) {
+    const alerts = await page.getByRole("alert").allInnerTexts();
+    throw new Error(
+      `no answer to a ${method} of group ${name} from the page within 30 s (alerts: ${alerts.join(" | ") || "none"})`,
+      {
+        cause: res,
+      },
+    );
+  }
   if (!res.ok()) throw new Error(`${method} group ${name}: ${res.status()} ${await res.text()}`);
 }
 
