@@ -36,7 +36,19 @@ export type Request =
   | { cmd: "gc" }
   | { cmd: "runs"; question: string; n: number; concurrency: number }
   | { cmd: "profile-start" }
-  | { cmd: "profile-stop"; file: string };
+  | { cmd: "profile-stop"; file: string }
+  | { cmd: "peak-start"; sampleHeap?: boolean }
+  | { cmd: "peak-stop" };
+
+/** What the instance held at most between `peak-start` and `peak-stop`. */
+export interface Peak {
+  /** Resident set (the kernel's high-water mark, reset at the start), bytes. */
+  rss: number;
+  /** Heap used, sampled every 2 ms (and at every GC), bytes. */
+  heapUsed: number;
+  /** With `sampleHeap`: where the bytes allocated meanwhile were allocated (V8's sampling heap profiler), top sites. */
+  sites?: { frame: string; mb: number }[];
+}
 
 export interface Usage {
   /** process.cpuUsage(): user + system, µs. */
@@ -267,11 +279,65 @@ async function patchStages(stages: Set<string>) {
   }
 }
 
+const highWaterRss = () =>
+  Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]) * 1024;
+
+/** Resets the kernel's resident high-water mark and samples the heap until `stop`. */
+function startPeak(session: Session, sampleHeap: boolean) {
+  writeFileSync("/proc/self/clear_refs", "5");
+  let heapUsed = process.memoryUsage().heapUsed;
+  const timer = setInterval(() => (heapUsed = Math.max(heapUsed, process.memoryUsage().heapUsed)), 2);
+  const sampling = sampleHeap
+    ? (async () => {
+        session.connect();
+        await session.post("HeapProfiler.enable");
+        // Every allocation is sampled about once per 64 KiB; samples of collected objects are kept.
+        await session.post("HeapProfiler.startSampling", {
+          samplingInterval: 65536,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+      })()
+    : Promise.resolve();
+  return async (): Promise<Peak> => {
+    clearInterval(timer);
+    const peak: Peak = { rss: highWaterRss(), heapUsed };
+    if (!sampleHeap) return peak;
+    await sampling;
+    const { profile } = await session.post("HeapProfiler.stopSampling");
+    session.disconnect();
+    return { ...peak, sites: topSites(profile.head) };
+  };
+}
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** The allocation sites with the most bytes (self), as "function file:line". */
+function topSites(head: HeapNode): { frame: string; mb: number }[] {
+  const bytes = new Map<string, number>();
+  const walk = (n: HeapNode) => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const frame = `${functionName || "(anonymous)"} ${url.replace(/^.*node_modules\//, "").replace(/^.*\/functions\/lib\//, "lib/")}:${lineNumber + 1}`;
+    bytes.set(frame, (bytes.get(frame) ?? 0) + n.selfSize);
+    n.children.forEach(walk);
+  };
+  walk(head);
+  return [...bytes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([frame, b]) => ({ frame, mb: b / 2 ** 20 }));
+}
+
 async function main() {
   const role = process.env.BENCH_ROLE;
   let run: ((q: string) => Promise<boolean>) | undefined;
   countFirestoreCalls();
   const session = new Session();
+  let stopPeak: (() => Promise<Peak>) | undefined;
   if (role === "graph") {
     run = await graphRunner();
     process.send!({ ready: true });
@@ -314,6 +380,11 @@ async function main() {
           await session.post("Profiler.setSamplingInterval", { interval: 100 });
           await session.post("Profiler.start");
           return { ok: true };
+        case "peak-start":
+          stopPeak = startPeak(session, !!msg.sampleHeap);
+          return { ok: true };
+        case "peak-stop":
+          return stopPeak!();
         case "profile-stop": {
           const { profile } = await session.post("Profiler.stop");
           session.disconnect();

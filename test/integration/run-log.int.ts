@@ -6,7 +6,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import {
   RunLogWriter,
   followRunLog,
@@ -69,6 +69,39 @@ describe("the run event log", () => {
     await followRunLog(log, { after: 0, onEvent: (e) => got.push(e), watchRun: never });
     expect(got).toHaveLength(2);
     expect((got[0].data as { rows: unknown[] }).rows).toEqual(rows);
+  });
+
+  it("stores a long string (an image every values event repeats) once, and replays every event whole", async () => {
+    const log = newLog();
+    const w = writer(log);
+    const image = randomBytes(150_000).toString("base64"); // 200,000 characters
+    const other = "é😀".repeat(20_000); // long, and not ASCII
+    const question = {
+      type: "human",
+      content: [
+        { type: "text", text: "like this?" },
+        { type: "image", data: image },
+      ],
+    };
+    // What a user could put in a value: strings that look like the log's own marks stay as they were.
+    const lookalikes = ["\u0000log:ref:0", "\u0000log:lit:x", "\u0000log:", "a\u0000log:ref:0"];
+    const events = [
+      { messages: [question] },
+      { messages: [question, { type: "ai", content: other }] },
+      { messages: [question, { type: "ai", content: other }, { type: "ai", content: "done" }], lookalikes },
+      { lookalikes, copy: `${image}` },
+    ];
+    for (const e of events) w.append("values", e);
+    await w.close({ status: "success" });
+    const stored = (await log.get()).docs.reduce((n, d) => n + (d.get("bytes") as Buffer).length, 0);
+    // Each long string once (the image's 200,000 characters, the other's 120,000 UTF-8 bytes), not per event.
+    expect(stored).toBeGreaterThan(320_000);
+    expect(stored).toBeLessThan(340_000);
+    for (const after of [0, 2]) {
+      const got: LoggedEvent[] = [];
+      await followRunLog(log, { after, onEvent: (e) => got.push(e), watchRun: never });
+      expect(got.map((e) => e.data)).toEqual(events.slice(after));
+    }
   });
 
   it("follows a live log: events arrive as they are written, and it ends at the end marker", async () => {

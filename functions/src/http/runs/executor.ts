@@ -174,7 +174,7 @@ class Execution {
   private send(event: string, data: unknown): void {
     if (event === "error") this.shownError = data as ErrorBody;
     const json = JSON.stringify(data);
-    this.out.sendJson(event, json, this.spec.log?.appendJson(event, json));
+    this.out.sendJson(event, json, this.spec.log?.appendJson(event, json, data));
   }
 
   private open(): void {
