@@ -137,8 +137,12 @@ describe("the dialog's body", () => {
         { cadence: "monthly", monthDay: "last", alert: "threshold", op: "<", value: "1,250.5" },
         {
           schedule: { kind: "monthly", day: "last", time: "09:00", timeZone: "Europe/Berlin" },
-          alert: { kind: "threshold", column: "orders", op: "<", value: 1250.5 },
+          alert: { kind: "threshold", column: "orders", op: "<", value: 1250.5, row: "any" },
         },
+      ],
+      [
+        { alert: "threshold", op: ">=", value: "10", row: "all" },
+        { alert: { kind: "threshold", column: "orders", op: ">=", value: 10, row: "all" } },
       ],
       [
         { cadence: "monthly", monthDay: "15", alert: "rows-any" },

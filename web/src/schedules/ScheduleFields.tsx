@@ -84,7 +84,7 @@ export function TextField(
 }
 
 /** A select bound to one field of the form. */
-function SelectField<K extends "cadence" | "monthDay" | "alert" | "column" | "op" | "direction">(
+function SelectField<K extends "cadence" | "monthDay" | "alert" | "column" | "op" | "direction" | "row">(
   p: FieldsProps & { field: K; label: string; options: readonly (readonly [string, string])[] },
 ) {
   return (
@@ -160,6 +160,13 @@ export function CadenceFields(p: FieldsProps) {
   );
 }
 
+/** Which rows a threshold is checked on. */
+const ROWS = [
+  ["any", "any row"],
+  ["all", "every row"],
+  ["first", "the first row"],
+] as const;
+
 /** The optional alert: a threshold or a change on one of the answer's columns, or any row / no row. */
 export function AlertFields(p: FieldsProps & { columns: string[] }) {
   const onColumn = p.form.alert === "threshold" || p.form.alert === "change";
@@ -179,6 +186,7 @@ export function AlertFields(p: FieldsProps & { columns: string[] }) {
         <div className="row">
           <SelectField {...p} field="op" label="Is" options={ALERT_OPS.map((op) => [op, op])} />
           <TextField {...p} field="value" label="Threshold" />
+          <SelectField {...p} field="row" label="In" options={ROWS} />
         </div>
       )}
       {p.form.alert === "change" && (

@@ -33,6 +33,8 @@ export interface ScheduleForm {
   op: AlertOp;
   /** As typed: checked to be a number. */
   value: string;
+  /** Which rows a threshold is checked on: it fires when any (or all, or the first) crosses it. */
+  row: "any" | "all" | "first";
   direction: "down" | "up" | "either";
   percent: string;
   webhook: string;
@@ -66,6 +68,7 @@ export function defaultForm(source: ScheduleSource, timeZone: string): ScheduleF
     column: source.columns[0] ?? "",
     op: ">",
     value: "",
+    row: "any",
     direction: "down",
     percent: "20",
     webhook: "",
@@ -127,7 +130,13 @@ function cadenceOf(form: ScheduleForm): ScheduleCadence {
 function alertOf(form: ScheduleForm): ScheduleAlert | undefined {
   switch (form.alert) {
     case "threshold":
-      return { kind: "threshold", column: form.column, op: form.op, value: parseNumber(form.value) ?? NaN };
+      return {
+        kind: "threshold",
+        column: form.column,
+        op: form.op,
+        value: parseNumber(form.value) ?? NaN,
+        row: form.row,
+      };
     case "change":
       return {
         kind: "change",
