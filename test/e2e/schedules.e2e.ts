@@ -151,8 +151,23 @@ describe("scheduled questions in the page", () => {
     expect(((await turns.last().locator(".answer").textContent()) ?? "").length).toBeGreaterThan(0);
     await screenshot(page, "schedules-03-scheduled-answer");
 
-    // Pause on the schedules page.
+    // Change it on the schedules page: the dialog opens with what is saved; the new time is kept.
     await page.getByRole("link", { name: "Schedules" }).click();
+    await item.getByRole("button", { name: "Change" }).click();
+    const change = page.getByRole("dialog", { name: `Change the schedule “${name}”` });
+    expect(await change.getByLabel("Time", { exact: true }).inputValue()).toBe("09:00");
+    expect(await change.getByLabel("Tell me").inputValue()).toBe("change");
+    expect(await change.getByLabel("By at least (%)").inputValue()).toBe("20");
+    await change.getByLabel("Time", { exact: true }).fill("07:30");
+    await change.getByRole("button", { name: "Save changes" }).click();
+    await change.getByText(/Saved: .* — every day at 07:30 \(Europe\/Berlin\)/i).waitFor();
+    await change.getByRole("button", { name: "Close" }).click();
+    await item.getByText("Every day at 07:30 (Europe/Berlin)").waitFor();
+    await item.getByText(/alert when orders falls by 20 % or more/).waitFor();
+    const changed = (await db.collection("schedules").doc(id).get()).data()!;
+    expect(changed).toMatchObject({ cron: "30 7 * * *", alert: { kind: "change", percent: 20 } });
+
+    // Pause on the schedules page.
     await item.getByRole("button", { name: "Pause" }).click();
     await item.getByText("Paused: paused by its owner").waitFor();
     expect((await db.collection("schedules").doc(id).get()).get("paused")).toBe(true);

@@ -5,14 +5,17 @@
  * bell's unread count, and the schedule error codes shown in the server's words.
  */
 import { describe, expect, it } from "vitest";
-import type { ScheduleCadence } from "../../functions/src/contract";
+import type { ScheduleCadence, ScheduleView } from "../../functions/src/contract";
 import { scheduleBodies } from "../../functions/src/schedules/schema";
 import { alertInWords, cadenceInWords, ordinal } from "../../web/src/schedules/words";
 import {
   defaultForm,
+  formOfSchedule,
   formProblems,
   parseNumber,
   scheduleBody,
+  scheduleChanges,
+  sourceOfSchedule,
   type ScheduleForm,
   type ScheduleSource,
 } from "../../web/src/schedules/form";
@@ -168,6 +171,99 @@ describe("the dialog's body", () => {
 
   it("leaves out an empty name, so the API names the schedule after the question", () => {
     expect(scheduleBody(form({ name: "  " }), SOURCE)).not.toHaveProperty("name");
+  });
+});
+
+describe("changing a saved schedule", () => {
+  const view = (patch: Partial<ScheduleView>): ScheduleView => ({
+    id: "s1",
+    owner: "u1",
+    ownerEmail: "a@example.com",
+    name: "Orders",
+    question: SOURCE.question,
+    sql: SOURCE.sql,
+    threadId: THREAD,
+    scheduleThreadId: THREAD,
+    schedule: { kind: "daily", time: "09:00", timeZone: "Europe/Berlin" },
+    cron: "0 9 * * *",
+    timeZone: "Europe/Berlin",
+    alert: null,
+    webhook: null,
+    paused: false,
+    pausedReason: null,
+    pausedByAdmin: false,
+    nextRunAt: null,
+    lastRun: null,
+    failures: 0,
+    deliveryError: null,
+    createdAt: null,
+    updatedAt: null,
+    ...patch,
+  });
+  const patchSays = (body: unknown) => scheduleBodies().patch.safeParse(body);
+
+  it("opens the dialog with what is saved, and unchanged sends the same schedule back", () => {
+    const saved: [Partial<ScheduleView>, Partial<ScheduleForm>][] = [
+      [
+        {
+          schedule: { kind: "weekly", days: ["mon", "thu"], time: "07:30", timeZone: "Asia/Tokyo" },
+          alert: { kind: "threshold", column: "orders", op: "<", value: 1250.5, row: "all" },
+          webhook: "https://chat.googleapis.com/v1/spaces/x/messages?key=k",
+        },
+        {
+          cadence: "weekly",
+          days: ["mon", "thu"],
+          time: "07:30",
+          timeZone: "Asia/Tokyo",
+          alert: "threshold",
+          value: "1250.5",
+          row: "all",
+        },
+      ],
+      [
+        {
+          schedule: { kind: "monthly", day: "last", time: "18:00", timeZone: "UTC" },
+          alert: { kind: "change", column: "revenue", direction: "either", percent: 5 },
+        },
+        {
+          cadence: "monthly",
+          monthDay: "last",
+          alert: "change",
+          column: "revenue",
+          direction: "either",
+          percent: "5",
+        },
+      ],
+      [{ alert: { kind: "rows", when: "none" } }, { alert: "rows-none", webhook: "" }],
+    ];
+    for (const [patch, expected] of saved) {
+      const v = view(patch);
+      const f = formOfSchedule(v);
+      expect(f).toMatchObject({ name: "Orders", ...expected });
+      expect(formProblems(f, sourceOfSchedule(v).columns)).toEqual([]);
+      const body = scheduleChanges(f);
+      expect(body).toEqual({ name: "Orders", schedule: v.schedule, alert: v.alert, webhook: v.webhook });
+      expect(patchSays(body).success, JSON.stringify(patchSays(body))).toBe(true);
+    }
+  });
+
+  it("removes an alert and a webhook the form no longer has, and takes a typed column", () => {
+    const v = view({
+      alert: { kind: "rows", when: "any" },
+      webhook: "https://hooks.slack.com/services/x",
+    });
+    const cleared = scheduleChanges({ ...formOfSchedule(v), alert: "none", webhook: " " });
+    expect(cleared).toMatchObject({ alert: null, webhook: null });
+    expect(patchSays(cleared).success).toBe(true);
+    const typed = { ...formOfSchedule(v), alert: "change" as const, column: "revenue", percent: "10" };
+    expect(formProblems(typed, sourceOfSchedule(v).columns)).toEqual([]);
+    expect(scheduleChanges(typed).alert).toEqual({
+      kind: "change",
+      column: "revenue",
+      direction: "down",
+      percent: 10,
+    });
+    expect(formProblems({ ...typed, column: "" }, []).map((p) => p.field)).toEqual(["column"]);
   });
 });
 

@@ -39,6 +39,17 @@ export interface NewScheduleBody {
   name?: string;
 }
 
+/** `PATCH /schedules/:id`'s body: what it names is replaced; `alert: null` and `webhook: null` remove them. */
+export interface PatchScheduleBody {
+  question?: string;
+  sql?: string;
+  schedule?: ScheduleCadence;
+  alert?: ScheduleAlert | null;
+  webhook?: string | null;
+  name?: string;
+  paused?: boolean;
+}
+
 /** What a schedule's last run did (`lastRun` of a schedule). */
 export interface ScheduleLastRun {
   at: string | null;

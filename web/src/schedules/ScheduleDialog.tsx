@@ -1,21 +1,25 @@
 /**
  * "Schedule…" beside an answer: a small dialog to save its question and SQL with a cadence, an
- * optional alert on the answer's columns and an optional chat webhook (`POST /schedules`). The
+ * optional alert on the answer's columns and an optional chat webhook (`POST /schedules`); and,
+ * from the schedules page, the same dialog to change a saved schedule (`PATCH /schedules/:id`). The
  * server's refusals (a 400 names the field) are shown in its words inside the dialog.
  */
 import { useEffect, useId, useState, type FormEvent } from "react";
-import type { NewScheduleBody, ScheduleView } from "@quarry/functions/contract";
+import type { ScheduleView } from "@quarry/functions/contract";
 import { errorInWords } from "../data/format";
-import { defaultForm, formProblems, scheduleBody, type ScheduleForm, type ScheduleSource } from "./form";
+import { defaultForm, formProblems, type ScheduleForm, type ScheduleSource } from "./form";
 import { AlertFields, CadenceFields, TextField } from "./ScheduleFields";
 import { cadenceInWords } from "./words";
 
 interface Props {
   source: ScheduleSource;
-  create(body: NewScheduleBody): Promise<ScheduleView>;
+  /** A saved schedule's form, to change it; a new one opens with the defaults. */
+  initial?: ScheduleForm;
+  /** Saves the form (creates the schedule, or changes the saved one). */
+  save(form: ScheduleForm): Promise<ScheduleView>;
   onClose(): void;
-  /** Opens the schedules page. */
-  onOpenSchedules(): void;
+  /** Opens the schedules page (offered once a new schedule is saved). */
+  onOpenSchedules?(): void;
 }
 
 /** The browser's IANA time zone (the form's default). */
@@ -38,9 +42,11 @@ function Saved({
         Next run: {saved.nextRunAt ? new Date(saved.nextRunAt).toLocaleString() : "—"}
       </p>
       <div className="actions">
-        <button type="button" onClick={onOpenSchedules}>
-          Open my schedules
-        </button>
+        {onOpenSchedules && (
+          <button type="button" onClick={onOpenSchedules}>
+            Open my schedules
+          </button>
+        )}
         <button type="button" className="primary" onClick={onClose}>
           Close
         </button>
@@ -49,8 +55,8 @@ function Saved({
   );
 }
 
-export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Props) {
-  const [form, setForm] = useState<ScheduleForm>(() => defaultForm(source, browserZone()));
+export function ScheduleDialog({ source, initial, save, onClose, onOpenSchedules }: Props) {
+  const [form, setForm] = useState<ScheduleForm>(() => initial ?? defaultForm(source, browserZone()));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState<ScheduleView | null>(null);
@@ -76,7 +82,7 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
     setBusy(true);
     setError(null);
     try {
-      setSaved(await create(scheduleBody(form, source)));
+      setSaved(await save(form));
     } catch (err) {
       setError(errorInWords(err));
     } finally {
@@ -87,7 +93,7 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
   return (
     <div className="dialog-backdrop">
       <div className="dialog" role="dialog" aria-modal="true" aria-labelledby={titleId}>
-        <h2 id={titleId}>Schedule this question</h2>
+        <h2 id={titleId}>{initial ? `Change the schedule “${initial.name}”` : "Schedule this question"}</h2>
         {saved ? (
           <Saved saved={saved} onClose={onClose} onOpenSchedules={onOpenSchedules} />
         ) : (
@@ -112,7 +118,7 @@ export function ScheduleDialog({ source, create, onClose, onOpenSchedules }: Pro
                 Cancel
               </button>
               <button type="submit" className="primary" disabled={busy}>
-                {busy ? "Saving…" : "Save schedule"}
+                {busy ? "Saving…" : initial ? "Save changes" : "Save schedule"}
               </button>
             </div>
           </form>

@@ -55,7 +55,7 @@ function Field(p: {
 /** A text box bound to one field of the form. */
 export function TextField(
   p: FieldsProps & {
-    field: "name" | "time" | "value" | "percent" | "webhook" | "timeZone";
+    field: "name" | "time" | "value" | "percent" | "webhook" | "timeZone" | "column";
     label: string;
   } & {
     type?: string;
@@ -179,9 +179,12 @@ export function AlertFields(p: FieldsProps & { columns: string[] }) {
     <fieldset>
       <legend>Alert (optional)</legend>
       <SelectField {...p} field="alert" label="Tell me" options={ALERTS} />
-      {onColumn && (
-        <SelectField {...p} field="column" label="Column" options={p.columns.map((c) => [c, c])} />
-      )}
+      {onColumn &&
+        (p.columns.length ? (
+          <SelectField {...p} field="column" label="Column" options={p.columns.map((c) => [c, c])} />
+        ) : (
+          <TextField {...p} field="column" label="Column" />
+        ))}
       {p.form.alert === "threshold" && (
         <div className="row">
           <SelectField {...p} field="op" label="Is" options={ALERT_OPS.map((op) => [op, op])} />

@@ -1,6 +1,7 @@
 /**
  * "My schedules" (`/schedules`): the person's saved questions — when they run, what the last run
- * did, failures and pauses — with pause/resume, run now, delete and a link to the conversation
+ * did, failures and pauses — with change (the "Schedule…" dialog, filled in), pause/resume, run
+ * now, delete and a link to the conversation
  * where the answers arrive. "Run now" queues the run; the page then asks for the schedule again
  * every few seconds until its last run changes, so the outcome shows without a reload.
  */
@@ -9,6 +10,8 @@ import type { Auth } from "firebase/auth";
 import type { ScheduleView } from "@quarry/functions/contract";
 import { useAction, useLoad } from "../admin/useLoad";
 import { schedulesApi, type SchedulesApi } from "./api";
+import { formOfSchedule, scheduleChanges, sourceOfSchedule } from "./form";
+import { ScheduleDialog } from "./ScheduleDialog";
 import { alertInWords, cadenceInWords } from "./words";
 
 interface Props {
@@ -67,6 +70,7 @@ export function SchedulesPage({ apiUrl, auth, onOpenThread }: Props) {
   const { data, error, loading, reload } = useLoad(load);
   const refresh = useCallback(() => void reload(), [reload]);
   const { watching, watch } = useRunWatch(api, refresh);
+  const [editing, setEditing] = useState<ScheduleView | null>(null);
   const list = data?.schedules;
   return (
     <main className="admin schedules" aria-labelledby="schedules-title">
@@ -93,10 +97,22 @@ export function SchedulesPage({ apiUrl, auth, onOpenThread }: Props) {
             running={!!watching[s.id]}
             onRan={() => watch(s.id, s.lastRun?.at ?? null)}
             onChanged={refresh}
+            onEdit={() => setEditing(s)}
             onOpenThread={onOpenThread}
           />
         ))}
       </ul>
+      {editing && (
+        <ScheduleDialog
+          source={sourceOfSchedule(editing)}
+          initial={formOfSchedule(editing)}
+          save={(form) => api.change(editing.id, scheduleChanges(form))}
+          onClose={() => {
+            setEditing(null);
+            refresh();
+          }}
+        />
+      )}
     </main>
   );
 }
@@ -107,6 +123,7 @@ interface ItemProps {
   running: boolean;
   onRan(): void;
   onChanged(): void;
+  onEdit(): void;
   onOpenThread(threadId: string): void;
 }
 
@@ -121,7 +138,7 @@ function LastRun({ s }: { s: ScheduleView }) {
   );
 }
 
-function ScheduleItem({ s, api, running, onRan, onChanged, onOpenThread }: ItemProps) {
+function ScheduleItem({ s, api, running, onRan, onChanged, onEdit, onOpenThread }: ItemProps) {
   const [error, busy, act] = useAction();
   const run = async (fn: () => Promise<unknown>, after: () => void = onChanged) => {
     if (await act(fn)) after();
@@ -148,6 +165,9 @@ function ScheduleItem({ s, api, running, onRan, onChanged, onOpenThread }: ItemP
       )}
       {s.deliveryError && <p className="small error">Webhook: {s.deliveryError.message}</p>}
       <div className="actions">
+        <button type="button" disabled={busy} onClick={onEdit}>
+          Change
+        </button>
         <button type="button" disabled={busy} onClick={() => void run(() => api.setPaused(s.id, !s.paused))}>
           {s.paused ? "Resume" : "Pause"}
         </button>

@@ -3,7 +3,12 @@
  * per request. Shapes are the shared contract's (`schedules.ts`), the types the routes answer with.
  */
 import type { Auth } from "firebase/auth";
-import type { NewScheduleBody, SchedulesAnswer, ScheduleView } from "@quarry/functions/contract";
+import type {
+  NewScheduleBody,
+  PatchScheduleBody,
+  SchedulesAnswer,
+  ScheduleView,
+} from "@quarry/functions/contract";
 import { apiRequest } from "../api/client";
 
 const enc = encodeURIComponent;
@@ -16,6 +21,8 @@ export function schedulesApi(apiUrl: string, auth: Auth) {
     list: () => call<SchedulesAnswer>("/schedules"),
     get: (id: string) => call<ScheduleView>(`/schedules/${enc(id)}`),
     create: (body: NewScheduleBody) => call<ScheduleView>("/schedules", "POST", body),
+    change: (id: string, body: PatchScheduleBody) =>
+      call<ScheduleView>(`/schedules/${enc(id)}`, "PATCH", body),
     setPaused: (id: string, paused: boolean) =>
       call<ScheduleView>(`/schedules/${enc(id)}`, "PATCH", { paused }),
     remove: (id: string) => call<void>(`/schedules/${enc(id)}`, "DELETE"),

@@ -1,5 +1,6 @@
 /**
- * The "Schedule…" dialog's state, its checks and the `POST /schedules` body it becomes. Pure, so
+ * The "Schedule…" dialog's state, its checks and the `POST /schedules` body it becomes (or, changing
+ * a saved schedule, the `PATCH` body). Pure, so
  * the body and the checks are unit-tested without a page (test/unit/web-schedules.test.ts). The
  * server checks everything again and answers 400 naming the field; these checks only save a
  * round trip for what the form itself can see (a missing day, a threshold that is not a number).
@@ -8,8 +9,10 @@ import {
   SCHEDULE_MAX_MONTH_DAY,
   type AlertOp,
   type NewScheduleBody,
+  type PatchScheduleBody,
   type ScheduleAlert,
   type ScheduleCadence,
+  type ScheduleView,
   type ScheduleWeekday,
 } from "@quarry/functions/contract";
 
@@ -87,7 +90,7 @@ function alertProblems(form: ScheduleForm, columns: readonly string[]): FormProb
   if (form.alert !== "threshold" && form.alert !== "change") return [];
   const out: FormProblem[] = [];
   if (!form.column) out.push({ field: "column", message: "Choose the column the alert watches." });
-  else if (!columns.includes(form.column))
+  else if (columns.length && !columns.includes(form.column))
     out.push({ field: "column", message: `The answer has no column "${form.column}".` });
   if (form.alert === "threshold" && parseNumber(form.value) === undefined)
     out.push({ field: "value", message: "The threshold must be a number, like 1000 or 2.5." });
@@ -151,6 +154,57 @@ function alertOf(form: ScheduleForm): ScheduleAlert | undefined {
     case "none":
       return undefined;
   }
+}
+
+/**
+ * What a saved schedule's form is made from: its question and SQL. Its result's columns are not
+ * kept, so an alert's column is typed (the run says so when the result has no such column).
+ */
+export function sourceOfSchedule(s: ScheduleView): ScheduleSource {
+  return { threadId: s.threadId, question: s.question, sql: s.sql, columns: [] };
+}
+
+/** The form showing a saved schedule, to change it. */
+export function formOfSchedule(s: ScheduleView): ScheduleForm {
+  const c = s.schedule;
+  const form: ScheduleForm = {
+    ...defaultForm(sourceOfSchedule(s), c.timeZone),
+    name: s.name,
+    cadence: c.kind,
+    time: c.time,
+    webhook: s.webhook ?? "",
+  };
+  if (c.kind === "weekly") form.days = [...c.days];
+  if (c.kind === "monthly") form.monthDay = String(c.day);
+  const a = s.alert;
+  if (a?.kind === "threshold") {
+    Object.assign(form, {
+      alert: "threshold",
+      column: a.column,
+      op: a.op,
+      value: String(a.value),
+      row: a.row ?? "any",
+    });
+  } else if (a?.kind === "change") {
+    Object.assign(form, {
+      alert: "change",
+      column: a.column,
+      direction: a.direction,
+      percent: String(a.percent),
+    });
+  } else if (a?.kind === "rows") form.alert = a.when === "any" ? "rows-any" : "rows-none";
+  return form;
+}
+
+/** The `PATCH /schedules/:id` body for a changed form: everything it shows (no alert or webhook: removed). */
+export function scheduleChanges(form: ScheduleForm): PatchScheduleBody {
+  const name = form.name.trim();
+  return {
+    schedule: cadenceOf(form),
+    alert: alertOf(form) ?? null,
+    webhook: form.webhook.trim() || null,
+    ...(name ? { name } : {}),
+  };
 }
 
 /** The `POST /schedules` body for a form that has no problems ({@link formProblems}). */

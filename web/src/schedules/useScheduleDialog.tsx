@@ -4,7 +4,7 @@ import type { Auth } from "firebase/auth";
 import type { Turn } from "../chat/model";
 import { useSchedulesRoute } from "../route";
 import { schedulesApi } from "./api";
-import type { ScheduleSource } from "./form";
+import { scheduleBody, type ScheduleSource } from "./form";
 import { ScheduleDialog } from "./ScheduleDialog";
 import { scheduleSourceOf } from "./source";
 
@@ -25,7 +25,7 @@ export function useScheduleDialog(
   const dialog = source && (
     <ScheduleDialog
       source={source}
-      create={api.create}
+      save={(form) => api.create(scheduleBody(form, source))}
       onClose={() => setSource(null)}
       onOpenSchedules={() => {
         setSource(null);
