@@ -68,9 +68,10 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.e2e.ts"],
-          // After the other projects, not beside them: on 2 cores a browser waiting on a live stream
-          // shared the machine with the integration stack's emulators, and twice a page's 30–60 s
-          // wait ran out in CI though the same file passes alone and under 4–6 busy loops.
+          // A group of its own, so never beside the integration project (vitest runs the groups one
+          // after the other): on 2 cores a browser waiting on a live stream shared the machine with
+          // the integration stack's emulators, and twice a page's 30–60 s wait ran out in CI though
+          // the same file passes alone and under 4–6 busy loops.
           sequence: { groupOrder: 1 },
           globalSetup: ["test/support/global-full-stack.ts"],
           testTimeout: 120_000,
