@@ -11,15 +11,19 @@
  * then one image run under V8's sampling heap profiler: the sites that allocate the most.
  */
 import { randomBytes } from "node:crypto";
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import { initializeApp } from "firebase-admin/app";
 import { getFirestore, type DocumentReference } from "firebase-admin/firestore";
-import { startStack } from "../../scripts/stack.mjs";
 import { signUp } from "../support/auth-emulator";
-import { apiScript } from "../support/api-script";
-import { startVertexStandin } from "../support/vertex-standin";
-import { BENCH_ACCESS_ENV } from "./app-server";
-import { QUESTION, median, startInstance, type Instance } from "./run-cost-measure";
+import {
+  DEPLOYED_ENV,
+  QUESTION,
+  clientOf,
+  median,
+  startBackends,
+  startInstance,
+  type Instance,
+} from "./run-cost-measure";
 import type { Peak, Usage } from "./run-cost-instance";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -104,36 +108,14 @@ async function measure(
 const mb = (xs: number[]) => (median(xs) / 2 ** 20).toFixed(1);
 
 async function main() {
-  const standin = await startVertexStandin({
-    script: apiScript(),
-    tokenDelayMs: 0,
-    charsPerChunk: 8,
-    trust: true,
-  });
-  const stack = await startStack({ services: ["firestore", "auth"], ports: "auto", env: {} });
+  const { stack, env, stop } = await startBackends();
   let inst: Instance | undefined;
   try {
     Object.assign(process.env, stack.env);
     const db = getFirestore(initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, "attachment-bench"));
     const person = await signUp(stack.urls.auth!);
-    inst = await startInstance({
-      BENCH_UID: person.uid,
-      BENCH_EMAIL: person.email,
-      ...stack.env,
-      ...BENCH_ACCESS_ENV,
-      QUARRY_QUOTA_TOKENS_PER_DAY: String(1e12),
-      QUARRY_WAREHOUSE: "duckdb",
-      VERTEX_AI_EMULATOR_HOST: standin.host,
-      NODE_EXTRA_CA_CERTS: standin.certFile,
-      METADATA_SERVER_DETECTION: "none",
-      BENCH_ROLE: "http",
-      BENCH_STAGES: "linking,auth,access,log",
-    });
-    const client = new Client({
-      apiUrl: `http://127.0.0.1:${inst.port}`,
-      defaultHeaders: { authorization: `Bearer ${person.idToken}` },
-      callerOptions: { maxRetries: 0 },
-    });
+    inst = await startInstance({ BENCH_UID: person.uid, BENCH_EMAIL: person.email, ...env, ...DEPLOYED_ENV });
+    const client = clientOf(inst.port!, person.idToken);
     const withImage = (): Content => [
       { type: "text", text: QUESTION },
       { type: "image", mimeType: "image/png", data: image(), metadata: { name: "dashboard.png" } },
@@ -177,8 +159,7 @@ async function main() {
     console.table(sampled.sites!.map((s) => ({ site: s.frame, MB: s.mb.toFixed(1) })));
   } finally {
     inst?.child.kill();
-    await stack.stop();
-    await standin.stop();
+    await stop();
   }
   process.exit(0);
 }

@@ -5,7 +5,11 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import type { Client } from "@langchain/langgraph-sdk";
+import { Client } from "@langchain/langgraph-sdk";
+import { startStack } from "../../scripts/stack.mjs";
+import { apiScript } from "../support/api-script";
+import { startVertexStandin } from "../support/vertex-standin";
+import { BENCH_ACCESS_ENV } from "./app-server";
 import type { Request, Usage } from "./run-cost-instance";
 
 /** Runs measured one at a time, after WARM_RUNS not measured. */
@@ -13,6 +17,51 @@ const RUNS = Math.max(3, Number(process.env.BENCH_RUNS ?? 21));
 const WARM_RUNS = 10;
 export const WAVES = [20, 50] as const;
 export const QUESTION = "How many orders were placed in total?";
+
+/** An HTTP instance with every stage on: the function as deployed. */
+export const DEPLOYED_ENV = { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,access,log" };
+
+/**
+ * What the instances run against: the Vertex AI stand-in (the API script, no token delay) and the
+ * Firestore and Auth emulators; `env` is every instance's environment on them.
+ */
+export async function startBackends() {
+  const standin = await startVertexStandin({
+    script: apiScript(),
+    tokenDelayMs: 0,
+    charsPerChunk: 8,
+    trust: true,
+  });
+  const stack = await startStack({ services: ["firestore", "auth"], ports: "auto", env: {} }).catch(
+    async (err: unknown) => {
+      await standin.stop();
+      throw err;
+    },
+  );
+  const env: Record<string, string> = {
+    ...stack.env,
+    ...BENCH_ACCESS_ENV,
+    // One person asks a few hundred questions here: no daily budget may stop them.
+    QUARRY_QUOTA_TOKENS_PER_DAY: String(1e12),
+    QUARRY_WAREHOUSE: "duckdb",
+    VERTEX_AI_EMULATOR_HOST: standin.host,
+    NODE_EXTRA_CA_CERTS: standin.certFile,
+    METADATA_SERVER_DETECTION: "none",
+  };
+  const stop = async () => {
+    await stack.stop();
+    await standin.stop();
+  };
+  return { stack, env, stop };
+}
+
+/** An SDK client of the instance at `port`, signed in as one person. */
+export const clientOf = (port: number, idToken: string) =>
+  new Client({
+    apiUrl: `http://127.0.0.1:${port}`,
+    defaultHeaders: { authorization: `Bearer ${idToken}` },
+    callerOptions: { maxRetries: 0 },
+  });
 
 export interface Instance {
   child: ChildProcess;

@@ -19,33 +19,25 @@
 import { mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "@langchain/langgraph-sdk";
-import { startStack } from "../../scripts/stack.mjs";
-import { BENCH_ACCESS_ENV, buildBaseline } from "./app-server";
+import { buildBaseline } from "./app-server";
 import { summarize } from "./cpu-profile";
 import {
+  DEPLOYED_ENV,
   QUESTION,
   WAVES,
+  clientOf,
   mean,
   measureAll,
   median,
   profile,
+  startBackends,
   startInstance,
   failures,
   type Measured,
   type Target,
 } from "./run-cost-measure";
 
-/** An SDK client of the instance at `port`, signed in as one person. */
-const clientOf = (port: number, idToken: string) =>
-  new Client({
-    apiUrl: `http://127.0.0.1:${port}`,
-    defaultHeaders: { authorization: `Bearer ${idToken}` },
-    callerOptions: { maxRetries: 0 },
-  });
 import { signUp } from "../support/auth-emulator";
-import { apiScript } from "../support/api-script";
-import { startVertexStandin } from "../support/vertex-standin";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const profileDir = path.join(root, ".artifacts/run-cost");
@@ -80,7 +72,7 @@ const VARIANTS: Variant[] = [
     name: "  + access and quota (and query audit)",
     env: { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,access" },
   },
-  { name: DEPLOYED, env: { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,access,log" } },
+  { name: DEPLOYED, env: DEPLOYED_ENV },
 ];
 
 /**
@@ -103,24 +95,8 @@ async function main() {
       variants.push({ name: `deployed at ${cut.ref}: ${cut.what}`, env: variants.at(-1)!.env, ref: cut.ref });
     }
   }
-  const standin = await startVertexStandin({
-    script: apiScript(),
-    tokenDelayMs: 0,
-    charsPerChunk: 8,
-    trust: true,
-  });
-  const stack = await startStack({ services: ["firestore", "auth"], ports: "auto", env: {} });
+  const { stack, env, stop } = await startBackends();
   try {
-    const env: Record<string, string> = {
-      ...stack.env,
-      ...BENCH_ACCESS_ENV,
-      // One person asks a few hundred questions here: no daily budget may stop them.
-      QUARRY_QUOTA_TOKENS_PER_DAY: String(1e12),
-      QUARRY_WAREHOUSE: "duckdb",
-      VERTEX_AI_EMULATOR_HOST: standin.host,
-      NODE_EXTRA_CA_CERTS: standin.certFile,
-      METADATA_SERVER_DETECTION: "none",
-    };
     const results: { name: string; m: Measured }[] = [];
     // BENCH_ONLY=3,6: some variants only (while working on one stage); the goals need them all.
     const only = process.env.BENCH_ONLY?.split(",").map(Number);
@@ -160,8 +136,7 @@ async function main() {
     }
     report(results);
   } finally {
-    await stack.stop();
-    await standin.stop();
+    await stop();
     for (const b of builds.values()) rmSync(b.dir, { recursive: true, force: true });
   }
   process.exit(0);

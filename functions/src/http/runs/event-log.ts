@@ -8,9 +8,9 @@
  * stream. The last document carries `end` (the run's outcome); every document carries `expireAt`
  * for a Firestore TTL policy.
  *
- * A string of at least LONG_STRING characters (an image in the question, as every `values` event
- * repeats it) is written once per log: later occurrences are references to the first, so a run with
- * a 2 MB image stores it once instead of once per step (`npm run bench -- attachment-cost`).
+ * A long string (an image in the question, as every `values` event repeats it) is written once per
+ * log, later occurrences as references (log-strings.ts): a run with a 2 MB image stores it once
+ * instead of once per step (`npm run bench -- attachment-cost`).
  *
  * The reader replays what is stored after a `Last-Event-ID` and follows the live run through a
  * listener on the log, ending at `end` — or, if the run's instance is lost before writing it, once
@@ -18,19 +18,10 @@
  */
 import type { CollectionReference, DocumentReference, Timestamp } from "firebase-admin/firestore";
 import type { RunOutcome } from "../../contract/protocol";
+import { LongStringReader, LongStringWriter } from "./log-strings";
 
 /** Bytes per log document (Firestore's limit for a document is 1 MiB). */
 const DOC_BYTES = 900 * 1024;
-
-/** Strings at least this long are written once in a run's log; a later occurrence refers to the first. */
-const LONG_STRING = 32 * 1024;
-/** Starts a logged string that is a reference (REF + the index of the long string it repeats), or an escaped string that began with MARK (LIT + it). */
-const MARK = "\u0000log:";
-const REF = `${MARK}ref:`;
-const LIT = `${MARK}lit:`;
-/** MARK as it appears in JSON (a string starting with it), as text and as bytes. */
-const MARK_JSON = JSON.stringify(MARK).slice(0, -1);
-const MARK_BYTES = Buffer.from(MARK_JSON, "utf8");
 
 export interface LoggedEvent {
   id: number;
@@ -103,8 +94,7 @@ export class RunLogWriter {
   /** `append` with the data already serialized as JSON (`json` is `data`'s). */
   appendJson(event: string, json: string, data: unknown): number {
     const id = ++this.seq;
-    // Only an event this long can hold a long string; MARK_JSON is rare in any event.
-    const logged = json.length >= LONG_STRING || json.includes(MARK_JSON) ? this.withReferences(data) : json;
+    const logged = this.longStrings.logged(json, data);
     const line = Buffer.from(`[${id},${JSON.stringify(event)},${logged}]\n`, "utf8");
     this.pending.push(line);
     this.pendingBytes += line.length;
@@ -114,21 +104,7 @@ export class RunLogWriter {
     return id;
   }
 
-  /** Long strings seen in this log, in the order they were first written. */
-  private readonly longStrings = new Map<string, number>();
-
-  /** `data` as JSON with each long string already in the log as a reference, and MARK escaped. */
-  private withReferences(data: unknown): string {
-    return JSON.stringify(data, (_key, v: unknown) => {
-      if (typeof v !== "string") return v;
-      if (v.startsWith(MARK)) return LIT + v;
-      if (v.length < LONG_STRING) return v;
-      const known = this.longStrings.get(v);
-      if (known !== undefined) return REF + known;
-      this.longStrings.set(v, this.longStrings.size);
-      return v;
-    });
-  }
+  private readonly longStrings = new LongStringWriter();
 
   /** Writes what is pending now (a phase boundary). */
   boundary(): void {
@@ -209,21 +185,7 @@ export class RunLogWriter {
 /** Parses log documents in order into events, keeping a line that continues in the next document. */
 class LogDecoder {
   private carry = Buffer.alloc(0);
-  /** Long strings read so far, in the order the writer first wrote them (its references' indexes). */
-  private readonly longStrings: string[] = [];
-  /** Leaves are revived in document order, the order the writer's replacer met them in. */
-  private readonly reviver = (_key: string, v: unknown): unknown => {
-    if (typeof v !== "string") return v;
-    if (v.startsWith(REF)) {
-      const long = this.longStrings[Number(v.slice(REF.length))];
-      if (long === undefined)
-        throw new Error(`the run's log refers to a string it does not hold (${v.slice(1)})`);
-      return long;
-    }
-    if (v.startsWith(LIT)) return v.slice(LIT.length);
-    if (v.length >= LONG_STRING) this.longStrings.push(v);
-    return v;
-  };
+  private readonly longStrings = new LongStringReader();
   next = 0;
   end: RunEnd | undefined;
 
@@ -235,15 +197,7 @@ class LogDecoder {
     const events: LoggedEvent[] = [];
     let start = 0;
     for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
-      const line = buf.subarray(start, i);
-      // A string of n characters takes at least n bytes: a shorter line holds no long string.
-      const revive = line.length >= LONG_STRING || line.includes(MARK_BYTES);
-      const text = line.toString("utf8");
-      const [id, event, data] = (revive ? JSON.parse(text, this.reviver) : JSON.parse(text)) as [
-        number,
-        string,
-        unknown,
-      ];
+      const [id, event, data] = this.longStrings.parse(buf.subarray(start, i)) as [number, string, unknown];
       events.push({ id, event, data });
       start = i + 1;
     }

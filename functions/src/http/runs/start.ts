@@ -328,7 +328,6 @@ function waitingForAnswer(tuple: CheckpointTuple | undefined): boolean {
   return (tuple?.pendingWrites ?? []).some(([, channel]) => channel === "__interrupt__");
 }
 
-/** `command.resume` (validated: a string or `{ answer }`) as the answer's text. */
 /** A run without a question: a rerun from its checkpoint, or the answer to the graph's question. */
 function rerunOrAnswer(rerun: boolean, resume: unknown): { rerun: true } | { resume: string } {
   return rerun ? { rerun: true } : { resume: answerText(resume) };
@@ -339,6 +338,7 @@ function cancelsOnDisconnect(body: RunStreamBody): boolean {
   return body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable);
 }
 
+/** `command.resume` (validated: a string or `{ answer }`) as the answer's text. */
 function answerText(resume: unknown): string {
   return typeof resume === "string" ? resume.trim() : String((resume as { answer: string }).answer).trim();
 }
