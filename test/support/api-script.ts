@@ -52,7 +52,8 @@ const SCRIPTED_SQL: Record<string, string> = {
 };
 export const MIDWAY = "[midway]";
 const PAUSE_ANSWER_WORD = /\[pause-answer:([\w-]+)\]/;
-const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
+/** The answer that stops midway ([MIDWAY]): what is kept of it is always a prefix. */
+export const LONG_ANSWER = "This answer stops midway until the run lets go of it. ".repeat(150);
 
 export function apiScript(opts: { holds?: HoldServer } = {}): Script {
   const base = smartScript();

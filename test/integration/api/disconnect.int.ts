@@ -11,7 +11,7 @@ import { getFirestore, type Firestore } from "firebase-admin/firestore";
 import type { Client } from "@langchain/langgraph-sdk";
 import { signUp } from "../../support/auth-emulator";
 import { sdkClient } from "../../support/api-client";
-import { MIDWAY } from "../../support/api-script";
+import { LONG_ANSWER, MIDWAY } from "../../support/api-script";
 import { stackEnv } from "../../support/stack-env";
 import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 
@@ -76,6 +76,9 @@ it("stops the run when the client disconnects mid-stream; the lease is released"
   const answers = msgs.filter((m) => m.type === "ai" && !m.tool_calls?.length);
   expect(answers).toHaveLength(1);
   expect(answers[0].response_metadata).toMatchObject({ quarry_stopped: true });
-  expect(String(answers[0].content)).toMatch(/^This answer stops midway/);
-  expect(String(answers[0].content).length).toBeLessThan(1000);
+  // How much of it had streamed when the server noticed depends on timing: any non-empty start.
+  const kept = String(answers[0].content);
+  expect(kept.length).toBeGreaterThan(0);
+  expect(LONG_ANSWER.startsWith(kept), kept).toBe(true);
+  expect(kept.length).toBeLessThan(1000);
 });
