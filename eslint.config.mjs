@@ -1,7 +1,8 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const MAX_FUNCTION_LINES = { max: 80, skipBlankLines: true, skipComments: true };
+// Counted as written (comments and blank lines too), so the limit holds however it is counted.
+const MAX_FUNCTION_LINES = { max: 80, skipBlankLines: false, skipComments: false };
 
 export default tseslint.config(
   {

@@ -26,7 +26,7 @@ export default defineConfig({
     expect: { poll: { timeout: 15_000 } },
     // Cancelling a streaming model call leaves a rejection nobody awaits inside the client libraries
     // (LangGraph's task promise with the abort reason, the SDK's stream reader); the function drops
-    // these with a process guard (http/abort.ts). Only these abort echoes are ignored here.
+    // these with a process guard (runs/abort.ts). Only these abort echoes are ignored here.
     onUnhandledError(error) {
       const text = `${error.name}: ${error.message}`;
       if (

@@ -28,9 +28,16 @@ export function choosePorts(
   services: string[],
   ports?: "auto" | Record<string, number>,
 ): Promise<Record<string, number>>;
+/** Which Firestore emulator runs, from what the machine has; throws one line naming what to install. */
+export function chooseFirestoreEmulator(facts: {
+  candidates: (string | undefined)[];
+  exists(path: string): boolean;
+  javaMajor: number;
+}): { kind: "java" | "firebase-tools"; bin?: string; says: string };
 export function findFirestoreEmulator(env?: Record<string, string | undefined>): {
-  kind: string;
+  kind: "java" | "firebase-tools";
   bin?: string;
+  says: string;
 };
 /** The start-up banner's model line(s), read from the running function's GET /client-config. */
 export function modelLines(apiUrl: string): Promise<string[]>;

@@ -147,7 +147,51 @@ export async function choosePorts(services, ports = {}) {
   return chosen;
 }
 
-/** Finds the Java Firestore emulator, or explains what to install. */
+/** How to install what the Firestore emulator needs, named once for every message below. */
+const INSTALL_GOOGLE_EMULATOR =
+  "`gcloud components install cloud-firestore-emulator` (or Debian's `google-cloud-cli-firestore-emulator`; " +
+  "QUARRY_FIRESTORE_EMULATOR_BIN names its `cloud_firestore_emulator` script elsewhere)";
+
+/**
+ * Which Firestore emulator the stack runs, decided from what the machine has (pure: the facts are
+ * passed in). Google's Java emulator when it is installed (it needs Java 17+); else firebase-tools'
+ * own, which fetches its jar once and needs Java 21+; else one line naming what to install.
+ * Returns `{ kind, bin?, says }`: `says` is the line the launcher prints.
+ */
+export function chooseFirestoreEmulator({ candidates, exists, javaMajor }) {
+  const bin = candidates.find((c) => c && exists(c));
+  if (bin && javaMajor >= 17)
+    return { kind: "java", bin, says: `Firestore emulator: Google's (${bin}), Java ${javaMajor}` };
+  if (bin) {
+    throw new StackError(
+      `Google's Firestore emulator needs Java 17 or newer, and ${javaMajor ? `this machine has Java ${javaMajor}` : "no `java` is on the PATH"}: install a Java 17+ runtime (e.g. \`apt-get install openjdk-17-jre-headless\`).`,
+    );
+  }
+  if (javaMajor >= 21) {
+    return {
+      kind: "firebase-tools",
+      says:
+        `Firestore emulator: firebase-tools' own, Java ${javaMajor} (Google's was not found: install it with ` +
+        `${INSTALL_GOOGLE_EMULATOR} to use it; firebase-tools fetches its emulator's jar once, which needs the internet)`,
+    };
+  }
+  throw new StackError(
+    javaMajor
+      ? `No Firestore emulator can run: Google's is not installed and firebase-tools' own needs Java 21+ (this machine has Java ${javaMajor}). Install Google's with ${INSTALL_GOOGLE_EMULATOR}, or Java 21+.`
+      : `No Firestore emulator can run: no \`java\` is on the PATH. Install Java 21+ (firebase-tools then fetches its own emulator once), or Java 17+ and Google's emulator with ${INSTALL_GOOGLE_EMULATOR}.`,
+  );
+}
+
+/** The Java major version on the PATH (`java -version`), or 0 when there is none. */
+function javaMajorOnPath(env) {
+  const java = spawnSync("java", ["-version"], { encoding: "utf8", env });
+  const version = /version "(\d+)(?:\.(\d+))?/.exec(`${java.stderr ?? ""}${java.stdout ?? ""}`);
+  if (!version) return 0;
+  // Java 8 and older call themselves "1.8".
+  return Number(version[1]) === 1 ? Number(version[2] ?? 0) : Number(version[1]);
+}
+
+/** Finds a Firestore emulator this machine can run, or explains what to install (one line). */
 export function findFirestoreEmulator(env = process.env) {
   const candidates = [env.QUARRY_FIRESTORE_EMULATOR_BIN, PREINSTALLED_FIRESTORE];
   const gcloud = spawnSync("gcloud", ["info", "--format=value(installation.sdk_root)"], {
@@ -159,19 +203,7 @@ export function findFirestoreEmulator(env = process.env) {
       path.join(gcloud.stdout.trim(), "platform/cloud-firestore-emulator/cloud_firestore_emulator"),
     );
   }
-  const found = candidates.find((c) => c && existsSync(c));
-  if (found) return { kind: "java", bin: found };
-  const java = spawnSync("java", ["-version"], { encoding: "utf8" });
-  const major = Number(/version "(\d+)/.exec(`${java.stderr}${java.stdout}`)?.[1] ?? 0);
-  if (major >= 21) return { kind: "firebase-tools" };
-  throw new StackError(
-    "Google's Firestore emulator was not found. Install it with " +
-      "`gcloud components install cloud-firestore-emulator` (or Debian's " +
-      "`google-cloud-cli-firestore-emulator`), or set QUARRY_FIRESTORE_EMULATOR_BIN to its " +
-      "`cloud_firestore_emulator` script. It needs Java 17+ " +
-      (major ? `(found Java ${major})` : "(no `java` on PATH)") +
-      "; firebase-tools' own Firestore emulator would need Java 21+.",
-  );
+  return chooseFirestoreEmulator({ candidates, exists: existsSync, javaMajor: javaMajorOnPath(env) });
 }
 
 /** Keeps the last lines a process printed, for error messages. */
@@ -276,6 +308,7 @@ export async function startStack(options = {}) {
   try {
     if (services.includes("firestore")) {
       const emu = findFirestoreEmulator(baseEnv);
+      log(emu.says);
       if (emu.kind === "java") {
         const args = ["start", "--host=127.0.0.1", `--port=${ports.firestore}`, `--project_id=${PROJECT_ID}`];
         if (options.rules) args.push(`--rules=${path.resolve(options.rules)}`);
@@ -294,8 +327,8 @@ export async function startStack(options = {}) {
           what: "The Firestore emulator",
           timeoutMs: 60_000,
         });
+        env.FIRESTORE_EMULATOR_HOST = `127.0.0.1:${ports.firestore}`;
       }
-      env.FIRESTORE_EMULATOR_HOST = `127.0.0.1:${ports.firestore}`;
     }
     const firebaseServices = services.filter((s) => ["functions", "auth", "hosting"].includes(s));
     if (services.includes("firestore") && !env.FIRESTORE_EMULATOR_HOST) {
@@ -304,6 +337,9 @@ export async function startStack(options = {}) {
     if (firebaseServices.length > 0) {
       // functionsEnv comes last: tests use it to put a fault-injecting proxy in front of Firestore.
       const fnEnv = { ...baseEnv, ...env, ...options.functionsEnv };
+      // firebase-tools' own Firestore emulator (no Google one here): started beside the functions.
+      if (firebaseServices.includes("firestore"))
+        fnEnv.FIRESTORE_EMULATOR_HOST ??= `127.0.0.1:${ports.firestore}`;
       if (firebaseServices.includes("functions")) {
         // The web page learns the API URL from the function (GET /client-config) and calls it cross-origin.
         fnEnv.QUARRY_API_URL ??= `http://127.0.0.1:${ports.functions}/${PROJECT_ID}/${REGION}/api`;
@@ -387,8 +423,15 @@ export async function startStack(options = {}) {
           timeoutMs,
         });
       }
-      if (firebaseServices.includes("firestore"))
+      if (firebaseServices.includes("firestore")) {
+        await waitForHttp(`http://127.0.0.1:${ports.firestore}/`, {
+          child,
+          output,
+          what: "firebase-tools' Firestore emulator",
+          timeoutMs,
+        });
         env.FIRESTORE_EMULATOR_HOST = `127.0.0.1:${ports.firestore}`;
+      }
       started.at(-1).output = output;
     }
   } catch (err) {

@@ -16,8 +16,8 @@ import {
   scheduleTick as tickCadence,
 } from "./config";
 import * as logger from "firebase-functions/logger";
-import { installProcessGuards } from "./http/abort";
-import { createApp } from "./http/app";
+import { installProcessGuards } from "./runs/abort";
+import { createApp } from "./app";
 
 checkEnvironmentAtLoad();
 installProcessGuards((message, data) => logger.error(message, data));
@@ -40,7 +40,7 @@ export const api = onRequest(
  * events in the run's log, so they finish whether or not anyone is connected (an HTTPS function is
  * not guaranteed CPU after its response). Never retried: a run is not repeated behind the user's back.
  */
-export const backgroundRun = onTaskDispatched<import("./http/runs/background").BackgroundTask>(
+export const backgroundRun = onTaskDispatched<import("./runs/background").BackgroundTask>(
   {
     region: REGION,
     memory: MEMORY_MIB,
@@ -50,7 +50,7 @@ export const backgroundRun = onTaskDispatched<import("./http/runs/background").B
     secrets: functionSecrets(),
   },
   async (req) => {
-    const { runInBackground } = await import("./http/runs/background.js");
+    const { runInBackground } = await import("./runs/background.js");
     await runInBackground(req.data);
   },
 );

@@ -153,7 +153,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     METADATA_SERVER_DETECTION: "none",
   });
   const log = countFirestoreRpcs();
-  const { createApp } = require(path.join(root, "functions/lib/http/app.js"));
+  const { createApp } = require(path.join(root, "functions/lib/app.js"));
   const server = createApp().listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   const apiUrl = `http://127.0.0.1:${server.address().port}`;
@@ -203,7 +203,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
   }
   // Baseline: the same graph on the FirestoreCheckpointer alone, as LangGraph runs it by default
   // (durability "sync", every step written before the next), without lease or thread document.
-  const { agentGraph } = require(path.join(root, "functions/lib/http/runtime.js"));
+  const { agentGraph } = require(path.join(root, "functions/lib/runs/runtime.js"));
   const graph = await agentGraph();
   for (const [name, question] of [
     ["greeting, new thread", "hello"],

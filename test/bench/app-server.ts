@@ -38,9 +38,9 @@ async function serve() {
   // As the function's entry does: a cancelled model call's abort echoes are not crashes.
   // BENCH_FUNCTIONS_DIR: another build of the function (a baseline measured in the same run).
   const lib = path.join(process.env.BENCH_FUNCTIONS_DIR ?? path.join(root, "functions"), "lib");
-  const { installProcessGuards } = await import(path.join(lib, "http/abort.js"));
+  const { installProcessGuards } = await import(path.join(lib, "runs/abort.js"));
   installProcessGuards((message: string, data: unknown) => console.error(message, data));
-  const { createApp } = await import(path.join(lib, "http/app.js"));
+  const { createApp } = await import(path.join(lib, "app.js"));
   const server = createApp().listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
 }
 

@@ -173,7 +173,7 @@ async function graphRunner() {
   const linking = process.env.BENCH_LINKING !== "off";
   let saver: unknown;
   if (process.env.BENCH_SAVER === "firestore") {
-    saver = await load("http/runtime.js").checkpointSaver();
+    saver = await load("runs/runtime.js").checkpointSaver();
   } else {
     const { MemorySaver } = require("@langchain/langgraph");
     saver = new MemorySaver();
@@ -231,7 +231,7 @@ async function runMany(
 /** Switches the stages not listed in BENCH_STAGES off, before the app is built. */
 async function patchStages(stages: Set<string>) {
   if (!stages.has("auth")) {
-    const auth = load("http/auth.js");
+    const auth = load("access/caller.js");
     auth.requireUser = async (req: { caller?: unknown }, _res: unknown, next: () => void) => {
       req.caller = { uid: BENCH_UID, email: BENCH_EMAIL, emailVerified: true };
       next();
@@ -257,7 +257,7 @@ async function patchStages(stages: Set<string>) {
     };
   }
   if (!stages.has("linking")) {
-    const runtime = load("http/runtime.js");
+    const runtime = load("runs/runtime.js");
     const agent = load("agent/index.js");
     const tools = load("tools/index.js");
     const { config } = load("config/index.js");
@@ -345,9 +345,9 @@ async function main() {
     const stages = new Set((process.env.BENCH_STAGES ?? "").split(",").filter(Boolean));
     if (!stages.has("log")) process.env.QUARRY_RUN_LOG = "off";
     await patchStages(stages);
-    const { installProcessGuards } = load("http/abort.js");
+    const { installProcessGuards } = load("runs/abort.js");
     installProcessGuards((message: string, data: unknown) => console.error(message, data));
-    const { createApp } = load("http/app.js");
+    const { createApp } = load("app.js");
     const app = createApp();
     const { createServer } = await import("node:http");
     const server = createServer((req, res) => {

@@ -365,8 +365,8 @@ async function main() {
       CLOUD_TASKS_EMULATOR_HOST: tasks.host,
     });
     const rpcs = countFirestoreRpcs();
-    runInBackground = require(path.join(root, "functions/lib/http/runs/background.js")).runInBackground;
-    const { createApp } = require(path.join(root, "functions/lib/http/app.js"));
+    runInBackground = require(path.join(root, "functions/lib/runs/background.js")).runInBackground;
+    const { createApp } = require(path.join(root, "functions/lib/app.js"));
     const server = createApp().listen(0, "127.0.0.1");
     await new Promise((r) => server.once("listening", r));
     close = () => server.close();

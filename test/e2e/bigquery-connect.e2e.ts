@@ -128,7 +128,7 @@ beforeAll(async () => {
     QUARRY_OAUTH_TOKEN_URL: oauth.tokenUrl,
     QUARRY_OAUTH_REVOKE_URL: oauth.revokeUrl,
   });
-  const { createApp } = await import("../../functions/src/http/app");
+  const { createApp } = await import("../../functions/src/app");
   api.on("request", createApp());
   browser = await launchBrowser();
 });

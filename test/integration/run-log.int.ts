@@ -1,5 +1,5 @@
 /**
- * The run event log (functions/src/http/runs/event-log.ts) on the Firestore emulator: batching,
+ * The run event log (functions/src/runs/event-log.ts) on the Firestore emulator: batching,
  * events larger than a document split and joined again, replay after an id, following a live log
  * to its end marker, and a run lost without one.
  */
@@ -7,12 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
 import { randomBytes, randomUUID } from "node:crypto";
-import {
-  RunLogWriter,
-  followRunLog,
-  runLog,
-  type LoggedEvent,
-} from "../../functions/src/http/runs/event-log";
+import { RunLogWriter, followRunLog, runLog, type LoggedEvent } from "../../functions/src/runs/event-log";
 import { stackEnv } from "../support/stack-env";
 
 let admin: App;

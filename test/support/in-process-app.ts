@@ -29,7 +29,7 @@ export async function startInProcessApp(env: Record<string, string> = {}): Promi
     ...env,
   });
   trustCertificate(readFileSync(stack.env.QUARRY_TEST_VERTEX_CERT, "utf8"));
-  const { createApp } = await import("../../functions/src/http/app");
+  const { createApp } = await import("../../functions/src/app");
   const server = http.createServer(createApp());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

@@ -1,10 +1,10 @@
 /**
- * Images and PDFs in a question (functions/src/http/attachments.ts): the three forms LangChain's
+ * Images and PDFs in a question (functions/src/runs/attachments.ts): the three forms LangChain's
  * clients send become standard blocks; what is not a PNG, JPEG, GIF, WebP or PDF — by its type or
  * by its bytes — a URL to fetch, too many or too big is refused with what to send instead.
  */
 import { describe, it, expect } from "vitest";
-import { checkAttachments } from "../../functions/src/http/attachments";
+import { checkAttachments } from "../../functions/src/runs/attachments";
 import { MAX_ATTACHMENTS } from "../../functions/src/contract/limits";
 import { QuarryError } from "../../functions/src/errors";
 

@@ -1,5 +1,5 @@
 /**
- * The LangGraph internals the run lifecycle relies on (functions/src/http/runs/langgraph-internals.ts),
+ * The LangGraph internals the run lifecycle relies on (functions/src/runs/langgraph-internals.ts),
  * checked against LangGraph itself, so an upgrade that changes them fails here:
  * - `hasPendingTasks` decides whether a turn may go in as a Command: on checkpoints LangGraph itself
  *   wrote (MemorySaver), a finished run has none, a run stopped between nodes has the next node's.
@@ -18,7 +18,7 @@ import {
 } from "@langchain/langgraph";
 import type { PendingWrite } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
-import { NULL_TASK_ID, hasPendingTasks } from "../../functions/src/http/runs/langgraph-internals";
+import { NULL_TASK_ID, hasPendingTasks } from "../../functions/src/runs/langgraph-internals";
 
 const State = Annotation.Root({
   messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),

@@ -10,13 +10,8 @@ import {
   threadStatusAfter,
   type StreamMode,
 } from "../../functions/src/contract/protocol";
-import { outcomeOf } from "../../functions/src/http/runs/executor";
-import {
-  GENERATOR_CALL,
-  RunTranscript,
-  type Chunk,
-  type Step,
-} from "../../functions/src/http/runs/transcript";
+import { outcomeOf } from "../../functions/src/runs/executor";
+import { GENERATOR_CALL, RunTranscript, type Chunk, type Step } from "../../functions/src/runs/transcript";
 
 const token = (text: string, name = GENERATOR_CALL): Chunk => [
   "messages",

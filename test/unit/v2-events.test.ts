@@ -7,7 +7,7 @@
 import { describe, it, expect } from "vitest";
 import { inferChannel } from "@langchain/langgraph/stream";
 import { ProtocolView, runNoOfSeq, runSeqBase, type V2Event } from "../../functions/src/http/v2/events";
-import type { LoggedEvent } from "../../functions/src/http/runs/event-log";
+import type { LoggedEvent } from "../../functions/src/runs/event-log";
 
 // As the v1 stream sends a streamed piece of the answer (toPlain: type "ai", like a whole message).
 const chunk = (id: string, content: string) => [

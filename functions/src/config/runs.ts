@@ -15,7 +15,7 @@ export interface RunsConfig {
   runLog: boolean;
   /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
   runLeaseSeconds: number;
-  /** Largest image or PDF a question may carry, in MB (http/attachments.ts). */
+  /** Largest image or PDF a question may carry, in MB (runs/attachments.ts). */
   attachmentMaxMb: number;
 }
 

@@ -14,9 +14,9 @@ import { me } from "./me";
 import type { AuditAnswer, Member, MembersAnswer, UsageAnswer } from "../contract/admin";
 import { config } from "../config";
 import { QuarryError } from "../errors";
-import { callerOf } from "./auth";
-import { parse } from "./schemas";
-import { auditAction } from "./admin-audit";
+import { callerOf } from "../access/caller";
+import { parse } from "../runs/schemas";
+import { auditAction } from "../access/admin-audit";
 import { GroupName, groupRoutes, knownGroups } from "./groups";
 import { proposalRoutes } from "./proposals";
 

@@ -19,8 +19,8 @@ import { CORS_ORIGINS, config } from "../config";
 import { QuarryError } from "../errors";
 import { forgetReadable, identity, userMode } from "../identity";
 import { authorizationUrl, exchangeCode, GrantRefused, revoke } from "../identity/google-oauth";
-import { callerOf } from "./auth";
-import { parse } from "./schemas";
+import { callerOf } from "../access/caller";
+import { parse } from "../runs/schemas";
 
 /** A connect flow lives this long between its start and Google's callback. */
 const FLOW_MS = 10 * 60_000;

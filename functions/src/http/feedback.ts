@@ -13,9 +13,9 @@ import { z } from "zod";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
-import { callerOf } from "./auth";
-import { agentGraph, threadStore } from "./runtime";
-import { ThreadIdParam, parse } from "./schemas";
+import { callerOf } from "../access/caller";
+import { agentGraph, threadStore } from "../runs/runtime";
+import { ThreadIdParam, parse } from "../runs/schemas";
 
 const FeedbackBody = z.strictObject({
   question_id: z.string().min(1).max(200),

@@ -17,10 +17,10 @@ import { UPLOAD_BODY_MAX_BYTES, type UploadedFile } from "../contract/uploads";
 import { QuarryError } from "../errors";
 import { accessStores } from "../access/gate";
 import type { UploadAudit } from "../access/audit";
-import { runCallerOf } from "./auth";
-import { fileStore, threadStore, uploadTarget, checkpointSaver } from "./runtime";
-import { rootCommit } from "./runs/checkpointer";
-import { ThreadIdParam, parse } from "./schemas";
+import { runCallerOf } from "../access/caller";
+import { fileStore, threadStore, uploadTarget, checkpointSaver } from "../runs/runtime";
+import { rootCommit } from "../runs/checkpointer";
+import { ThreadIdParam, parse } from "../runs/schemas";
 
 type RunCaller = ReturnType<typeof runCallerOf>;
 

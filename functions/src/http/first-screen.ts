@@ -6,8 +6,8 @@
 import { Router } from "express";
 import type { FirstScreen } from "../contract/events";
 import { visibleScope } from "../identity";
-import { callerOf } from "./auth";
-import { graphFactory, threadStore } from "./runtime";
+import { callerOf } from "../access/caller";
+import { graphFactory, threadStore } from "../runs/runtime";
 
 /** How many starters the page shows, and how a team question qualifies as "most asked". */
 const STARTERS = 6;

@@ -15,9 +15,9 @@ import type { MemberDoc } from "../access/members";
 import type { Group, GroupsAnswer } from "../contract/admin";
 import { QuarryError } from "../errors";
 import { FULL_SCOPE, inScope, limitedScope, scopeDatasets } from "../tools/scope";
-import { auditAction } from "./admin-audit";
-import { callerOf } from "./auth";
-import { parse } from "./schemas";
+import { auditAction } from "../access/admin-audit";
+import { callerOf } from "../access/caller";
+import { parse } from "../runs/schemas";
 
 /** A group's name: a short slug, lower-cased on the way in (it is the document id). */
 export const GroupName = z

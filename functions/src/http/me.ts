@@ -9,8 +9,8 @@ import { identity, userMode, visibleScope } from "../identity";
 import type { Me } from "../contract/access";
 import { limitedScope, scopeDatasets, type Scope } from "../tools/scope";
 import { withTimeout } from "../timeout";
-import { callerOf } from "./auth";
-import { graphFactory } from "./runtime";
+import { callerOf } from "../access/caller";
+import { graphFactory } from "../runs/runtime";
 
 /** How long `GET /me` waits for the catalog (built once per instance, seconds when cold). */
 const CATALOG_WAIT_MS = 1_500;

@@ -11,9 +11,9 @@ import { config } from "../config";
 import type { ProposalView, ProposalsAnswer } from "../contract/admin";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
-import { auditAction } from "./admin-audit";
-import { callerOf } from "./auth";
-import { parse } from "./schemas";
+import { auditAction } from "../access/admin-audit";
+import { callerOf } from "../access/caller";
+import { parse } from "../runs/schemas";
 
 const ProposalId = z.string().regex(/^[0-9a-f]{40}$/, "must be a proposal id");
 const EditBody = z

@@ -1,19 +1,17 @@
 /**
- * The authenticated API routes. Loaded on the first request that needs them (with zod and the
+ * The HTTP channel's authenticated routes (the Agent Server API v1 and v2, Quarry's own). Loaded on the first request that needs them (with zod and the
  * route modules), so the function entry stays as light as a hello-world (cold start).
  */
 import { Router } from "express";
-import { QuarryError } from "../errors";
 import { adminRoutes } from "./admin";
 import { assistantRoutes } from "./assistants";
 import { bigQueryAuthRoutes } from "./bigquery-auth";
 import { feedbackRoutes } from "./feedback";
 import { fileRoutes } from "./files";
 import { firstScreenRoutes } from "./first-screen";
-import { backgroundRoutes } from "./runs/background";
-import { joinRoutes } from "./runs/join";
-import { runRoutes } from "./runs/routes";
-import { scheduleRoutes } from "./schedules";
+import { backgroundRoutes } from "./run-routes/background";
+import { joinRoutes } from "./run-routes/join";
+import { runRoutes } from "./run-routes/runs";
 import { threadRoutes } from "./threads";
 import { tokenRoutes } from "./tokens";
 import { v2Routes } from "./v2/routes";
@@ -31,13 +29,6 @@ export function apiRoutes(): Router {
   r.use(firstScreenRoutes());
   r.use(tokenRoutes());
   r.use(adminRoutes());
-  r.use(scheduleRoutes());
   r.use(bigQueryAuthRoutes());
-  r.use((req) => {
-    throw new QuarryError(
-      "not_found:route",
-      `No route ${req.method} ${req.path}. See docs/api.md for the API.`,
-    );
-  });
   return r;
 }

@@ -1,26 +1,8 @@
 import type { Response } from "express";
+import type { RunOutput } from "../runs/output";
 
 /** Comment heartbeats keep proxies and the client from timing out an idle stream. */
 const HEARTBEAT_MS = 10_000;
-
-/** Where a run's events go: an SSE stream, or nowhere (a run nobody streams; its log still has them). */
-export interface RunOutput {
-  open(headers: Record<string, string>): void;
-  sendJson(event: string, json: string, id?: number): void;
-  send(event: string, data: unknown, id?: number): void;
-  end(): void;
-  /** `cb` runs if the client goes away before `end()`. */
-  onDisconnect(cb: () => void): void;
-}
-
-/** The output of a run that no client streams. */
-export const NO_OUTPUT: RunOutput = {
-  open: () => {},
-  sendJson: () => {},
-  send: () => {},
-  end: () => {},
-  onDisconnect: () => {},
-};
 
 /**
  * A Server-Sent Events writer for an express response: named events with JSON data, comment

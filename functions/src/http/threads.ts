@@ -2,19 +2,13 @@ import { randomUUID } from "node:crypto";
 import { Router, type Request, type Response } from "express";
 import { config } from "../config";
 import { QuarryError } from "../errors";
-import { callerOf } from "./auth";
-import { checkpointSaver, agentGraph, fileStore, runStore, threadStore, uploadTarget } from "./runtime";
-import {
-  CreateThreadBody,
-  HistoryBody,
-  PatchThreadBody,
-  SearchThreadsBody,
-  ThreadIdParam,
-  parse,
-} from "./schemas";
-import { rootCommit } from "./runs/checkpointer";
-import { toThreadState } from "./serialize";
-import { leaseHolder, toThread } from "./thread-doc";
+import { callerOf } from "../access/caller";
+import { checkpointSaver, agentGraph, fileStore, runStore, threadStore, uploadTarget } from "../runs/runtime";
+import { CreateThreadBody, HistoryBody, PatchThreadBody, SearchThreadsBody } from "./schemas";
+import { ThreadIdParam, parse } from "../runs/schemas";
+import { rootCommit } from "../runs/checkpointer";
+import { toThreadState } from "../runs/serialize";
+import { leaseHolder, toThread } from "../runs/thread-doc";
 
 function threadParam(req: Request): string {
   return parse(ThreadIdParam, req.params.threadId, "path");

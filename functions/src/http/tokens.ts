@@ -7,8 +7,9 @@
 import { Router, type Request, type Response } from "express";
 import { accessStores } from "../access/gate";
 import { QuarryError } from "../errors";
-import { callerOf } from "./auth";
-import { CreateTokenBody, TokenIdParam, parse } from "./schemas";
+import { callerOf } from "../access/caller";
+import { CreateTokenBody, TokenIdParam } from "./schemas";
+import { parse } from "../runs/schemas";
 
 export function tokenRoutes(): Router {
   const r = Router();

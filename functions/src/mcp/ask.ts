@@ -10,9 +10,11 @@ import type { ErrorBody } from "../contract/errors";
 import type { Phase, QuarryEvent, Row } from "../contract/events";
 import { ASSISTANT_ID } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { threadStore } from "../http/runtime";
-import { checkRun, startRun, type RunCaller } from "../http/runs/start";
-import type { RunOutput } from "../http/sse";
+import { threadStore } from "../runs/runtime";
+import { startRun } from "../runs/start";
+import { checkRun } from "../runs/check";
+import { type RunCaller } from "../runs/admission";
+import type { RunOutput } from "../runs/output";
 import { previewRows, type AskOutput } from "./results";
 
 /** What a phase is called in a progress notification. */

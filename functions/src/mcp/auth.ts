@@ -11,7 +11,7 @@ import { QuarryError } from "../errors";
 import { accessStores } from "../access/gate";
 import { isPersonalToken, tokenRefused } from "../access/tokens";
 import { adminAuth } from "../services";
-import { verifyIdToken, type Caller } from "../http/auth";
+import { verifyIdToken, type Caller } from "../access/caller";
 import { Lru } from "../lru";
 import { bearerChallenge, metadataUrl } from "./oauth/metadata";
 import { isOAuthToken, verifyAccessToken } from "./oauth/verify";

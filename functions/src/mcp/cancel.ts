@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import * as logger from "firebase-functions/logger";
 import { firestore } from "../services";
-import { runStore } from "../http/runtime";
+import { runStore } from "../runs/runtime";
 import type { Via } from "../tools/person";
 
 const COLLECTION = "mcp_calls";

@@ -13,12 +13,10 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { z } from "zod";
 import { config } from "../config";
 import { QuarryError } from "../errors";
-import { accessStores } from "../access/gate";
-import { runCallerOf } from "../http/auth";
-import { graphFactory } from "../http/runtime";
-import type { RunCaller } from "../http/runs/start";
+import { runCallerOf } from "../access/caller";
+import { graphFactory } from "../runs/runtime";
+import { admit, charge, runPerson, type RunCaller } from "../runs/admission";
 import { personScope } from "../identity";
-import type { RunPerson } from "../tools/person";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
 import { appHelpers, registerResultView, RESULT_VIEW_META, type AppHelpers } from "./apps";
 import { ask, CollectingOutput } from "./ask";
@@ -126,7 +124,7 @@ function registerDataTools(
       outputSchema: TablesOutputShape,
       annotations: readOnly,
     },
-    () => worded(async () => (await admitted(caller), listTables(await data()))),
+    () => worded(async () => (await admit(caller), listTables(await data()))),
   );
   server.registerTool(
     "describe_table",
@@ -139,7 +137,7 @@ function registerDataTools(
       outputSchema: SchemaOutputShape,
       annotations: readOnly,
     },
-    ({ table }) => worded(async () => (await admitted(caller), describeTable(await data(), table))),
+    ({ table }) => worded(async () => (await admit(caller), describeTable(await data(), table))),
   );
   registerAppTool(
     "run_sql",
@@ -188,41 +186,22 @@ function dataDeps(caller: RunCaller, signal: AbortSignal): () => Promise<DataDep
         graphFactory(),
         personScope(caller.uid, caller.access.scope),
       ]);
-      const person: RunPerson = {
-        uid: caller.uid,
-        email: caller.email,
-        scope,
-        ...(caller.via ? { via: caller.via } : {}),
-      };
+      const person = runPerson(caller, scope);
       return { tools: factory.tools, searchContext: (q) => factory.searchContext(scope, q), person, signal };
     })());
 }
 
 /**
- * A call admitted under the person's per-minute questions quota (429 in words when spent). The
- * warehouse tools call the warehouse's metadata API: without it one request of 100 batched calls
- * could spend the API rate the whole deployment shares.
+ * `run_sql` admitted like a question (`admit`: no data in scope is a 403, a spent quota a 429 in
+ * words), the bytes left passed down, the bytes billed charged. The warehouse tools call the
+ * warehouse's metadata API too: admitted the same way, so one request of 100 batched
+ * calls cannot spend the API rate the whole deployment shares.
  */
-async function admitted(caller: RunCaller) {
-  const { quotas } = await accessStores();
-  const who = { uid: caller.uid, email: caller.email, ...(caller.via ? { via: caller.via.channel } : {}) };
-  return { who, quotas, admission: await quotas.admit(who, caller.access.limits) };
-}
-
-/** `run_sql` under the person's quota: admitted (429 when spent), bytes left passed down, bytes charged. */
 async function runSqlCharged(caller: RunCaller, data: () => Promise<DataDeps>, sql: string, maxRows: number) {
-  const { who, quotas, admission } = await admitted(caller);
+  const { bytesLeft } = await admit(caller);
   const deps = await data();
-  const answer = await runSql(
-    { ...deps, person: { ...deps.person, bytesLeft: admission.bytesLeft } },
-    sql,
-    maxRows,
-  );
-  if (answer.billed) {
-    await quotas
-      .charge(who, { bytes: answer.billed, tokens: 0 })
-      .catch((err: unknown) => logger.error("usage not charged", { uid: caller.uid, err: String(err) }));
-  }
+  const answer = await runSql({ ...deps, person: { ...deps.person, bytesLeft } }, sql, maxRows);
+  if (answer.billed) await charge(caller, { bytes: answer.billed, tokens: 0 });
   return answer;
 }
 

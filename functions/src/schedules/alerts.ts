@@ -8,7 +8,7 @@
  * and ignored, and the summary says so when nothing but empties was found.
  */
 import { z } from "zod";
-import { parse } from "../http/schemas";
+import { parse } from "../runs/schemas";
 import { QuarryError } from "../errors";
 
 const OPS = [">", ">=", "<", "<=", "==", "!="] as const;

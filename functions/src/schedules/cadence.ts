@@ -10,7 +10,7 @@
  * and luxon: request validation here stays light (the routes load on first request).
  */
 import { z } from "zod";
-import { parse } from "../http/schemas";
+import { parse } from "../runs/schemas";
 
 /** Weekday names in the order the page lists them (Monday first). */
 const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;

@@ -6,7 +6,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
-import { ThreadIdParam } from "../http/schemas";
+import { ThreadIdParam } from "../runs/schemas";
 import { MAX_SQL_CHARS } from "../tools/policy";
 import { AlertConditionSpec } from "./alerts";
 import { ScheduleSpec } from "./cadence";

@@ -460,7 +460,7 @@ describe("background runs", () => {
         .toBe(200);
       const thread = await sdkClient(api, outsider).threads.create();
       await call(api, `/admin/members/${outsider.email}`, { method: "DELETE", token: admin.idToken });
-      const { runInBackground } = await import("../../../functions/src/http/runs/background");
+      const { runInBackground } = await import("../../../functions/src/runs/background");
       const runId = "00000000-0000-4000-8000-0000000000aa";
       // Recorded as queued, as POST /threads/:id/runs records it before it queues the task.
       await db

@@ -120,7 +120,7 @@ describe("runs nobody streams", () => {
   });
 
   it("a queued run starts once: a second delivery of its task, or a run given up on before it started, does not run", async () => {
-    const { runInBackground } = await import("../../../functions/src/http/runs/background");
+    const { runInBackground } = await import("../../../functions/src/runs/background");
     const thread = await client.threads.create();
     const body = { assistant_id: "quarry", input: ask("How many customers are there?") };
     const run = await client.runs.create(thread.thread_id, "quarry", { input: body.input });

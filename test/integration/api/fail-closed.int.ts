@@ -18,7 +18,7 @@ beforeAll(async () => {
   stackEnv();
   for (const k of ["QUARRY_ALLOWED_DOMAINS", "QUARRY_ADMINS", "QUARRY_ACCESS_POLICY"]) delete process.env[k];
   Object.assign(process.env, { QUARRY_WAREHOUSE: "duckdb" });
-  const { createApp } = await import("../../../functions/src/http/app");
+  const { createApp } = await import("../../../functions/src/app");
   server = http.createServer(createApp());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -10,7 +10,7 @@ import path from "node:path";
 import { FieldValue, Firestore, Timestamp } from "@google-cloud/firestore";
 import type { FirstScreen } from "../../../functions/src/contract";
 import { KnowledgeBase, parseContextFile } from "../../../functions/src/context";
-import { ThreadStore } from "../../../functions/src/http/thread-store";
+import { ThreadStore } from "../../../functions/src/runs/thread-store";
 import { FULL_SCOPE, limitedScope, type Scope } from "../../../functions/src/tools/scope";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";

@@ -139,7 +139,7 @@ beforeAll(async () => {
       original(...args);
     };
   }
-  const { createApp } = await import("../../../functions/src/http/app");
+  const { createApp } = await import("../../../functions/src/app");
   server.on("request", createApp());
   admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `identity-${stamp}`);
   db = getFirestore(admin);
@@ -351,8 +351,8 @@ describe("BigQuery as the signed-in person", () => {
     const client = sdkClient(url, alice);
     const thread = (await client.threads.create()).thread_id;
     const runId = randomUUID();
-    const { runStore } = await import("../../../functions/src/http/runtime");
-    const { runInBackground } = await import("../../../functions/src/http/runs/background");
+    const { runStore } = await import("../../../functions/src/runs/runtime");
+    const { runInBackground } = await import("../../../functions/src/runs/background");
     await (await runStore()).createQueued(thread, runId, { strategy: "reject", uid: alice.uid });
     await runInBackground({
       threadId: thread,

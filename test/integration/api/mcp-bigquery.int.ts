@@ -104,7 +104,7 @@ beforeAll(async () => {
       addedAt: now,
       updatedAt: now,
     });
-  const { createApp } = await import("../../../functions/src/http/app");
+  const { createApp } = await import("../../../functions/src/app");
   server.on("request", createApp());
 });
 

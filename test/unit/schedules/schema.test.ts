@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { QuarryError } from "../../../functions/src/errors";
-import { parse } from "../../../functions/src/http/schemas";
+import { parse } from "../../../functions/src/runs/schemas";
 import { scheduleBodies } from "../../../functions/src/schedules/schema";
 
 const production = scheduleBodies();

@@ -79,6 +79,38 @@ function Notices({ chat }: { chat: ChatApi }) {
   );
 }
 
+type TurnsProps = Pick<Props, "chat" | "settings" | "onPageSizeChange" | "onFeedback" | "onSchedule">;
+
+/** The conversation's answers, each in its own boundary, and what the thread has cost so far. */
+function Turns({ chat, settings, onPageSizeChange, onFeedback, onSchedule }: TurnsProps) {
+  const { state, streaming } = chat;
+  const last = state.turns[state.turns.length - 1];
+  return (
+    <>
+      {state.turns.map((t) => (
+        // An answer that cannot render shows why; the conversation around it stays usable.
+        <PartBoundary key={t.key} label="This answer">
+          <TurnView
+            turn={t}
+            settings={settings}
+            onPageSizeChange={onPageSizeChange}
+            onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
+            onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
+            onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
+            onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
+            onSchedule={onSchedule && !streaming ? () => onSchedule(t) : undefined}
+          />
+        </PartBoundary>
+      ))}
+      {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
+        <p className="small muted thread-usage">
+          Conversation total: {formatBytes(state.threadUsage.bytesBilled)} billed
+        </p>
+      )}
+    </>
+  );
+}
+
 export function Chat({
   chat,
   settings,
@@ -128,26 +160,13 @@ export function Chat({
             }}
           />
         )}
-        {state.turns.map((t) => (
-          // An answer that cannot render shows why; the conversation around it stays usable.
-          <PartBoundary key={t.key} label="This answer">
-            <TurnView
-              turn={t}
-              settings={settings}
-              onPageSizeChange={onPageSizeChange}
-              onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
-              onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
-              onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
-              onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
-              onSchedule={onSchedule && !streaming ? () => onSchedule(t) : undefined}
-            />
-          </PartBoundary>
-        ))}
-        {state.threadUsage && state.threadUsage.bytesBilled > 0 && (
-          <p className="small muted thread-usage">
-            Conversation total: {formatBytes(state.threadUsage.bytesBilled)} billed
-          </p>
-        )}
+        <Turns
+          chat={chat}
+          settings={settings}
+          onPageSizeChange={onPageSizeChange}
+          onFeedback={onFeedback}
+          onSchedule={onSchedule}
+        />
         <div ref={end} />
       </div>
       <FilesPanel api={files} />

@@ -60,24 +60,31 @@ function loadFiles(
   };
 }
 
+/** The panel's errors, in words, each dismissed on its own. */
+function useErrors() {
+  const [errors, setErrors] = useState<{ id: string; message: string }[]>([]);
+  const fail = useCallback((e: unknown) => {
+    setErrors((es) => [...es, { id: crypto.randomUUID(), message: errorInWords(e) }]);
+  }, []);
+  const clear = useCallback(() => setErrors([]), []);
+  const dismiss = (id: string) => setErrors((es) => es.filter((e) => e.id !== id));
+  return { errors, fail, clear, dismiss };
+}
+
 /** The files panel's state and actions for the open thread. */
 export function useFiles({ apiUrl, auth, threadId, uploadMaxMb, onThreadCreated }: Options): FilesApi {
   const [files, setFiles] = useState<UploadedFile[]>([]);
   const [pending, setPending] = useState<PendingUpload[]>([]);
-  const [errors, setErrors] = useState<{ id: string; message: string }[]>([]);
+  const { errors, fail, clear, dismiss } = useErrors();
   /** Workbooks uploaded in this page, by table name: another sheet needs the bytes again. */
   const sources = useRef(new Map<string, File>());
   const current = useRef(threadId);
   current.current = threadId;
 
-  const fail = useCallback((e: unknown) => {
-    setErrors((es) => [...es, { id: crypto.randomUUID(), message: errorInWords(e) }]);
-  }, []);
-
   useEffect(() => {
-    setErrors([]);
+    clear();
     return loadFiles(apiUrl, auth, threadId, setFiles, fail);
-  }, [apiUrl, auth, threadId, fail]);
+  }, [apiUrl, auth, threadId, fail, clear]);
 
   const put = useCallback(
     async (file: File, sheet?: string) => {
@@ -139,6 +146,6 @@ export function useFiles({ apiUrl, auth, threadId, uploadMaxMb, onThreadCreated 
     remove,
     pickSheet,
     canPickSheet: (name) => sources.current.has(name),
-    dismiss: (id) => setErrors((es) => es.filter((e) => e.id !== id)),
+    dismiss,
   };
 }

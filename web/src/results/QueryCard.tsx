@@ -19,16 +19,48 @@ interface Props {
 /** Bytes BigQuery did not report (row-level security hides them): unknown, not 0. */
 const UNKNOWN = "unknown (row-level security)";
 
-export function QueryCard({ query, index, question, settings, onPageSizeChange }: Props) {
+/** The query's SQL, with a button that copies it. */
+function SqlBlock({ sql }: { sql: string }) {
   const [copied, setCopied] = useState(false);
-  const r = query.result;
-  const label = `Query ${index + 1}${query.attempt && query.attempt > 1 ? ` (attempt ${query.attempt})` : ""}`;
-
   const copy = async () => {
-    await navigator.clipboard.writeText(query.sql ?? "");
+    await navigator.clipboard.writeText(sql);
     setCopied(true);
     setTimeout(() => setCopied(false), 2000);
   };
+  return (
+    <div className="sql">
+      <pre tabIndex={0} aria-label="SQL">
+        <code>{sql}</code>
+      </pre>
+      <button type="button" className="copy" onClick={() => void copy().catch(() => setCopied(false))}>
+        {copied ? "Copied" : "Copy SQL"}
+      </button>
+    </div>
+  );
+}
+
+/** What the query was estimated to scan, was billed and processed, and how long it took. */
+function Costs({ query }: { query: QueryView }) {
+  const r = query.result;
+  return (
+    <p className="costs small">
+      {query.estimatedBytes !== undefined && (
+        <span>Estimated: {query.estimateHidden ? UNKNOWN : formatBytes(query.estimatedBytes)}</span>
+      )}
+      {r && <span>Billed: {formatBytes(r.bytesBilled)}</span>}
+      {r && <span>Processed: {r.bytesHidden ? UNKNOWN : formatBytes(r.bytesProcessed)}</span>}
+      {r && (
+        <span>
+          {r.cacheHit ? "From cache" : r.durationMs !== undefined ? `${formatCount(r.durationMs)} ms` : ""}
+        </span>
+      )}
+    </p>
+  );
+}
+
+export function QueryCard({ query, index, question, settings, onPageSizeChange }: Props) {
+  const r = query.result;
+  const label = `Query ${index + 1}${query.attempt && query.attempt > 1 ? ` (attempt ${query.attempt})` : ""}`;
 
   return (
     <section className={`query status-${query.status}`} aria-label={label} data-query-id={query.id}>
@@ -38,28 +70,8 @@ export function QueryCard({ query, index, question, settings, onPageSizeChange }
           {query.status === "running" ? "running…" : query.status === "failed" ? "failed" : "done"}
         </span>
       </header>
-      {query.sql && (
-        <div className="sql">
-          <pre tabIndex={0} aria-label="SQL">
-            <code>{query.sql}</code>
-          </pre>
-          <button type="button" className="copy" onClick={() => void copy().catch(() => setCopied(false))}>
-            {copied ? "Copied" : "Copy SQL"}
-          </button>
-        </div>
-      )}
-      <p className="costs small">
-        {query.estimatedBytes !== undefined && (
-          <span>Estimated: {query.estimateHidden ? UNKNOWN : formatBytes(query.estimatedBytes)}</span>
-        )}
-        {r && <span>Billed: {formatBytes(r.bytesBilled)}</span>}
-        {r && <span>Processed: {r.bytesHidden ? UNKNOWN : formatBytes(r.bytesProcessed)}</span>}
-        {r && (
-          <span>
-            {r.cacheHit ? "From cache" : r.durationMs !== undefined ? `${formatCount(r.durationMs)} ms` : ""}
-          </span>
-        )}
-      </p>
+      {query.sql && <SqlBlock sql={query.sql} />}
+      <Costs query={query} />
       {query.error && (
         <p className="error" role="note">
           <strong>{query.error.category.replace(/_/g, " ")}:</strong> {query.error.message}

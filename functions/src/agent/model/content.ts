@@ -1,5 +1,5 @@
 /**
- * A question's images and PDFs (LangChain's standard `image` / `file` blocks, http/attachments.ts)
+ * A question's images and PDFs (LangChain's standard `image` / `file` blocks, runs/attachments.ts)
  * in the form each provider reads: Gemini and Vertex AI take the standard blocks as they are
  * (their LangChain packages make `inlineData` parts of them, PDFs included); an OpenAI-compatible
  * server gets images as `image_url` parts with a data URL, and a PDF is refused before the call
@@ -11,7 +11,7 @@ import type { ModelInfo } from "./errors";
 
 type Part = Record<string, unknown> & { type?: unknown };
 
-/** A standard `image` or `file` block (what http/attachments.ts makes of every attachment). */
+/** A standard `image` or `file` block (what runs/attachments.ts makes of every attachment). */
 export const isAttachment = (
   p: unknown,
 ): p is Part & {

@@ -10,11 +10,11 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { ASSISTANT_ID, type MultitaskStrategy } from "../../contract/protocol";
-import { callerOf } from "../auth";
-import { agentGraph, threadStore } from "../runtime";
-import { ThreadIdParam, parse } from "../schemas";
-import { toPlain } from "../serialize";
-import { leaseHolder } from "../thread-doc";
+import { callerOf } from "../../access/caller";
+import { agentGraph, threadStore } from "../../runs/runtime";
+import { ThreadIdParam, parse } from "../../runs/schemas";
+import { toPlain } from "../../runs/serialize";
+import { leaseHolder } from "../../runs/thread-doc";
 import { ProtocolError, toErrorResponse } from "./errors";
 import { GRAPH_NAME, statusOfOutcome } from "./events";
 import { startQueued, type RunCtx } from "./queue";

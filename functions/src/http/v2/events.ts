@@ -14,7 +14,7 @@
  */
 import { convertToProtocolEvent } from "@langchain/langgraph/stream";
 import type { RunOutcome } from "../../contract/protocol";
-import type { LoggedEvent } from "../runs/event-log";
+import type { LoggedEvent } from "../../runs/event-log";
 import { leanState } from "./state";
 
 /** Sequence numbers per run, and per log event. */

@@ -6,10 +6,10 @@
  */
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
-import { runStore } from "../runtime";
-import type { ThreadDoc } from "../thread-doc";
-import { queueRun } from "../runs/background";
-import type { RunStore } from "../runs/run-store";
+import { runStore } from "../../runs/runtime";
+import type { ThreadDoc } from "../../runs/thread-doc";
+import { queueRun } from "../../runs/background";
+import type { RunStore } from "../../runs/run-store";
 import { ProtocolError } from "./errors";
 import { runSeqBase } from "./events";
 

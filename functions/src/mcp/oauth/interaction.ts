@@ -9,7 +9,7 @@ import { Router, type Request, type Response } from "express";
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { adminAuth } from "../../services";
-import { verifyIdToken } from "../../http/auth";
+import { verifyIdToken } from "../../access/caller";
 import { consentPage, errorPage, loginPage } from "./pages";
 import { oauthProvider, issuerPath, type Provider } from "./provider";
 

@@ -14,22 +14,22 @@
  * Why a run stopped early is decided once (RunStop); how it ended follows from it (outcomeOf).
  */
 import * as logger from "firebase-functions/logger";
-import type { ErrorBody } from "../../contract/errors";
-import { GRAPH_MODE, type RunOutcome, type StreamMode } from "../../contract/protocol";
-import { toErrorBody } from "../../errors";
-import type { QuarryGraph } from "../../agent/index.js";
-import { RunStop, type StopReason } from "../abort";
-import type { RunOutput } from "../sse";
-import { storageError, within } from "../../storage";
-import { threadValues, type UsageTotals } from "../thread-doc";
-import { toPlain } from "../serialize";
+import type { ErrorBody } from "../contract/errors";
+import { GRAPH_MODE, type RunOutcome, type StreamMode } from "../contract/protocol";
+import { toErrorBody } from "../errors";
+import type { QuarryGraph } from "../agent/index.js";
+import { RunStop, type StopReason } from "./abort";
+import type { RunOutput } from "./output";
+import { storageError, within } from "../storage";
+import { threadValues, type UsageTotals } from "./thread-doc";
+import { toPlain } from "./serialize";
 import type { RunStore } from "./run-store";
 import type { RunCheckpointer } from "./checkpointer";
 import type { RunLogWriter } from "./event-log";
 import { RunLease } from "./lease";
 import { keepStoppedAnswer } from "./stopped";
 import { RunTranscript, type Chunk } from "./transcript";
-import { PERSON_KEY, type RunPerson } from "../../tools/person";
+import { PERSON_KEY, type RunPerson } from "../tools/person";
 
 export interface RunSpec {
   threadId: string;
@@ -131,7 +131,7 @@ class Execution {
 
   /** Starts the graph and waits for the lease, keeping the chunks streamed meanwhile. */
   private async start(): Promise<Chunk[]> {
-    const agent = await import("../../agent/index.js");
+    const agent = await import("../agent/index.js");
     const stream = await this.graph.stream(
       ...graphArgs(agent, this.spec, this.saver.holdBack, this.stop.signal),
     );
@@ -276,7 +276,7 @@ class Execution {
  * to a HumanMessage); an answer to the thread's question resumes it; a rerun has no input.
  */
 function graphArgs(
-  { resumeInput, turnInput }: Pick<typeof import("../../agent/index.js"), "resumeInput" | "turnInput">,
+  { resumeInput, turnInput }: Pick<typeof import("../agent/index.js"), "resumeInput" | "turnInput">,
   spec: RunSpec,
   holdBack: boolean,
   signal: AbortSignal,

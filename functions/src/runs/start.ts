@@ -7,97 +7,24 @@ import { randomUUID } from "node:crypto";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import * as logger from "firebase-functions/logger";
-import { config } from "../../config";
-import { QuarryError } from "../../errors";
-import { accessStores, type Access } from "../../access/gate";
-import { personScope } from "../../identity";
-import { checkpointSaver, graphFactory, runStore, threadStore } from "../runtime";
-import { ASSISTANT_ID, type MultitaskStrategy, type StreamMode } from "../../contract/protocol";
-import { RunStreamBody, parse, questionText } from "../schemas";
-import { checkAttachments } from "../attachments";
-import type { RunOutput } from "../sse";
-import { storageError, within } from "../../storage";
-import { leaseHolder, textOf, uploadsOf, type ThreadDoc } from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
+import { config } from "../config";
+import { QuarryError } from "../errors";
+import { personScope } from "../identity";
+import { checkpointSaver, graphFactory, runStore, threadStore } from "./runtime";
+import type { MultitaskStrategy } from "../contract/protocol";
+import type { RunStreamBody } from "./schemas";
+import { answerText, type CheckedRun } from "./check";
+import type { RunOutput } from "./output";
+import { storageError, within } from "../storage";
+import { leaseHolder, textOf, type ThreadDoc } from "./thread-doc";
+import type { ThreadStore } from "./thread-store";
 import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
-import type { Scope } from "../../tools/scope";
-import type { RunPerson, ScheduledTurn, Via } from "../../tools/person";
+import { admit, charge, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
-
-/** Who starts a run: the person, and what the access gate found (role, quota limits). */
-export interface RunCaller {
-  uid: string;
-  email: string | null;
-  access: Access;
-  /** Asked through MCP (audit and usage entries say so, and which token). */
-  via?: Via;
-  /** A schedule's run: its saved SQL runs without planning, and its query is audited as scheduled. */
-  schedule?: ScheduledTurn;
-}
-
-/** A run request, validated: what to run and how. */
-export interface CheckedRun {
-  body: RunStreamBody;
-  resume: unknown;
-  checkpointId: string | undefined;
-  /** The question (a rerun's is read from its checkpoint when it starts: empty until then). */
-  question: string;
-  /**
-   * No input, from a checkpoint: the graph runs on from there (the Agent Server's semantics; what a
-   * client's "regenerate" sends, with the checkpoint before the answer).
-   */
-  rerun: boolean;
-  modes: StreamMode[];
-}
-
-/** Validates a run request's body (the same for streamed, background and waited-on runs); 4xx otherwise. */
-export function checkRun(raw: unknown): CheckedRun {
-  const body = parse(RunStreamBody, raw ?? {}, "body");
-  // Images and PDFs in the question: checked, and in LangChain's standard form from here on.
-  const asked = body.input?.messages[0];
-  if (asked)
-    asked.content = checkAttachments(asked.content, config().attachmentMaxMb) as typeof asked.content;
-  if (body.assistant_id !== ASSISTANT_ID) {
-    throw new QuarryError(
-      "not_found:assistant",
-      `Assistant "${body.assistant_id}" not found: use "${ASSISTANT_ID}".`,
-    );
-  }
-  const resume = body.command?.resume;
-  if (body.input && resume !== undefined) {
-    throw new QuarryError(
-      "bad_request:body",
-      "Send either input (a new question) or command.resume (the answer to the thread's question), not both.",
-    );
-  }
-  const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
-  const rerun = !body.input && resume === undefined;
-  if (rerun && !checkpointId)
-    throw new QuarryError(
-      "bad_request:body",
-      "input is required: { messages: [{ type: 'human', content }] } (or a checkpoint to run on from, with no input).",
-    );
-  if (resume !== undefined && checkpointId) {
-    throw new QuarryError(
-      "bad_request:body",
-      "command.resume answers the question the thread is waiting on now: leave out checkpoint_id.",
-    );
-  }
-  const question = body.input ? questionText(body.input) : rerun ? "" : answerText(resume);
-  const requested = body.stream_mode === undefined ? ["values"] : [body.stream_mode].flat();
-  if (requested.includes("messages")) {
-    throw new QuarryError(
-      "bad_request:body",
-      'stream_mode "messages" is not supported: use "messages-tuple".',
-    );
-  }
-  const modes = [...new Set(requested as StreamMode[])];
-  return { body, resume, checkpointId, question, rerun, modes };
-}
 
 /**
  * Reads the thread's checkpoint (the latest, or `checkpointId`) with its metadata document, in
@@ -149,17 +76,6 @@ async function stopBusyRun(
   return strategy === "rollback" && busyWith.from ? { from: busyWith.from } : {};
 }
 
-/** A member in no group once groups exist sees no data: told so before anything runs (403). */
-function refuseEmptyScope(scope: Scope): void {
-  if (scope.all || scope.entries.length) return;
-  const { contact } = config().access;
-  throw new QuarryError(
-    "forbidden:no_scope",
-    "You are not in any group yet, so there is no data you may ask about. " +
-      `Ask ${contact ?? "your Quarry administrator"} to add you to a group.`,
-  );
-}
-
 /**
  * Starts a run: reads the thread, takes the lease (404 / 409 before anything runs) and executes the
  * run into `out` — an SSE stream, or nothing for a run whose client does not listen (background,
@@ -174,35 +90,31 @@ export async function startRun(
 ): Promise<RunResult> {
   const { uid } = caller;
   refuseEmptyScope(caller.access.scope);
-  const [store, runs, saver, build, { quotas }] = await Promise.all([
+  const [store, runs, saver, build] = await Promise.all([
     threadStore(),
     runStore(),
     checkpointSaver(),
     graphFactory(),
-    accessStores(),
   ]);
   const leaseMs = config().runLeaseSeconds * 1000;
   // User identity mode: consent checked (auth:bigquery_consent before anything runs) and the scope
   // narrowed to the tables the person's own credentials can read. Service mode: the group scope.
   const scope = await personScope(uid, caller.access.scope);
   if (body.if_not_exists === "create") await ensureThread(store, saver, threadId, uid);
-  let checkpointId = asked;
   // The person's quota is checked (and the question counted) beside the thread's read: one more
   // round trip at most, none when the read takes longer. 429 before anything runs.
-  const who = { uid, email: caller.email, via: caller.via?.channel };
-  const [admission, read] = await Promise.all([
-    within(leaseMs, quotas.admit(who, caller.access.limits), "checking the quota").catch((err: unknown) => {
-      throw storageError(err);
-    }),
-    readThread(store, saver, threadId, checkpointId),
-  ]);
-  let { tuple, along } = read;
+  const [admission, read] = await Promise.all([admit(caller), readThread(store, saver, threadId, asked)]);
   const strategy = body.multitask_strategy ?? "reject";
-  const stopped = await stopBusyRun(runs, uid, threadId, along[0].data() as ThreadDoc | undefined, strategy);
-  if (stopped) {
-    checkpointId = stopped.from ?? checkpointId;
-    ({ tuple, along } = await readThread(store, saver, threadId, checkpointId));
-  }
+  const { tuple, along, checkpointId } = await afterBusyRun(
+    runs,
+    store,
+    saver,
+    uid,
+    threadId,
+    strategy,
+    read,
+    asked,
+  );
   const from = tuple?.config.configurable?.checkpoint_id as string | undefined;
   const question = rerun ? rerunQuestion(threadId, tuple) : asking;
   const message = body.input?.messages[0];
@@ -244,34 +156,34 @@ export async function startRun(
   });
   // Bytes and tokens are charged as spent: once the run has let go of its thread.
   const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
-  await within(leaseMs / 2, quotas.charge(who, spent), "charging the quota").catch((err: unknown) =>
-    logger.error("usage not charged", { uid, threadId, runId, spent, err: String(err) }),
-  );
+  await charge(caller, spent, { threadId, runId });
   return result;
 }
 
 /**
- * Who the run is for, as the graph's tools see it: the person, their scope and what is left of
- * their day's bytes, how the run came (MCP), whose schedule it runs, and the conversation's
- * uploaded tables (from the thread as the run read it). Optional parts are absent when empty.
+ * The thread as the run starts from it: as read, or — when the multitask strategy stopped a busy
+ * run first — read again after it let go (from the checkpoint before it, for a rollback).
  */
-function runPerson(
-  caller: RunCaller,
-  scope: Scope,
-  bytesLeft: number,
-  thread: ThreadDoc | undefined,
-): RunPerson {
-  const { uid, email, via, schedule } = caller;
-  const uploads = uploadsOf(thread);
-  return {
+async function afterBusyRun(
+  runs: RunStore,
+  store: ThreadStore,
+  saver: Checkpointer,
+  uid: string,
+  threadId: string,
+  strategy: MultitaskStrategy,
+  read: Awaited<ReturnType<typeof readThread>>,
+  asked: string | undefined,
+) {
+  const stopped = await stopBusyRun(
+    runs,
     uid,
-    email,
-    bytesLeft,
-    scope,
-    ...(via ? { via } : {}),
-    ...(schedule ? { schedule } : {}),
-    ...(uploads.length ? { uploads } : {}),
-  };
+    threadId,
+    read.along[0].data() as ThreadDoc | undefined,
+    strategy,
+  );
+  if (!stopped) return { ...read, checkpointId: asked };
+  const checkpointId = stopped.from ?? asked;
+  return { ...(await readThread(store, saver, threadId, checkpointId)), checkpointId };
 }
 
 /** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
@@ -336,11 +248,6 @@ function rerunOrAnswer(rerun: boolean, resume: unknown): { rerun: true } | { res
 /** A resumable stream outlives its connection: the client rejoins it (Location, Last-Event-ID). */
 function cancelsOnDisconnect(body: RunStreamBody): boolean {
   return body.on_disconnect === "cancel" || (body.on_disconnect !== "continue" && !body.stream_resumable);
-}
-
-/** `command.resume` (validated: a string or `{ answer }`) as the answer's text. */
-function answerText(resume: unknown): string {
-  return typeof resume === "string" ? resume.trim() : String((resume as { answer: string }).answer).trim();
 }
 
 /** Whether a document was updated after `readTime` (false when either is unknown or it is missing). */

@@ -8,7 +8,7 @@ import { firestore } from "../services";
 import { accessStores } from "../access/gate";
 import { credentialSource } from "../identity";
 import type { QueryRecord } from "../tools/types";
-import { RunStore } from "./runs/run-store";
+import { RunStore } from "./run-store";
 import { ThreadStore } from "./thread-store";
 import { FileStore } from "./files-store";
 import type { UploadTarget } from "../tools/types";

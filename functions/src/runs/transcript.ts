@@ -4,10 +4,10 @@
  * user, the answer's text streamed so far (kept if the run is stopped), and the moment the answer
  * starts (when the run's held-back checkpoint writes begin). No I/O: the executor consumes it.
  */
-import type { QuarryEvent, Usage } from "../../contract/events";
-import type { StreamMode } from "../../contract/protocol";
-import { OUTPUT_CHANNELS } from "../../contract/protocol";
-import { toPlain } from "../serialize";
+import type { QuarryEvent, Usage } from "../contract/events";
+import type { StreamMode } from "../contract/protocol";
+import { OUTPUT_CHANNELS } from "../contract/protocol";
+import { toPlain } from "./serialize";
 
 /** One chunk of `graph.stream` with several stream modes: `[langgraphMode, data]`. */
 export type Chunk = [string, unknown];

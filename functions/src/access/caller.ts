@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { QuarryError } from "../errors";
 import { adminAuth } from "../services";
 import type { Via } from "../tools/person";
-import { isPersonalToken } from "../access/tokens";
+import { isPersonalToken } from "./tokens";
 
 /** The signed-in caller, set by `requireUser`. */
 export interface Caller {
@@ -11,7 +11,7 @@ export interface Caller {
   /** Whether the token says the email is verified (an unverified address proves nothing). */
   emailVerified: boolean;
   /** Set by the access gate: the person's role and quota limits. */
-  access?: import("../access/gate").Access;
+  access?: import("./gate").Access;
   /** Came through MCP (with a personal access token, or an ID token). */
   via?: Via;
 }

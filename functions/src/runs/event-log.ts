@@ -17,7 +17,7 @@
  * the run no longer holds its thread's lease.
  */
 import type { CollectionReference, DocumentReference, Timestamp } from "firebase-admin/firestore";
-import type { RunOutcome } from "../../contract/protocol";
+import type { RunOutcome } from "../contract/protocol";
 import { LongStringReader, LongStringWriter } from "./log-strings";
 
 /** Bytes per log document (Firestore's limit for a document is 1 MiB). */

@@ -1,31 +1,23 @@
 /**
- * Runs nobody streams: background runs (`client.runs.create`, then `runs.join` or
- * `runs.joinStream`) and runs waited on (`client.runs.wait`).
- *
- * A background run must finish although its client is gone, and an HTTPS function is not
- * guaranteed CPU once its response is sent (see docs/runs.md). So `POST
- * /threads/:id/runs` records the run (`threads/{id}/runs/{runId}`, status `pending`) and enqueues
- * it on the `backgroundRun` task queue; the task-queue function (functions/src/index.ts) runs it
- * with the same code as a streamed run, its events going to the run's event log only. `runs.wait`
- * runs in its own request, which stays open until the run ends.
+ * Background runs: recorded (`threads/{id}/runs/{runId}`, status `pending`) and enqueued on the
+ * `backgroundRun` task queue, then run by the task-queue function (functions/src/index.ts) with the
+ * same code as a streamed run, their events going to the run's event log only. A background run
+ * must finish although its client is gone, and an HTTPS function is not guaranteed CPU once its
+ * response is sent (see docs/runs.md). The HTTP routes over this are http/run-routes/background.ts.
  */
 import { randomUUID } from "node:crypto";
-import { Router, type Request, type Response } from "express";
 import * as logger from "firebase-functions/logger";
-import { config } from "../../config";
-import { QuarryError, toErrorBody } from "../../errors";
-import { resolveAccess } from "../../access/gate";
-import { callerOf, runCallerOf } from "../auth";
-import { agentGraph, checkpointSaver, runStore, threadStore } from "../runtime";
-import { STREAM_MODES, runObject, type MultitaskStrategy } from "../../contract/protocol";
-import { RunIdParam, ThreadIdParam, parse } from "../schemas";
-import { toThreadState } from "../serialize";
-import { NO_OUTPUT } from "../sse";
-import { leaseHolder } from "../thread-doc";
-import { RunLogWriter, followRunLog } from "./event-log";
-import { ensureKnownRun, untilReleased, watchRunHeld } from "./join";
-import type { QueuedRunStatus, RunStore } from "./run-store";
-import { checkRun, ensureThread, startRun } from "./start";
+import { config } from "../config";
+import { QuarryError, toErrorBody } from "../errors";
+import { resolveAccess } from "../access/gate";
+import { checkpointSaver, runStore, threadStore } from "./runtime";
+import { STREAM_MODES } from "../contract/protocol";
+import { NO_OUTPUT } from "./output";
+import { leaseHolder } from "./thread-doc";
+import { RunLogWriter } from "./event-log";
+import type { QueuedRunStatus } from "./run-store";
+import { ensureThread, startRun } from "./start";
+import { checkRun } from "./check";
 
 /** The largest request body a task carries itself (Cloud Tasks takes 1 MB per task, with its envelope). */
 const TASK_BODY_CHARS = 512 * 1024;
@@ -43,22 +35,6 @@ export interface BackgroundTask {
   bodyKept?: boolean;
   /** Who queued it, as their token said (access is checked again when it starts). */
   identity?: { email: string | null; emailVerified: boolean };
-}
-
-export function backgroundRoutes(): Router {
-  const r = Router();
-  r.post("/threads/:threadId/runs", createRun);
-  r.post("/threads/:threadId/runs/wait", waitRun);
-  r.get("/threads/:threadId/runs/:runId/join", joinRun);
-  return r;
-}
-
-/** `runs.create`: records the run, queues it, answers at once with the pending run. */
-async function createRun(req: Request, res: Response): Promise<void> {
-  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const strategy = (checkRun(req.body).body.multitask_strategy ?? "reject") as MultitaskStrategy;
-  const runId = await queueRun(callerOf(req), threadId, req.body);
-  res.json(runObject(threadId, runId, "pending", { strategy }));
 }
 
 /**
@@ -165,57 +141,4 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     await log.close({ status: "error" }).catch(() => {});
     await setStatus("error", { error: body });
   }
-}
-
-/** Waits until the run has ended (its log's end marker, or the run lost), however long it is pending. */
-async function untilEnded(runs: RunStore, threadId: string, runId: string): Promise<void> {
-  await followRunLog(runs.log(threadId, runId), {
-    after: Number.MAX_SAFE_INTEGER,
-    onEvent: () => {},
-    watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
-  });
-  // The end marker lands just before the release: the caller may start the next run at once.
-  await untilReleased(runs, threadId, runId);
-}
-
-/** The thread's state as the Agent Server's join and wait answer it: its values. */
-async function finalValues(threadId: string) {
-  const graph = await agentGraph();
-  const snap = await graph.getState({ configurable: { thread_id: threadId } });
-  return toThreadState(snap, threadId);
-}
-
-/** `runs.join`: waits for the run to end, then answers with the thread's values. */
-async function joinRun(req: Request, res: Response): Promise<void> {
-  const { uid } = callerOf(req);
-  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const runId = parse(RunIdParam, req.params.runId, "path");
-  const [store, runs] = await Promise.all([threadStore(), runStore()]);
-  await ensureKnownRun(runs, threadId, runId, await store.get(threadId, uid));
-  await untilEnded(runs, threadId, runId);
-  const { values, interrupts } = await finalValues(threadId);
-  const failed = (await runs.readRun(threadId, runId))?.error;
-  res.json({ ...(values as object), ...(failed ? { __error__: failed } : {}), ...interruptsOf(interrupts) });
-}
-
-/** `runs.wait`: runs in this request (it stays open, so it keeps its CPU) and answers with the values. */
-async function waitRun(req: Request, res: Response): Promise<void> {
-  const threadId = parse(ThreadIdParam, req.params.threadId, "path");
-  const checked = checkRun(req.body);
-  const outcome = await startRun(
-    runCallerOf(req),
-    threadId,
-    { ...checked, modes: [...STREAM_MODES] },
-    NO_OUTPUT,
-  );
-  const { values, interrupts } = await finalValues(threadId);
-  res.json({
-    ...(values as object),
-    ...(outcome.error ? { __error__: outcome.error } : {}),
-    ...interruptsOf(interrupts),
-  });
-}
-
-function interruptsOf(interrupts: unknown): Record<string, unknown> {
-  return Array.isArray(interrupts) && interrupts.length ? { __interrupt__: interrupts } : {};
 }

@@ -1,5 +1,5 @@
 /** What a stopped run leaves behind: what had streamed of an answer stopped midway is kept as the turn's last message. */
-import type { QuarryGraph } from "../../agent/index.js";
+import type { QuarryGraph } from "../agent/index.js";
 
 /**
  * What the user saw of an answer stopped midway stays in the thread: the stopped graph is closed

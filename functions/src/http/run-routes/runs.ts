@@ -3,13 +3,15 @@ import { runObject, runStatusOf, type RunObject } from "../../contract/protocol"
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { storageError } from "../../storage";
-import { callerOf, runCallerOf } from "../auth";
-import { leaseHolder, type ThreadDoc } from "../thread-doc";
-import type { RunStore } from "./run-store";
-import { CancelQuery, ListRunsQuery, RunIdParam, ThreadIdParam, parse } from "../schemas";
-import { runStore, threadStore } from "../runtime";
+import { callerOf, runCallerOf } from "../../access/caller";
+import { leaseHolder, type ThreadDoc } from "../../runs/thread-doc";
+import type { RunStore } from "../../runs/run-store";
+import { CancelQuery, ListRunsQuery } from "../schemas";
+import { RunIdParam, ThreadIdParam, parse } from "../../runs/schemas";
+import { runStore, threadStore } from "../../runs/runtime";
 import { SseWriter } from "../sse";
-import { checkRun, startRun } from "./start";
+import { startRun } from "../../runs/start";
+import { checkRun } from "../../runs/check";
 
 export function runRoutes(): Router {
   const r = Router();

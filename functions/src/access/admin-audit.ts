@@ -1,7 +1,7 @@
 import type { Request } from "express";
-import type { AdminAudit } from "../access/audit";
-import { accessStores } from "../access/gate";
-import { callerOf } from "./auth";
+import type { AdminAudit } from "./audit";
+import { accessStores } from "./gate";
+import { callerOf } from "./caller";
 
 /** Records an admin action on the audit log (awaited: an action that cannot be recorded is an error). */
 export async function auditAction(

@@ -1,23 +1,22 @@
 import cors from "cors";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import * as logger from "firebase-functions/logger";
-import { CORS_ORIGINS, config, isDiscoveryPass } from "../config";
-import { serverInfo } from "../contract/protocol";
-import { QuarryError, toErrorBody } from "../errors";
-import { accessProblem, requireAccess } from "../access/gate";
-import { requireUser } from "./auth";
-import { mcpRoutes } from "../mcp/index";
-import { oauthRoutes } from "../mcp/oauth/index";
-import { clientModelStatus } from "./model-status";
-import { MAX_ATTACHMENTS, type ClientLimits } from "../contract/limits";
-import { UPLOAD_BODY_MAX_BYTES } from "../contract/uploads";
+import { CORS_ORIGINS, config, isDiscoveryPass } from "./config";
+import { QuarryError, toErrorBody } from "./errors";
+import { accessProblem, requireAccess } from "./access/gate";
+import { requireUser } from "./access/caller";
+import { mcpRoutes } from "./mcp/index";
+import { oauthRoutes } from "./mcp/oauth/index";
+import { publicRoutes } from "./http/public";
+import { MAX_ATTACHMENTS } from "./contract/limits";
+import { UPLOAD_BODY_MAX_BYTES } from "./contract/uploads";
 
 /** Largest JSON body accepted; a question is short, a run's input small. */
 const BODY_LIMIT = "256kb";
 const BODY_LIMIT_BYTES = 256 * 1024;
 
 /**
- * A request that starts a run may carry a question's images and PDFs (http/attachments.ts): up to
+ * A request that starts a run may carry a question's images and PDFs (runs/attachments.ts): up to
  * MAX_ATTACHMENTS of QUARRY_ATTACHMENT_MAX_MB each, base64, beside the usual body — under the
  * platform's own 32 MiB.
  */
@@ -58,6 +57,11 @@ function limitBodySize(req: Request, _res: Response, next: NextFunction): void {
 }
 
 /**
+ * The `api` function's app: which channels it serves and in what order — the HTTP channel's public
+ * routes, MCP and its OAuth server (their own credentials), then sign-in and the access gate in
+ * front of every other route by construction, then the HTTP API's and the schedules' routes. A new
+ * channel is mounted here (CONTRIBUTING.md, "Add a channel"); channels never mount each other.
+ *
  * The API as an express app. It is mounted at `/` (function URL) and at `/api` (Hosting rewrite
  * prefix), so both `https://<fn-url>/ok` and `https://<site>/api/ok` work.
  */
@@ -76,43 +80,8 @@ export function createApp(): express.Express {
   );
 
   const api = express.Router();
-  // Agent Server answers `GET /ok` without auth: it is the health check.
-  api.get("/ok", (_req, res) => {
-    res.json({ ok: true });
-  });
-  // Agent Server's `GET /info`: what this server is and which of the protocol's features it has,
-  // so generic clients can adapt (no auth, like /ok).
-  api.get("/info", (_req, res) => {
-    res.json(serverInfo({ resumableStreams: config().runLog }));
-  });
-  // What the web page needs before sign-in: where the API and (locally) the emulators are, and
-  // whether a model is configured (the page shows a set-up card instead of a chat that must fail).
-  api.get("/client-config", (_req, res) => {
-    const cfg = config();
-    res.json({
-      projectId: cfg.projectId,
-      region: cfg.region,
-      apiUrl: cfg.apiUrl,
-      ...(cfg.inEmulator && cfg.emulators.auth ? { authEmulatorUrl: `http://${cfg.emulators.auth}` } : {}),
-      ...(cfg.inEmulator && cfg.emulators.firestore
-        ? { firestoreEmulatorHost: cfg.emulators.firestore }
-        : {}),
-      model: clientModelStatus(),
-      // Whose credentials BigQuery uses: "user" makes the page offer Connect BigQuery.
-      bigqueryIdentity: cfg.warehouse.engine === "bigquery" ? cfg.identity.mode : "service",
-      // What the page checks before it sends a file (it still gets the server's worded refusal).
-      limits: {
-        attachmentMaxMb: cfg.attachmentMaxMb,
-        uploadMaxMb: cfg.uploads.maxMb,
-        uploadMaxFiles: cfg.uploads.maxFiles,
-      } satisfies ClientLimits,
-    });
-  });
-  // Google's redirect after a person allowed BigQuery access (user identity mode): a browser
-  // navigation without a Firebase token; the flow's signed state says who asked.
-  api.get("/auth/bigquery/callback", (req, res, next) => {
-    import("./bigquery-auth.js").then((m) => m.bigQueryCallback(req, res)).catch(next);
-  });
+  // The HTTP channel's routes before sign-in: health, server info, client config, BigQuery callback.
+  api.use(publicRoutes());
   api.use(limitBodySize);
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
   const small = express.json({ limit: BODY_LIMIT, strict: false });
@@ -137,11 +106,27 @@ export function createApp(): express.Express {
   return app;
 }
 
-/** Loads the route modules (and zod) on first use. */
+/**
+ * Loads the channels' authenticated routes (and zod) on first use: the HTTP API's, then the
+ * schedules'; what none of them answers is the 404 that points at the API's docs.
+ */
 function lazyRoutes(): RequestHandler {
   let routes: Promise<RequestHandler> | undefined;
   return (req, res, next) => {
-    routes ??= import("./routes.js").then((m) => m.apiRoutes());
+    routes ??= Promise.all([import("./http/routes.js"), import("./schedules/routes.js")]).then(
+      ([http, schedules]) => {
+        const r = express.Router();
+        r.use(http.apiRoutes());
+        r.use(schedules.scheduleRoutes());
+        r.use((unmatched) => {
+          throw new QuarryError(
+            "not_found:route",
+            `No route ${unmatched.method} ${unmatched.path}. See docs/api.md for the API.`,
+          );
+        });
+        return r;
+      },
+    );
     routes.then((r) => r(req, res, next), next);
   };
 }

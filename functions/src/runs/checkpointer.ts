@@ -34,7 +34,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { WriteBatch } from "firebase-admin/firestore";
 
-import type { FirestoreCheckpointer } from "../../checkpointer/index.js";
+import type { FirestoreCheckpointer } from "../checkpointer/index.js";
 import { NULL_TASK_ID, hasPendingTasks } from "./langgraph-internals";
 
 /**

@@ -6,10 +6,10 @@
  * with the reads the run routes make of them. Threads themselves are the thread store's.
  */
 import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from "firebase-admin/firestore";
-import { autoTitle } from "../../contract/limits";
-import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../../contract/protocol";
-import { QuarryError } from "../../errors";
-import { StorageTimeout, isStale, within } from "../../storage";
+import { autoTitle } from "../contract/limits";
+import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../contract/protocol";
+import { QuarryError } from "../errors";
+import { StorageTimeout, isStale, within } from "../storage";
 import {
   notFound,
   ownedBy,
@@ -18,8 +18,8 @@ import {
   type ThreadDoc,
   type ThreadValues,
   type UsageTotals,
-} from "../thread-doc";
-import type { ThreadStore } from "../thread-store";
+} from "./thread-doc";
+import type { ThreadStore } from "./thread-store";
 import { runLog } from "./event-log";
 
 /** Bytes per kept-body document (a Firestore document holds at most 1 MiB). */

@@ -6,10 +6,10 @@
  * retries an unreachable call for minutes, and a lease that cannot be renewed in time may be lost.
  */
 import * as logger from "firebase-functions/logger";
-import type { RunOutcome, ThreadStatus } from "../../contract/protocol";
-import type { ThreadValues, UsageTotals } from "../thread-doc";
+import type { RunOutcome, ThreadStatus } from "../contract/protocol";
+import type { ThreadValues, UsageTotals } from "./thread-doc";
 import type { RunStore } from "./run-store";
-import { within } from "../../storage";
+import { within } from "../storage";
 import type { RunCheckpointer } from "./checkpointer";
 
 export interface LeaseIds {

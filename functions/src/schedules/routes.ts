@@ -11,15 +11,15 @@ import { requireAdmin } from "../access/gate";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { personScope } from "../identity";
-import { minIntervalMessage, minIntervalOk, toCron, type Schedule } from "../schedules/cadence";
-import { enqueueScheduledRun } from "../schedules/queue";
-import { scheduleBodies } from "../schedules/schema";
-import { scheduleView, type ScheduleChanges } from "../schedules/doc";
-import { scheduleStore } from "../schedules/store";
-import { auditAction } from "./admin-audit";
-import { runCallerOf } from "./auth";
-import { graphFactory, threadStore } from "./runtime";
-import { parse } from "./schemas";
+import { minIntervalMessage, minIntervalOk, toCron, type Schedule } from "./cadence";
+import { enqueueScheduledRun } from "./queue";
+import { scheduleBodies } from "./schema";
+import { scheduleView, type ScheduleChanges } from "./doc";
+import { scheduleStore } from "./store";
+import { auditAction } from "../access/admin-audit";
+import { runCallerOf } from "../access/caller";
+import { graphFactory, threadStore } from "../runs/runtime";
+import { parse } from "../runs/schemas";
 
 const ScheduleIdParam = z.uuid({ message: "the schedule id must be a UUID, as POST /schedules answered it" });
 const AdminPatchBody = z.strictObject({ paused: z.boolean({ message: "paused must be true or false" }) });
@@ -71,7 +71,7 @@ async function checkSql(req: Request, sql: string, threadId: string): Promise<vo
 }
 
 async function nextRun(schedule: Schedule, after = new Date()): Promise<Date> {
-  const { nextRunAt } = await import("../schedules/next-run.js");
+  const { nextRunAt } = await import("./next-run.js");
   return nextRunAt(schedule, after);
 }
 
