@@ -35,3 +35,40 @@ export class Lru<K, V> {
     return this.map.size;
   }
 }
+
+/**
+ * A bounded cache of loaded values that expire `ttlMs()` after they were loaded: the one way every
+ * per-instance cache of people, groups and accounts expires. A load under way is shared by whoever
+ * asks meanwhile; a load that fails is dropped (the next ask loads again); `fresh` loads past the
+ * cache and keeps the result.
+ */
+export class TtlCache<K, V> {
+  private readonly entries: Lru<K, { until: number; value: Promise<V> }>;
+
+  constructor(
+    max: number,
+    private readonly ttlMs: () => number,
+  ) {
+    this.entries = new Lru(max);
+  }
+
+  get(key: K, load: () => Promise<V>, { fresh = false }: { fresh?: boolean } = {}): Promise<V> {
+    const hit = fresh ? undefined : this.entries.get(key);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const entry = { until: Date.now() + this.ttlMs(), value: load() };
+    this.entries.set(key, entry);
+    entry.value.catch(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    });
+    return entry.value;
+  }
+
+  /** Keeps a value known now (written on this instance), for the usual time. */
+  set(key: K, value: V): void {
+    this.entries.set(key, { until: Date.now() + this.ttlMs(), value: Promise.resolve(value) });
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+}

@@ -11,7 +11,7 @@ import {
   metadataUrl,
   protectedResourceMetadata,
 } from "../../functions/src/mcp/oauth/metadata";
-import { escapeHtml, loginPage } from "../../functions/src/mcp/oauth/pages";
+import { consentPage, escapeHtml, loginPage } from "../../functions/src/mcp/oauth/pages";
 
 const API = "https://us-central1-p.cloudfunctions.net/api";
 const HOSTS = ["claude.ai", "127.0.0.1", "localhost"];
@@ -104,11 +104,22 @@ describe("the sign-in page", () => {
       identityToolkit: "https://identitytoolkit.googleapis.com/v1",
       apiKey: "k",
       clientName: '<script>alert("x")</script>',
+      clientId: "https://claude.ai/oauth/mcp-client.json",
     });
     expect(html).not.toContain('<script>alert("x")</script>');
     expect(html).toContain(escapeHtml('<script>alert("x")</script>'));
     expect(html).toMatch(
       /<form id="done" method="post" action="\/api\/oauth\/interaction\/u1\/login"><input type="hidden" name="id_token">/,
     );
+  });
+
+  it("shows who the client is (its metadata URL's host) beside the name it chose, on both pages", () => {
+    // A client may call itself anything; its host is what the person can check.
+    const posing = { clientName: "Claude", clientId: "https://evil.example/claude.json" };
+    const login = loginPage({ action: "/a", identityToolkit: "https://i", apiKey: "k", ...posing });
+    const consent = consentPage({ action: "/a", abortAction: "/b", ...posing });
+    for (const html of [login, consent]) {
+      expect(html).toContain('<strong>Claude</strong> (<span class="client-host">evil.example</span>)');
+    }
   });
 });

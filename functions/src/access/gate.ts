@@ -19,6 +19,7 @@ import type { Scope } from "../tools/scope";
 import { decideAccess, policyConfigured, refusalMessage, type AccessSettings, type Identity } from "./policy";
 import { QuotaStore } from "./quota";
 import { TokenStore } from "./tokens";
+import { OAuthGrants } from "./oauth-grants";
 
 /** What the gate found: the caller's role, quota limits and data scope. */
 export interface Access {
@@ -34,6 +35,8 @@ interface Stores {
   quotas: QuotaStore;
   audit: AuditLog;
   tokens: TokenStore;
+  /** MCP clients allowed through OAuth: listed, revoked, checked on each access token. */
+  oauthGrants: OAuthGrants;
 }
 
 let stores: Promise<Stores> | undefined;
@@ -48,6 +51,7 @@ export function accessStores(): Promise<Stores> {
       quotas: new QuotaStore(db, mod.FieldValue, mod.Timestamp, cfg.questionWindowMs),
       audit: new AuditLog(db, mod.Timestamp, cfg.auditTtlDays),
       tokens: new TokenStore(db, mod.Timestamp),
+      oauthGrants: new OAuthGrants(db),
     };
   });
   return stores;

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   "not_found:group",
   "not_found:proposal",
   "not_found:token",
+  "not_found:oauth_client",
   "not_found:upload",
   "not_found:schedule",
   "conflict:run",

@@ -21,3 +21,21 @@ export type NewToken = TokenInfo & { token: string };
 export interface TokensAnswer {
   tokens: TokenInfo[];
 }
+
+/** An MCP client the person allowed through OAuth (`GET /me/oauth-clients`). */
+export interface ConnectedClient {
+  /** The grant's id: what `DELETE /me/oauth-clients/:id` revokes. */
+  id: string;
+  /** The client's id: the URL of its metadata document (or a registered id). */
+  clientId: string;
+  /** Who the client is, as its id says: its metadata document's host. */
+  clientHost: string;
+  /** The name the client gives itself (not verified: show it beside the host). */
+  clientName: string | null;
+  allowedAt: string | null;
+  expiresAt: string | null;
+}
+
+export interface ConnectedClientsAnswer {
+  clients: ConnectedClient[];
+}

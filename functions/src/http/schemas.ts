@@ -60,6 +60,11 @@ export const TokenIdParam = z
   .string()
   .regex(/^[0-9a-f]{16}$/, "must be a token id as GET /me/tokens lists it");
 
+/** An OAuth grant's id as `GET /me/oauth-clients` lists it (oidc-provider's ids are URL-safe). */
+export const GrantIdParam = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,128}$/, "must be a client's id as GET /me/oauth-clients lists it");
+
 export const ListRunsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
   offset: z.coerce.number().int().min(0).default(0),

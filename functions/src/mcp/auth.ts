@@ -10,20 +10,15 @@ import { config } from "../config";
 import { QuarryError } from "../errors";
 import { accessStores } from "../access/gate";
 import { isPersonalToken, tokenRefused } from "../access/tokens";
-import { adminAuth } from "../services";
-import { verifyIdToken, type Caller } from "../access/caller";
-import { Lru } from "../lru";
+import { currentAccount, revokedSince, type Account } from "../access/account";
+import { verifyIdToken } from "../access/caller";
 import { bearerChallenge, metadataUrl } from "./oauth/metadata";
 import { isOAuthToken, verifyAccessToken } from "./oauth/verify";
 
 const BEARER = /^Bearer\s+([A-Za-z0-9._-]+)$/;
 
-/** People one instance remembers the account of (email, verified, disabled), for the access cache's time. */
-const CACHED_ACCOUNTS = 10_000;
-/** A token's account as Firebase Auth holds it, and since when its sessions are valid (ms). */
-type Account = Omit<Caller, "uid"> & { validSince: number | undefined };
-
-const accounts = new Lru<string, { until: number; account: Promise<Account> }>(CACHED_ACCOUNTS);
+/** The caller's email fields from the account. */
+const callerFields = ({ email, emailVerified }: Account) => ({ email, emailVerified });
 
 /** Express middleware: sets `req.caller` (with `via: mcp`) or refuses with a 401 and its challenge. */
 export async function requireMcpUser(req: Request, _res: Response, next: NextFunction): Promise<void> {
@@ -41,25 +36,30 @@ export async function requireMcpUser(req: Request, _res: Response, next: NextFun
   if (isPersonalToken(bearer)) {
     const { tokens } = await accessStores();
     const { uid, tokenId, createdAt } = await tokens.verify(bearer);
-    const { validSince, ...account } = await accountOf(uid);
+    const account = await accountOf(uid);
     // "Sign out everywhere" (revoking the account's sessions) ends the tokens made before it too.
-    if (validSince !== undefined && createdAt.getTime() < validSince) {
+    if (revokedSince(account, createdAt.getTime())) {
       throw tokenRefused(
         "This token was made before the account's sessions were revoked: sign in and create a new one.",
       );
     }
-    req.caller = { uid, ...account, via: { channel: "mcp", tokenId } };
+    req.caller = { uid, ...callerFields(account), via: { channel: "mcp", tokenId } };
   } else if (isOAuthToken(bearer)) {
-    const { uid, clientId, issuedAt } = await verifyAccessToken(bearer);
-    const { validSince, ...account } = await accountOf(uid);
+    const { uid, clientId, issuedAt, grantId } = await verifyAccessToken(bearer);
+    const [account, granted] = await Promise.all([
+      accountOf(uid),
+      accessStores().then(({ oauthGrants }) => oauthGrants.isLive(grantId, uid, clientId)),
+    ]);
+    // The person disconnected this client (GET|DELETE /me/oauth-clients): its tokens end with it.
+    if (!granted) throw tokenRefused("This client was disconnected from Quarry: authorize it again.");
     // As for a personal token: revoking the account's sessions ends the access tokens issued before
     // (and the authorization server refuses to refresh them: provider.ts's findAccount).
-    if (validSince !== undefined && issuedAt < validSince) {
+    if (revokedSince(account, issuedAt)) {
       throw tokenRefused(
         "This access token was issued before the account's sessions were revoked: authorize again.",
       );
     }
-    req.caller = { uid, ...account, via: { channel: "mcp", clientId } };
+    req.caller = { uid, ...callerFields(account), via: { channel: "mcp", clientId } };
   } else {
     const caller = await verifyIdToken(bearer).catch((err: unknown) => {
       throw err instanceof QuarryError ? tokenRefused(err.message) : err;
@@ -79,28 +79,17 @@ export function mcpChallenge(error?: "invalid_token"): string {
 }
 
 /**
- * The account behind a token as Firebase Auth holds it now: its email and whether it is verified
- * (what the access policy decides on), refused when the account is disabled or deleted. Cached per
- * instance as long as the members cache, so a token stops within the same window.
+ * The account behind a token as Firebase Auth holds it now (access/account.ts): refused when the
+ * account is disabled or deleted, within the access cache's window.
  */
 async function accountOf(uid: string): Promise<Account> {
-  const hit = accounts.get(uid);
-  if (hit && hit.until > Date.now()) return hit.account;
-  const account = adminAuth()
-    .then((auth) => auth.getUser(uid))
-    .then(
-      (user) => {
-        if (user.disabled) throw tokenRefused("The account this token acts for is disabled.");
-        const validSince = user.tokensValidAfterTime ? Date.parse(user.tokensValidAfterTime) : undefined;
-        return { email: user.email, emailVerified: user.emailVerified, validSince };
-      },
-      (err: unknown) => {
-        if ((err as { code?: string }).code === "auth/user-not-found")
-          throw tokenRefused("The account this token acts for no longer exists.");
-        throw err;
-      },
+  const account = await currentAccount(uid);
+  if ("gone" in account) {
+    throw tokenRefused(
+      account.gone === "disabled"
+        ? "The account this token acts for is disabled."
+        : "The account this token acts for no longer exists.",
     );
-  account.catch(() => accounts.delete(uid));
-  accounts.set(uid, { until: Date.now() + config().access.cacheMs, account });
+  }
   return account;
 }

@@ -1,6 +1,7 @@
 /**
  * A scheduled run (the `scheduledRun` task-queue function's body): the claimed schedule's saved
- * question runs as its owner — access checked again, fresh (a removed member's schedule stops), the
+ * question runs as its owner — their Firebase account read and access checked again, fresh (a deleted,
+ * disabled or revoked account's or a removed member's schedule stops), the
  * owner's scope, identity mode and quotas (over quota: skipped, and recorded so) — on the
  * schedule's own conversation, through the run lifecycle of every other run (lease, checkpoints,
  * event log, audit). Its planner runs the saved SQL without a model call (agent/nodes/planner.ts),
@@ -10,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import * as logger from "firebase-functions/logger";
+import { currentAccount, revokedSince } from "../access/account";
 import { resolveAccess, type Access } from "../access/gate";
 import { ASSISTANT_ID, STREAM_MODES } from "../contract/protocol";
 import { QuarryError } from "../errors";
@@ -43,15 +45,20 @@ export async function runScheduled(task: ScheduledTask): Promise<ScheduledRunRep
   const doc = await store.takeClaim(task.scheduleId, task.claim);
   if (!doc) return { outcome: "not_run" };
   const id = task.scheduleId;
-  let access: Access;
-  try {
-    access = await resolveAccess(
-      { uid: doc.owner, email: doc.ownerEmail ?? undefined, emailVerified: doc.ownerEmailVerified },
-      { fresh: true },
-    );
-  } catch (err) {
+  const owner = await ownerNow(doc);
+  if ("error" in owner && owner.transient) {
+    await store.recordRun(id, {
+      outcome: "skipped",
+      summary: "not run",
+      fired: false,
+      figure: null,
+      error: `skipped: ${owner.error}`,
+    });
+    return { outcome: "skipped", error: owner.error };
+  }
+  if ("error" in owner) {
     // The owner may no longer use Quarry: the schedule stops (an admin or the owner, re-admitted, resumes it).
-    const error = `its owner may no longer use Quarry (${(err as Error).message})`;
+    const error = `its owner may no longer use Quarry (${owner.error})`;
     await store.recordRun(
       id,
       { outcome: "skipped", summary: "not run", fired: false, figure: null, error },
@@ -60,8 +67,40 @@ export async function runScheduled(task: ScheduledTask): Promise<ScheduledRunRep
     return { outcome: "skipped", error, paused: true };
   }
   const runId = randomUUID();
-  const ran = await execute(doc, id, access, runId);
-  return finish(doc, id, { ...ran, runId });
+  const ran = await execute(doc, id, owner, runId);
+  return finish({ ...doc, ownerEmail: owner.email }, id, { ...ran, runId });
+}
+
+/** The schedule's owner as they stand now: their account's email and what the access gate decides. */
+interface Owner {
+  email: string | null;
+  access: Access;
+}
+
+/**
+ * Reads the owner's Firebase account before each run (access/account.ts, as MCP's tokens do), then
+ * the access gate on its current email, fresh: a deleted or disabled account, sessions revoked since
+ * the schedule was last saved, or a member removed — each is an error that pauses the schedule.
+ */
+async function ownerNow(doc: ScheduleDoc): Promise<Owner | { error: string; transient?: true }> {
+  try {
+    const account = await currentAccount(doc.owner, { fresh: true });
+    if ("gone" in account) return { error: `the account was ${account.gone}` };
+    if (revokedSince(account, doc.updatedAt.toMillis()))
+      return {
+        error: "the account's sessions were revoked after the schedule was saved: save it again to resume it",
+      };
+    const access = await resolveAccess(
+      { uid: doc.owner, email: account.email, emailVerified: account.emailVerified },
+      { fresh: true },
+    );
+    return { email: account.email ?? null, access };
+  } catch (err) {
+    if (err instanceof QuarryError) return { error: err.message };
+    // Auth or Firestore could not be read: not the owner's doing, so not a pause — this run is skipped.
+    logger.error("scheduled run: the owner could not be read", { uid: doc.owner, err: String(err) });
+    return { error: "the owner's account could not be read now", transient: true };
+  }
 }
 
 interface Ran {
@@ -72,7 +111,7 @@ interface Ran {
 }
 
 /** The run itself, on the schedule's conversation; a refusal before it started is a skip or a failure. */
-async function execute(doc: ScheduleDoc, id: string, access: Access, runId: string): Promise<Ran> {
+async function execute(doc: ScheduleDoc, id: string, owner: Owner, runId: string): Promise<Ran> {
   const checked = checkRun({
     assistant_id: ASSISTANT_ID,
     input: { messages: [{ type: "human", content: doc.question }] },
@@ -80,7 +119,7 @@ async function execute(doc: ScheduleDoc, id: string, access: Access, runId: stri
   try {
     await ensureScheduleThread(doc, id);
     const result = await startRun(
-      { uid: doc.owner, email: doc.ownerEmail, access, schedule: { id, sql: doc.sql } },
+      { uid: doc.owner, email: owner.email, access: owner.access, schedule: { id, sql: doc.sql } },
       doc.scheduleThreadId,
       { ...checked, modes: [...STREAM_MODES] },
       NO_OUTPUT,

@@ -3,7 +3,7 @@
  * rest of the API: an unknown field is named. Read them with `parse()` from `http/schemas`, which
  * turns every problem into one 400 that lists `field: what to fix`.
  */
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 import { z } from "zod";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
 import { ThreadIdParam } from "../runs/schemas";
@@ -28,7 +28,7 @@ export interface ScheduleSchemaOptions {
 /**
  * A webhook target's problem, or undefined when it is fine: https to a named host (a Google Chat or
  * Slack incoming webhook), no credentials in the URL. Hosts that are this machine or a private
- * network (localhost, 10.x, 192.168.x, 169.254.x …) are refused, so a schedule cannot be used to
+ * network (localhost, 10.x, 192.168.x, 169.254.x, 100.64.x, NAT64 … — privateAddress) are refused, so a schedule cannot be used to
  * reach inside the project's network; delivery must still not follow redirects.
  */
 function webhookProblem(raw: string, options: ScheduleSchemaOptions): string | undefined {
@@ -48,26 +48,58 @@ function webhookProblem(raw: string, options: ScheduleSchemaOptions): string | u
   return undefined;
 }
 
-/** Loopback, private, link-local and unspecified IPv4/IPv6 literals (also checked on what a webhook host resolves to). */
+/**
+ * Addresses a webhook must never reach (IANA's special-purpose registries): this machine, private and
+ * shared networks (RFC 1918, carrier-grade NAT 100.64.0.0/10), link-local, documentation,
+ * benchmarking, multicast and reserved ranges, and the IPv6 forms that can carry an IPv4 address
+ * inside (mapped, NAT64 64:ff9b::/96 and its local-use /48, 6to4, Teredo).
+ */
+const SPECIAL_USE = (() => {
+  // One list per family: Node matches an IPv4 address against IPv4-mapped IPv6 subnets too.
+  const ipv4 = new BlockList();
+  const ipv6 = new BlockList();
+  const v4: [string, number][] = [
+    ["0.0.0.0", 8],
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.0.2.0", 24],
+    ["192.88.99.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["198.51.100.0", 24],
+    ["203.0.113.0", 24],
+    ["224.0.0.0", 4],
+    ["240.0.0.0", 4],
+  ];
+  const v6: [string, number][] = [
+    ["::", 128],
+    ["::1", 128],
+    ["::ffff:0:0", 96],
+    ["64:ff9b::", 96],
+    ["64:ff9b:1::", 48],
+    ["100::", 64],
+    ["2001::", 23],
+    ["2001:db8::", 32],
+    ["2002::", 16],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["fec0::", 10],
+    ["ff00::", 8],
+  ];
+  for (const [net, prefix] of v4) ipv4.addSubnet(net, prefix, "ipv4");
+  for (const [net, prefix] of v6) ipv6.addSubnet(net, prefix, "ipv6");
+  return { ipv4, ipv6 };
+})();
+
+/** Whether an IPv4 or IPv6 literal is special-use (also checked on what a webhook host resolves to). */
 export function privateAddress(host: string): boolean {
   const kind = isIP(host);
-  if (kind === 4) {
-    const [a, b] = host.split(".").map(Number);
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127)
-    );
-  }
-  if (kind === 6) {
-    const h = host.toLowerCase();
-    return h === "::" || h === "::1" || /^f[cd]/.test(h) || /^fe[89ab]/.test(h) || h.startsWith("::ffff:");
-  }
-  return false;
+  if (kind === 0) return false;
+  return kind === 4 ? SPECIAL_USE.ipv4.check(host, "ipv4") : SPECIAL_USE.ipv6.check(host, "ipv6");
 }
 
 function webhook(options: ScheduleSchemaOptions) {

@@ -148,10 +148,11 @@ function tagged(err: WarehouseError, tables: readonly string[]): WarehouseError 
 /**
  * SQL as BigQuery reads its names, for the checks above: comments (which may separate a name's
  * parts) become spaces. A backslash inside backticks (an escape that could spell a hidden name,
- * `` `fin\x61nce` ``) is refused to a limited scope.
+ * `` `fin\x61nce` ``, `` `INFORMATION_SCHEM\x41` ``) is refused to every scope: a full scope's
+ * fences (INFORMATION_SCHEMA, the uploads dataset) match names as written.
  */
-export function bigQueryNamesText(sql: string, scope: Scope): string {
-  if (!scope.all && /`[^`]*\\[^`]*`/.test(sql)) {
+export function bigQueryNamesText(sql: string): string {
+  if (/`[^`]*\\[^`]*`/.test(sql)) {
     throw new WarehouseError(
       "bad_input",
       "Escapes inside backticks are not accepted; write table and column names plainly.",

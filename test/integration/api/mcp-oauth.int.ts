@@ -26,6 +26,7 @@ import {
 } from "../../support/oauth-client";
 import { stackEnv } from "../../support/stack-env";
 import { mcpInitialize } from "../../support/mcp-client";
+import { call } from "../../support/api-client";
 
 let api: string;
 let authUrl: string;
@@ -233,6 +234,55 @@ describe("OAuth for hosted MCP clients", () => {
     const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/sessions were revoked/);
     // The refresh token gets nothing more from the authorization server.
+    const refreshed = await fetch(`${api}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: tokens.refresh_token!,
+        client_id: cimd.url,
+        resource: `${api}/mcp`,
+      }),
+    });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("a person lists the clients they allowed and disconnects one: its token stops on /mcp, its refresh is refused", async () => {
+    const cleo = await signUp(authUrl);
+    const { provider } = await connectThroughOAuth(cleo);
+    const tokens = provider.tokens()!;
+    expect((await mcpInitialize(api, tokens.access_token)).status).toBe(200);
+    // The access token names the consent it rests on.
+    const { grant_id: grantId } = decodeJwt(tokens.access_token) as { grant_id?: string };
+    expect(grantId).toBeTruthy();
+    const listed = await call(api, "/me/oauth-clients", { token: cleo.idToken });
+    expect(listed.status).toBe(200);
+    const clients = listed.json.clients as { id: string; clientId: string; clientHost: string }[];
+    expect(clients).toHaveLength(1);
+    expect(clients[0]).toMatchObject({ id: grantId, clientId: cimd.url, clientHost: new URL(cimd.url).host });
+    // Someone else can neither see nor disconnect it; an unknown id is the same not-found.
+    const other = await signUp(authUrl);
+    expect((await call(api, "/me/oauth-clients", { token: other.idToken })).json.clients).toEqual([]);
+    for (const [who, id] of [
+      [other, grantId!],
+      [cleo, "no-such-grant-0000"],
+    ] as const) {
+      const refused = await call(api, `/me/oauth-clients/${id}`, { method: "DELETE", token: who.idToken });
+      expect(refused.status).toBe(404);
+      expect(refused.json.error).toBe("not_found:oauth_client");
+    }
+    expect((await mcpInitialize(api, tokens.access_token)).status).toBe(200);
+    // Disconnected: gone from the list, the access token refused within the access cache's window.
+    expect(
+      (await call(api, `/me/oauth-clients/${grantId}`, { method: "DELETE", token: cleo.idToken })).status,
+    ).toBe(204);
+    expect((await call(api, "/me/oauth-clients", { token: cleo.idToken })).json.clients).toEqual([]);
+    await expect
+      .poll(async () => (await mcpInitialize(api, tokens.access_token)).status, { timeout: 20_000 })
+      .toBe(401);
+    const refused = await mcpInitialize(api, tokens.access_token);
+    expect(JSON.stringify(await refused.json())).toMatch(/disconnected/);
     const refreshed = await fetch(`${api}/oauth/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },

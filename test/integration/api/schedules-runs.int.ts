@@ -237,6 +237,61 @@ describe("scheduled runs", () => {
       false,
     );
   });
+
+  it("stops the schedule of an owner whose account was deleted, disabled, or signed out everywhere since it was saved", async () => {
+    const { initializeApp, deleteApp } = await import("firebase-admin/app");
+    const { getAuth } = await import("firebase-admin/auth");
+    const app = initializeApp({ projectId: stackEnv().env.GCLOUD_PROJECT }, `sched-owner-${Date.now()}`);
+    const auth = getAuth(app);
+    try {
+      const cases: [string, (uid: string, id: string) => Promise<unknown>, RegExp][] = [
+        ["deleted", (uid) => auth.deleteUser(uid), /the account was deleted/],
+        ["disabled", (uid) => auth.updateUser(uid, { disabled: true }), /the account was disabled/],
+        [
+          "revoked",
+          async (uid, id) => {
+            // Saved a minute ago (revocation is recorded to the second): "sign out everywhere" happens now.
+            await schedules()
+              .doc(id)
+              .update({ updatedAt: Timestamp.fromMillis(Date.now() - 60_000) });
+            await auth.revokeRefreshTokens(uid);
+          },
+          /sessions were revoked after the schedule was saved/,
+        ],
+      ];
+      for (const [what, depart, reason] of cases) {
+        const owner = await signUp(stackEnv().urls.auth!);
+        const made = await create(owner);
+        expect(made.status, what).toBe(201);
+        const id = String(made.json.id);
+        await depart(owner.uid, id);
+        const run = await runOnce(id);
+        expect(run, what).toMatchObject({ outcome: "skipped", paused: true });
+        const doc = (await schedules().doc(id).get()).data()!;
+        expect(doc.paused, what).toBe(true);
+        expect(String(doc.pausedReason), what).toMatch(reason);
+        // Nothing ran: no query audited, the schedule's conversation never made.
+        expect((await f.db.collection("audit").where("scheduleId", "==", id).get()).size, what).toBe(0);
+        expect(
+          (await f.db.collection("threads").doc(String(made.json.scheduleThreadId)).get()).exists,
+          what,
+        ).toBe(false);
+      }
+      // An owner signed out everywhere who saves the schedule again afterwards runs again.
+      const carl = await signUp(stackEnv().urls.auth!);
+      const id = String((await create(carl)).json.id);
+      await schedules()
+        .doc(id)
+        .update({ updatedAt: Timestamp.fromMillis(Date.now() - 60_000) });
+      await auth.revokeRefreshTokens(carl.uid);
+      await schedules()
+        .doc(id)
+        .update({ updatedAt: Timestamp.fromMillis(Date.now() + 2_000) });
+      expect(await runOnce(id)).toMatchObject({ outcome: "ok" });
+    } finally {
+      await deleteApp(app);
+    }
+  });
 });
 
 describe("scheduled runs, more", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { QuarryError } from "../../../functions/src/errors";
 import { parse } from "../../../functions/src/runs/schemas";
-import { scheduleBodies } from "../../../functions/src/schedules/schema";
+import { privateAddress, scheduleBodies } from "../../../functions/src/schedules/schema";
 
 const production = scheduleBodies();
 const tests = scheduleBodies({ allowLoopbackWebhook: true });
@@ -49,6 +49,47 @@ describe("POST /schedules body", () => {
     );
     expect(refusal(production.create, { ...body, webhook: "https://localhost/x" })).toMatch(/public host/);
     expect(refusal(production.create, { ...body, webhook: "https://[::1]/x" })).toMatch(/public host/);
+  });
+
+  it("refuses every special-use address a webhook host may be or resolve to, and no public one", () => {
+    const special = [
+      "10.1.2.3",
+      "100.64.0.1", // carrier-grade NAT
+      "100.127.255.254",
+      "127.0.0.1",
+      "169.254.169.254",
+      "172.31.0.1",
+      "192.0.0.8",
+      "192.0.2.1",
+      "192.168.1.1",
+      "198.18.0.1",
+      "198.51.100.7",
+      "203.0.113.9",
+      "224.0.0.1",
+      "240.0.0.1",
+      "255.255.255.255",
+      "0.0.0.0",
+      "::",
+      "::1",
+      "::ffff:10.0.0.1",
+      "64:ff9b::a00:1", // NAT64 of 10.0.0.1
+      "64:ff9b:1::a00:1",
+      "2001:db8::1",
+      "2002:a00:1::1", // 6to4 of 10.0.0.1
+      "2001:0:4136:e378:8000:63bf:3fff:fdd2", // Teredo
+      "fc00::1",
+      "fd12:3456::1",
+      "fe80::1",
+      "ff02::1",
+    ];
+    for (const a of special) expect(privateAddress(a), a).toBe(true);
+    for (const a of ["8.8.8.8", "100.128.0.1", "142.250.74.46", "2607:f8b0:4004:c07::64", "2600::1"])
+      expect(privateAddress(a), a).toBe(false);
+    expect(privateAddress("hooks.slack.com")).toBe(false);
+    expect(refusal(production.create, { ...body, webhook: "https://[64:ff9b::a00:1]/x" })).toMatch(
+      /public host/,
+    );
+    expect(refusal(production.create, { ...body, webhook: "https://100.64.1.1/x" })).toMatch(/public host/);
   });
 
   it("allows an http loopback webhook only with the option", () => {

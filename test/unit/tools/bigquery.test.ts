@@ -119,6 +119,43 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
     expect(i.category).toBe("refused");
   });
 
+  it("what no dry run reports is refused for a full scope (every member before groups exist, and admins)", async () => {
+    // The default deployment: no groups, so every member has the full scope, as an admin does.
+    expect(ctx.scope.all).toBe(true);
+    const refusedBefore = [
+      // An escape inside backticks spells INFORMATION_SCHEMA past a text match: every person's SQL.
+      ["SELECT query FROM `region-us.INFORMATION_SCHEM\\x41.JOBS_BY_USER`", "bad_input"],
+      ["SELECT * FROM `region-us`.`INFORMATION_SCHEM\\u0041`.SCHEMATA", "bad_input"],
+      ["SELECT * FROM `region-us`.INFORMATION_SCHEMA.SCHEMATA", "refused"],
+      ["SELECT * FROM `region-us`.information_schema.jobs_by_project", "refused"],
+      // A Cloud SQL connection: no dataset named, no table reported.
+      ["SELECT * FROM EXTERNAL_QUERY('demo-bq.us.crm', 'SELECT * FROM customers')", "refused"],
+      ["SELECT * FROM external_query /* c */ ('demo-bq.us.crm', 'SELECT 1')", "refused"],
+    ] as const;
+    for (const [sql, category] of refusedBefore) {
+      const e = await failure((await open()).query(sql, ctx));
+      expect(e.category, sql).toBe(category);
+    }
+    expect(standin.inserts()).toHaveLength(0);
+    // After the dry run: something read while BigQuery reports no table at all.
+    const tvf = "SELECT * FROM `demo-bq.us`.some_table_function(1)";
+    standin.onQuery({ match: (s) => s === tvf, totalBytesProcessed: 0 });
+    const t = await failure((await open()).query(tvf, ctx));
+    expect(t.category).toBe("refused");
+    expect(t.message).toContain("BigQuery reported no table read for `demo-bq.us`");
+    expect(realInserts()).toHaveLength(0);
+    // What reads no table stays allowed: literals, its own CTEs, UNNEST, EXTRACT … FROM.
+    const fine = [
+      "SELECT EXTRACT(YEAR FROM CURRENT_DATE()) AS y",
+      "WITH months AS (SELECT m FROM UNNEST(GENERATE_ARRAY(1, 12)) AS m) SELECT m FROM months",
+      "SELECT 'FROM secret.salaries' AS note FROM (SELECT 1)",
+    ];
+    for (const sql of fine) {
+      standin.onQuery({ match: (s) => s === sql, totalBytesProcessed: 0, fields: ID, rows: [[1]] });
+      await expect((await open()).query(sql, ctx), sql).resolves.toBeDefined();
+    }
+  });
+
   it("a person's scope: names outside it never reach BigQuery; views reading outside it read as missing", async () => {
     const shopOnly = { ...ctx, scope: limitedScope(["shop"]) };
     // Fence 1: a dataset out of scope is answered as BigQuery answers a dataset that does not exist.
@@ -252,6 +289,7 @@ describe("BigQuery engine via the real client and a REST stand-in", () => {
       const sql = `SELECT id FROM limited_${at}`;
       standin.onQuery({
         match: (s) => s === sql,
+        referencedTables: [orders],
         error: { at, code: 400, reason: "bytesBilledLimitExceeded", message },
       });
       const e = await failure((await open()).query(sql, ctx));

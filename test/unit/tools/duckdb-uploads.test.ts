@@ -4,7 +4,7 @@
  * uploads, and is unknown everywhere else (no uploads, another conversation's), for a limited scope
  * and for an admin's full scope alike; the files themselves cannot be read by path.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { PERSON_KEY } from "../../../functions/src/tools/person";
 import { FULL_SCOPE, limitedScope } from "../../../functions/src/tools/scope";
 import { WarehouseError, type QueryContext } from "../../../functions/src/tools/types";
 import type { UploadRef } from "../../../functions/src/tools/uploads/types";
+import { DuckDbUploads } from "../../../functions/src/tools/uploads/duckdb-store";
 
 let dir: string;
 let pool: DuckDbPool;
@@ -138,5 +139,27 @@ describe("uploaded tables in DuckDB", () => {
     expect(described).toContain("target");
     const refused = String(await tools.describe_table.invoke({ table: "uploads.targets" }, person()));
     expect(refused).toMatch(/not available/);
+  });
+});
+
+describe("the local uploads folder", () => {
+  it("is created readable by its owner only, with each conversation's folder", async () => {
+    const root = path.join(dir, "fresh-uploads");
+    const src = await parquet("owned", "SELECT 1 AS n");
+    const threadId = "6f1c2a9e-5b7d-4c1e-9a2b-3c4d5e6f7a8b";
+    const stored = await new DuckDbUploads(root, 60_000).put({
+      parquetPath: src,
+      columns: [],
+      rows: 1,
+      userId: "u1",
+      threadId,
+      name: "owned",
+      file: "owned.csv",
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    expect((await stat(root)).mode & 0o777).toBe(0o700);
+    expect(path.dirname(stored)).not.toBe(root);
+    expect((await stat(path.dirname(stored))).mode & 0o777).toBe(0o700);
+    expect((await stat(stored)).isFile()).toBe(true);
   });
 });

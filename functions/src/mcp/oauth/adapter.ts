@@ -6,8 +6,7 @@
  */
 import type { Firestore } from "firebase-admin/firestore";
 import { firestore } from "../../services";
-
-export const OAUTH_COLLECTION = "oauth";
+import { OAUTH_COLLECTION, oauthDocId } from "../../access/oauth-grants";
 
 type Payload = Record<string, unknown> & {
   grantId?: string;
@@ -31,7 +30,7 @@ export class FirestoreAdapter {
 
   private async doc(id: string) {
     const db: Firestore = await firestore();
-    return db.collection(OAUTH_COLLECTION).doc(`${this.model}:${encodeURIComponent(id)}`);
+    return db.collection(OAUTH_COLLECTION).doc(oauthDocId(this.model, id));
   }
 
   async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {

@@ -71,7 +71,14 @@ async function showPage(p: Provider, d: Details, req: Request, res: Response, er
       .status(error ? 401 : 200)
       .type("html")
       .send(
-        loginPage({ action: `${base}/login`, identityToolkit, apiKey: oauth.webApiKey!, clientName, error }),
+        loginPage({
+          action: `${base}/login`,
+          identityToolkit,
+          apiKey: oauth.webApiKey!,
+          clientName,
+          clientId,
+          error,
+        }),
       );
     return;
   }

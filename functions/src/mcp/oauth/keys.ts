@@ -9,7 +9,7 @@ import { createHash, generateKeyPairSync, hkdfSync, type JsonWebKey } from "node
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { firestore } from "../../services";
-import { OAUTH_COLLECTION } from "./adapter";
+import { OAUTH_COLLECTION } from "../../access/oauth-grants";
 
 type Jwk = JsonWebKey & { kid: string; alg: string };
 

@@ -5,6 +5,8 @@
  * never sees the password. Without script, nothing is posted.
  */
 
+import { clientHost } from "../../access/oauth-grants";
+
 export interface LoginPage {
   /** Where the form posts the ID token. */
   action: string;
@@ -12,6 +14,7 @@ export interface LoginPage {
   identityToolkit: string;
   apiKey: string;
   clientName: string;
+  clientId: string;
   error?: string;
 }
 
@@ -31,6 +34,17 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * Who a client is: the host of its client ID (its metadata document's URL) beside the name it chose
+ * for itself, which anyone may choose ("Claude"): the host is what the person can trust.
+ */
+function clientLabel(p: { clientName: string; clientId: string }): string {
+  const host = clientHost(p.clientId);
+  const name =
+    p.clientName && p.clientName !== p.clientId ? `<strong>${escapeHtml(p.clientName)}</strong> ` : "";
+  return `${name}(<span class="client-host">${escapeHtml(host)}</span>)`;
+}
+
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
@@ -42,7 +56,7 @@ export function loginPage(p: LoginPage): string {
   return page(
     "Sign in to Quarry",
     `<h1>Sign in to Quarry</h1>
-<p><strong>${escapeHtml(p.clientName)}</strong> wants to ask Quarry questions as you.</p>
+<p>${clientLabel(p)} wants to ask Quarry questions as you.</p>
 ${p.error ? `<p class="error" role="alert">${escapeHtml(p.error)}</p>` : ""}
 <form id="signin" data-sign-in="${escapeHtml(signIn)}">
 <label>Email <input name="email" type="email" autocomplete="username" required></label>
@@ -72,7 +86,7 @@ export function consentPage(p: ConsentPage): string {
   return page(
     "Allow access to Quarry",
     `<h1>Allow ${escapeHtml(p.clientName)}?</h1>
-<p><strong>${escapeHtml(p.clientName)}</strong> (<code>${escapeHtml(p.clientId)}</code>) asks to use Quarry's MCP tools
+<p>${clientLabel(p)} (<code>${escapeHtml(p.clientId)}</code>) asks to use Quarry's MCP tools
 as ${p.email ? `<strong>${escapeHtml(p.email)}</strong>` : "you"}: ask questions, list and describe your tables, run
 read-only SQL and search the team's context, under your access, quotas and audit (scope <code>mcp</code>).</p>
 <form method="post" action="${escapeHtml(p.action)}"><button type="submit" name="allow" value="yes">Allow</button></form>

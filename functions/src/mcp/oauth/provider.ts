@@ -84,6 +84,7 @@ function settings(alg: string): Configuration {
       (await accountUsable(sub, (token as { authTime?: number } | undefined)?.authTime))
         ? { accountId: sub, claims: () => ({ sub }) }
         : undefined,
+    extraTokenClaims: grantClaim,
     pkce: { required: () => true },
     responseTypes: ["code"],
     clientDefaults: {
@@ -147,6 +148,15 @@ function settings(alg: string): Configuration {
     },
   };
 }
+
+/**
+ * The consent an access token rests on, as its `grant_id` claim, so /mcp can check it still stands
+ * (a person may disconnect the client: access/oauth-grants.ts).
+ */
+const grantClaim: NonNullable<Configuration["extraTokenClaims"]> = (_ctx, token) => {
+  const grantId = (token as { grantId?: string }).grantId;
+  return token.kind === "AccessToken" && grantId ? { grant_id: grantId } : undefined;
+};
 
 function allowed(metadata: Record<string, unknown>): boolean {
   const problem = clientProblem(metadata, config().oauth.redirectHosts);

@@ -28,7 +28,7 @@ export function isOAuthToken(bearer: string): boolean {
 /** The person and client of a valid access token for `/mcp`; a 401 with words otherwise. */
 export async function verifyAccessToken(
   bearer: string,
-): Promise<{ uid: string; clientId: string; issuedAt: number }> {
+): Promise<{ uid: string; clientId: string; issuedAt: number; grantId: string }> {
   const { oauth } = config();
   const [{ jwtVerify, createLocalJWKSet, errors }, keys] = await Promise.all([import("jose"), oauthKeys()]);
   const verified = await jwtVerify(bearer, createLocalJWKSet(keys.publicJwks), {
@@ -53,11 +53,13 @@ export async function verifyAccessToken(
     client_id: clientId,
     scope,
     iat,
+    grant_id: grantId,
   } = verified.payload as {
     sub?: string;
     client_id?: string;
     scope?: string;
     iat?: number;
+    grant_id?: string;
   };
   if (!sub || !clientId) throw tokenRefused("The OAuth access token names no person or client.");
   if (
@@ -67,5 +69,8 @@ export async function verifyAccessToken(
   ) {
     throw tokenRefused(`The OAuth access token lacks the "${MCP_SCOPE}" scope: authorize again.`);
   }
-  return { uid: sub, clientId, issuedAt: (iat ?? 0) * 1000 };
+  // Which consent it rests on (provider.ts's extraTokenClaims): checked against the stored grants
+  // on each request, so a client the person disconnected stops. A token that names none is refused.
+  if (!grantId) throw tokenRefused("The OAuth access token names no grant: authorize again.");
+  return { uid: sub, clientId, issuedAt: (iat ?? 0) * 1000, grantId };
 }

@@ -5,6 +5,7 @@
  * budgets. It then runs with `maximumBytesBilled`, labels, location, a server-side job timeout and
  * our own deadline that cancels the job; rows are capped by paging with maxResults N+1.
  */
+import { refuseHiddenSources, refuseUnreportedSources } from "./hidden-sources";
 import { randomUUID } from "node:crypto";
 import type { BigQuery, Job } from "@google-cloud/bigquery";
 import type { WarehouseConfig } from "../../config";
@@ -186,14 +187,9 @@ export class BigQueryWarehouse implements Warehouse {
     throwIfAborted(ctx);
     // Names as BigQuery reads them (comments cannot split one); both texts are checked, so a comment
     // marker inside a string hides nothing either.
-    const names = bigQueryNamesText(sql, ctx.scope);
-    if (/\bINFORMATION_SCHEMA\b/i.test(sql) || /\bINFORMATION_SCHEMA\b/i.test(names)) {
-      // Its views are not listed in referencedTables and can describe datasets outside the allowlist.
-      throw new WarehouseError(
-        "refused",
-        "INFORMATION_SCHEMA is not available; use list_tables and describe_table.",
-      );
-    }
+    const names = bigQueryNamesText(sql);
+    // INFORMATION_SCHEMA and EXTERNAL_QUERY read what no dry run reports: refused for every scope.
+    refuseHiddenSources(sql, names);
     const notFound = this.notFound;
     const own = this.uploads.own(ctx).map((u) => u.location);
     for (const text of [sql, names]) {
@@ -225,6 +221,7 @@ export class BigQueryWarehouse implements Warehouse {
       (t: any) => `${t.projectId}.${t.datasetId}.${t.tableId}`,
     );
     requireSelect(statementType);
+    refuseUnreportedSources(names, referencedTables);
     this.uploads.refuseTables(referencedTables, own, notFound);
     const mine = new Set(own.map((t) => t.toLowerCase()));
     const isOwn = (t: string) => mine.has(t.toLowerCase());

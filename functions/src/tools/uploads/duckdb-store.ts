@@ -25,7 +25,8 @@ export class DuckDbUploads implements UploadTarget {
 
   async put(upload: UploadPut, _caller?: Caller): Promise<string> {
     const folder = path.join(this.dir, threadKey(upload.threadId));
-    await mkdir(folder, { recursive: true });
+    // Readable by its owner only: a conversation's files are its owner's data.
+    await mkdir(folder, { recursive: true, mode: 0o700 });
     const target = path.join(folder, `${upload.name}.${randomUUID().slice(0, 8)}.parquet`);
     const temp = `${target}.part`;
     try {

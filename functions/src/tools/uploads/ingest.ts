@@ -74,7 +74,7 @@ export async function ingestUpload(input: IngestInput): Promise<IngestResult> {
   if (size > input.limits.maxBytes) {
     throw tooBig(`The file is ${megabytes(size)} MB`, input.limits.maxBytes);
   }
-  await mkdir(input.outDir, { recursive: true });
+  await mkdir(input.outDir, { recursive: true, mode: 0o700 });
   const workDir = await mkdtemp(path.join(input.outDir, ".ingest-"));
   try {
     const result = await runChild(
