@@ -2,7 +2,14 @@
  * Typed errors with a stable code (`area:reason`), mapped once to an HTTP status or an SSE `error`
  * event. Anything that is not a QuarryError is logged and shown as a generic internal error.
  */
-import { STATUS_OF_AREA, areaOf, type ErrorArea, type ErrorBody, type ErrorCode } from "./contract/errors";
+import {
+  STATUS_OF_AREA,
+  areaOf,
+  isErrorCode,
+  type ErrorArea,
+  type ErrorBody,
+  type ErrorCode,
+} from "./contract/errors";
 
 export type { ErrorBody, ErrorCode } from "./contract/errors";
 
@@ -19,6 +26,21 @@ export class QuarryError extends Error {
     this.name = "QuarryError";
     this.code = code;
     this.headers = options?.headers ?? {};
+  }
+
+  /**
+   * A Quarry error as it crossed a boundary (a child process's reply, a stored error body): its code
+   * checked against the contract's — one that is not a code becomes `internal`, its words kept.
+   */
+  static fromWire(body: { code?: unknown; error?: unknown; message?: unknown }): QuarryError {
+    const code = body.code ?? body.error;
+    const message = typeof body.message === "string" && body.message ? body.message : "Something went wrong.";
+    return new QuarryError(isErrorCode(code) ? code : "internal", message);
+  }
+
+  /** The area of this error's code (`quota:bytes` → `quota`). */
+  get area(): ErrorArea {
+    return areaOf(this.code) as ErrorArea;
   }
 
   /** HTTP status for this error's code. */

@@ -34,3 +34,15 @@ export function adminAuth(): Promise<Auth> {
   auth ??= Promise.all([adminApp(), import("firebase-admin/auth")]).then(([a, mod]) => mod.getAuth(a));
   return auth;
 }
+
+/**
+ * Queues `task` on the task queue of the task-queue function `functionName` (`backgroundRun`,
+ * `scheduledRun`), deployed or in the emulator — which knows queues by the function's bare name
+ * only (firebase-tools#7793).
+ */
+export async function enqueueTask<T extends object>(functionName: string, task: T): Promise<void> {
+  const [a, { getFunctions }] = await Promise.all([adminApp(), import("firebase-admin/functions")]);
+  const { inEmulator, region } = config();
+  const queue = inEmulator ? functionName : `locations/${region}/functions/${functionName}`;
+  await getFunctions(a).taskQueue<T>(queue).enqueue(task);
+}

@@ -190,14 +190,16 @@ describe("RunStore.claimLease", () => {
     const id = randomUUID();
     await store.create(id, "alice", {}, "raise");
     const snap = await store.ref(id).get();
-    expect(() => runsOf(store).leaseUpdate(id, snap as never, "mallory", claim("x"))).toThrow(/not found/);
+    expect(() => runsOf(store).refuseUnclaimable(id, snap as never, "mallory", claim("x"))).toThrow(
+      /not found/,
+    );
     await runsOf(store).claimLease(id, "alice", claim("first"), snap as never, (along) => {
       const batch = firestore.batch();
       along(batch as never);
       return batch.commit();
     });
     const held = await store.ref(id).get();
-    expect(() => runsOf(store).leaseUpdate(id, held as never, "alice", claim("second"))).toThrow(
+    expect(() => runsOf(store).refuseUnclaimable(id, held as never, "alice", claim("second"))).toThrow(
       /already has a run in progress \(first\)/,
     );
   });

@@ -213,18 +213,25 @@ describe("run_sql on the warehouse tools", () => {
 
   it("passes the person's bytes left and the token down, and words a byte-cap refusal", async () => {
     const seen: QueryContext[] = [];
-    const capped: Warehouse = {
-      ...duck,
-      query: (_sql, ctx) => {
-        seen.push(ctx);
-        return Promise.reject(
-          new WarehouseError(
-            "bytes_limit",
-            "The query would scan 5.0 GB; the per-query limit is 1.0 GB. Filter on the partition column.",
-          ),
-        );
-      },
+    // The engine with its query replaced: every other method still the engine's own, bound to it
+    // (a spread would keep only its own fields, not its class's methods).
+    const query: Warehouse["query"] = (_sql, ctx) => {
+      seen.push(ctx);
+      return Promise.reject(
+        new WarehouseError(
+          "bytes_limit",
+          "The query would scan 5.0 GB; the per-query limit is 1.0 GB. Filter on the partition column.",
+        ),
+      );
     };
+    const capped = new Proxy(duck, {
+      get: (engine, name) => {
+        if (name === "query") return query;
+        const value: unknown = Reflect.get(engine, name);
+        return typeof value === "function" ? value.bind(engine) : value;
+      },
+    });
+    expect(typeof capped.describeTable).toBe("function");
     const r = await runSql(deps(capped), "SELECT * FROM shop.orders", 3);
     expect(r).toMatchObject({ ok: false, billed: 0 });
     expect(r.text).toBe(

@@ -4,6 +4,7 @@
  * entry. Read through the same short per-instance cache as the members list: a change reaches
  * every instance within `cacheMs`, and the instance that made it at once.
  */
+import { TtlCache } from "../lru";
 import type { DocumentReference, Firestore, Transaction } from "firebase-admin/firestore";
 
 /** A group as stored. */
@@ -17,31 +18,35 @@ export interface GroupDoc {
 }
 
 export class GroupStore {
-  private cache: { groups: GroupDoc[]; until: number } | undefined;
+  /** Every group, under one key: the list is read whole. */
+  private readonly cache: TtlCache<"all", GroupDoc[]>;
 
   constructor(
     private readonly db: Firestore,
     private readonly collection: string,
-    private readonly cacheMs: number,
-  ) {}
+    cacheMs: number,
+  ) {
+    this.cache = new TtlCache(1, () => cacheMs);
+  }
 
   /** Every group, from the cache when it is fresh. */
-  async all(): Promise<GroupDoc[]> {
-    if (this.cache && this.cache.until > Date.now()) return this.cache.groups;
-    return this.fresh();
+  all(): Promise<GroupDoc[]> {
+    return this.cache.get("all", () => this.read());
   }
 
   /** Every group as stored now (and cached). */
-  async fresh(): Promise<GroupDoc[]> {
+  fresh(): Promise<GroupDoc[]> {
+    return this.cache.get("all", () => this.read(), { fresh: true });
+  }
+
+  private async read(): Promise<GroupDoc[]> {
     const snap = await this.db.collection(this.collection).orderBy("name").limit(1000).get();
-    const groups = snap.docs.map((d) => d.data() as GroupDoc);
-    this.cache = { groups, until: Date.now() + this.cacheMs };
-    return groups;
+    return snap.docs.map((d) => d.data() as GroupDoc);
   }
 
   /** Forgets the cache (after a change on this instance). */
   invalidate(): void {
-    this.cache = undefined;
+    this.cache.delete("all");
   }
 
   /** The group as stored now, or undefined. `name` is the document id (a lower-case slug). */

@@ -7,7 +7,7 @@
 import type { Firestore, Transaction } from "firebase-admin/firestore";
 import type { QuotaLimits, Role } from "../contract/access";
 import type { MemberRecord } from "./policy";
-import { Lru } from "../lru";
+import { TtlCache } from "../lru";
 
 /** A members-list entry as stored. */
 export interface MemberDoc extends MemberRecord {
@@ -29,28 +29,29 @@ function memberId(email: string): string {
 const CACHED_PEOPLE = 10_000;
 
 export class MemberStore {
-  private readonly cache = new Lru<string, { doc: MemberDoc | undefined; until: number }>(CACHED_PEOPLE);
+  private readonly cache: TtlCache<string, MemberDoc | undefined>;
 
   constructor(
     private readonly db: Firestore,
     private readonly collection: string,
-    private readonly cacheMs: number,
-  ) {}
+    cacheMs: number,
+  ) {
+    this.cache = new TtlCache(CACHED_PEOPLE, () => cacheMs);
+  }
 
   /** The member's entry, from the cache when it is fresh. */
-  async get(email: string): Promise<MemberDoc | undefined> {
-    const hit = this.cache.get(memberId(email));
-    if (hit && hit.until > Date.now()) return hit.doc;
-    return this.fresh(email);
+  get(email: string): Promise<MemberDoc | undefined> {
+    return this.cache.get(memberId(email), () => this.read(email));
   }
 
   /** The member's entry as stored now (and cached). */
-  async fresh(email: string): Promise<MemberDoc | undefined> {
-    const id = memberId(email);
-    const snap = await this.db.collection(this.collection).doc(id).get();
-    const doc = snap.exists ? (snap.data() as MemberDoc) : undefined;
-    this.cache.set(id, { doc, until: Date.now() + this.cacheMs });
-    return doc;
+  fresh(email: string): Promise<MemberDoc | undefined> {
+    return this.cache.get(memberId(email), () => this.read(email), { fresh: true });
+  }
+
+  private async read(email: string): Promise<MemberDoc | undefined> {
+    const snap = await this.db.collection(this.collection).doc(memberId(email)).get();
+    return snap.exists ? (snap.data() as MemberDoc) : undefined;
   }
 
   async list(): Promise<MemberDoc[]> {

@@ -15,6 +15,10 @@ export interface RunsConfig {
   runLog: boolean;
   /** A run's lease on its thread; renewed every third of it, so a crashed run frees the thread this fast. */
   runLeaseSeconds: number;
+  /** The same lease in milliseconds: the one conversion every wait on a run uses. */
+  runLeaseMs: number;
+  /** `runLogTtlHours` in milliseconds: how long a run's log and kept body live. */
+  runLogTtlMs: number;
   /** Largest image or PDF a question may carry, in MB (runs/attachments.ts). */
   attachmentMaxMb: number;
 }
@@ -68,7 +72,8 @@ const RUNS_SETTINGS = {
 
 /** The run and thread settings from an environment. */
 export function readRunsConfig(env: Env): RunsConfig {
-  return readAll(RUNS_SETTINGS, env);
+  const read = readAll(RUNS_SETTINGS, env);
+  return { ...read, runLeaseMs: read.runLeaseSeconds * 1000, runLogTtlMs: read.runLogTtlHours * 3_600_000 };
 }
 
 export const RUNS_DOCS = docsOf(RUNS_SETTINGS);

@@ -94,6 +94,13 @@ export const STATUS_OF_AREA: Record<ErrorArea, number> = {
   internal: 500,
 };
 
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** Whether a string received from elsewhere (a child process, a stored body) is one of the codes. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && KNOWN_CODES.has(code);
+}
+
 /** The area of a code (`model:quota` → `model`), for a code received as a string. */
 export function areaOf(code: string | undefined): string | undefined {
   return code?.split(":")[0];

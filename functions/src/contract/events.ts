@@ -62,18 +62,20 @@ export interface TableSchema extends TableInfo {
 }
 
 /** Categories the planner can act on. */
-export type WarehouseErrorCategory =
-  | "invalid_query"
-  | "not_found"
-  | "access_denied"
-  | "refused"
-  | "budget"
-  | "bytes_limit"
-  | "timeout"
-  | "quota"
-  | "too_large"
-  | "bad_input"
-  | "internal";
+export const WAREHOUSE_ERROR_CATEGORIES = [
+  "invalid_query",
+  "not_found",
+  "access_denied",
+  "refused",
+  "budget",
+  "bytes_limit",
+  "timeout",
+  "quota",
+  "too_large",
+  "bad_input",
+  "internal",
+] as const;
+export type WarehouseErrorCategory = (typeof WAREHOUSE_ERROR_CATEGORIES)[number];
 
 export interface WarehouseErrorDetails {
   /** BigQuery's own message, e.g. "Unrecognized name: x; Did you mean y?". */

@@ -103,7 +103,7 @@ async function uploadFile(req: Request, res: Response): Promise<void> {
       ...audit,
       table: "",
       rows: 0,
-      outcome: e && !e.code.startsWith("internal") ? "refused" : "error",
+      outcome: e && e.area !== "internal" ? "refused" : "error",
       error: { code: e?.code ?? "internal", message: e?.message ?? String(err) },
     });
     throw err;

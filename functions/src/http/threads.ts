@@ -92,7 +92,7 @@ async function deleteThread(req: Request, res: Response): Promise<void> {
   const id = threadParam(req);
   const store = await threadStore();
   const running = await store.beginDelete(id, uid);
-  if (running) await (await runStore()).waitForRelease(id, running, config().runLeaseSeconds * 1000);
+  if (running) await (await runStore()).waitForRelease(id, running, config().runLeaseMs);
   // Checkpoints first: if this fails the metadata still points at the thread and delete can be retried.
   await (await checkpointSaver()).deleteThread(id);
   await dropUploads(id, uid);

@@ -4,6 +4,7 @@
  * the broker as its `CredentialSource`; a run's person gets a scope narrowed to what they can read.
  * Service mode (the default) uses none of it.
  */
+import { TtlCache } from "../lru";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
@@ -46,22 +47,17 @@ export async function credentialSource(): Promise<CredentialBroker | undefined> 
 }
 
 /** Tables each person's credentials can read, per uid, for `QUARRY_READABLE_CACHE_SECONDS`. */
-const readable = new Map<string, { until: number; ids: Promise<string[]> }>();
-const MAX_PEOPLE = 1000;
+const readable = new TtlCache<string, string[]>(1000, () => config().identity.readableCacheMs);
 
 /** Forgets what a person could read (they disconnected or connected again). */
 export function forgetReadable(uid: string): void {
   readable.delete(uid);
 }
 
-async function readableTables(uid: string, warehouse: Warehouse): Promise<string[]> {
-  const hit = readable.get(uid);
-  if (hit && hit.until > Date.now()) return hit.ids;
-  const ids = warehouse.listTables({ userId: uid }).then((tables) => tables.map((t) => t.id));
-  ids.catch(() => readable.delete(uid));
-  if (readable.size >= MAX_PEOPLE) readable.delete(readable.keys().next().value!);
-  readable.set(uid, { until: Date.now() + config().identity.readableCacheMs, ids });
-  return ids;
+function readableTables(uid: string, warehouse: Warehouse): Promise<string[]> {
+  return readable.get(uid, () =>
+    warehouse.listTables({ userId: uid }).then((tables) => tables.map((t) => t.id)),
+  );
 }
 
 /**

@@ -46,7 +46,7 @@ export function refuseEmptyScope(scope: Scope): void {
 export async function admit(caller: RunCaller): Promise<{ bytesLeft: number }> {
   refuseEmptyScope(caller.access.scope);
   const { quotas } = await accessStores();
-  const deadline = config().runLeaseSeconds * 1000;
+  const deadline = config().runLeaseMs;
   return within(deadline, quotas.admit(whoOf(caller), caller.access.limits), "checking the quota").catch(
     (err: unknown) => {
       throw storageError(err);
@@ -64,7 +64,7 @@ export async function charge(
   where: Record<string, unknown> = {},
 ): Promise<void> {
   const { quotas } = await accessStores();
-  const deadline = (config().runLeaseSeconds * 1000) / 2;
+  const deadline = config().runLeaseMs / 2;
   await within(deadline, quotas.charge(whoOf(caller), spent), "charging the quota").catch((err: unknown) =>
     logger.error("usage not charged", { ...where, uid: caller.uid, spent, err: String(err) }),
   );

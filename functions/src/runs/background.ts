@@ -10,6 +10,7 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { QuarryError, toErrorBody } from "../errors";
 import { resolveAccess } from "../access/gate";
+import { enqueueTask } from "../services";
 import { checkpointSaver, runStore, threadStore } from "./runtime";
 import { STREAM_MODES } from "../contract/protocol";
 import { NO_OUTPUT } from "./output";
@@ -70,7 +71,7 @@ export async function queueRun(
   // A body a task cannot carry (over TASK_BODY_CHARS: a question with images) waits beside the run.
   const json = JSON.stringify(body);
   const kept = json.length > TASK_BODY_CHARS;
-  if (kept) await runs.keepBody(threadId, runId, json, config().runLogTtlHours * 3_600_000);
+  if (kept) await runs.keepBody(threadId, runId, json, config().runLogTtlMs);
   const task: BackgroundTask = {
     threadId,
     uid,
@@ -78,23 +79,15 @@ export async function queueRun(
     ...(kept ? { bodyKept: true } : { body }),
     identity: { email: caller.email ?? null, emailVerified: caller.emailVerified === true },
   };
-  const { getFunctions } = await import("firebase-admin/functions");
-  // The emulator knows queues by the function's bare name only (firebase-tools#7793).
-  const queue = config().inEmulator
-    ? BACKGROUND_QUEUE
-    : `locations/${config().region}/functions/${BACKGROUND_QUEUE}`;
-  await getFunctions()
-    .taskQueue<BackgroundTask>(queue)
-    .enqueue(task)
-    .catch(async (err: unknown) => {
-      // Not queued: its document must not stay pending (a join would wait on it for ever).
-      await runs
-        .setStatus(threadId, runId, "error", {
-          error: { error: "unavailable:run", message: "The run could not be queued: send it again." },
-        })
-        .catch(() => {});
-      throw err;
-    });
+  await enqueueTask(BACKGROUND_QUEUE, task).catch(async (err: unknown) => {
+    // Not queued: its document must not stay pending (a join would wait on it for ever).
+    await runs
+      .setStatus(threadId, runId, "error", {
+        error: { error: "unavailable:run", message: "The run could not be queued: send it again." },
+      })
+      .catch(() => {});
+    throw err;
+  });
   return runId;
 }
 
@@ -133,7 +126,7 @@ export async function runInBackground(task: BackgroundTask): Promise<void> {
     const { body } = toErrorBody(err);
     const { Timestamp } = await import("firebase-admin/firestore");
     const log = new RunLogWriter(runs.log(threadId, runId), {
-      ttlMs: config().runLogTtlHours * 3_600_000,
+      ttlMs: config().runLogTtlMs,
       timestamp: Timestamp,
     });
     log.append("metadata", { run_id: runId, attempt: 1 });

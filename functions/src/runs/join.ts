@@ -11,10 +11,6 @@ import { leaseHolder, type ThreadDoc } from "./thread-doc";
 import { followRunLog } from "./event-log";
 import type { RunStore } from "./run-store";
 
-/** Whether `runId` holds the thread's lease now. */
-const isHeld = (doc: ThreadDoc | undefined, runId: string | undefined) =>
-  !!runId && leaseHolder(doc) === runId;
-
 /**
  * 404 unless the thread knows the run: it holds the lease, ran last, left a log, or is a queued
  * background run (its run document).
@@ -50,59 +46,40 @@ export function untilReleased(
 }
 
 /**
- * Calls `gone` once `runId` no longer holds the thread: released, taken over, or its lease run out.
- * A background run queued but not started yet (its run document says `pending`, or `running`
- * before its lease is taken) is not gone: its task has yet to run it.
+ * Calls `gone` once `runId` no longer holds the thread: released, taken over, its lease run out, or
+ * the watch failed. A background run queued but not started yet (its run document says `pending`,
+ * or `running` before its lease is taken) is not gone: its task has yet to run it.
  */
 export function watchRunHeld(runs: RunStore, threadId: string, runId: string, gone: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   let done = false;
-  let thread: ThreadDoc | undefined;
-  let queued: string | undefined;
-  let seen = { thread: false, run: false };
   const fire = () => {
     if (done) return;
     done = true;
     clearTimeout(timer);
+    stop();
     gone();
   };
-  const decide = () => {
-    if (!seen.thread || !seen.run || done) return;
-    clearTimeout(timer);
-    if (isHeld(thread, runId)) {
-      // A lease that is not renewed runs out without any change to listen for.
-      timer = setTimeout(fire, thread!.run!.expiresAt.toMillis() - Date.now() + 1_000);
-    } else if (queued === "pending") {
-      return; // its task has not started it yet
-    } else if (queued === "running") {
-      // Started, lease not taken yet: give it a lease's time to take it.
-      timer = setTimeout(fire, config().runLeaseSeconds * 1000);
-    } else {
-      return fire();
-    }
-    timer.unref();
-  };
-  const stopThread = runs.threadRef(threadId).onSnapshot(
-    (snap) => {
-      thread = snap.data() as ThreadDoc | undefined;
-      seen = { ...seen, thread: true };
-      decide();
+  const stop = runs.watchRun(threadId, runId, {
+    runDoc: true,
+    onChange: ({ held, run }) => {
+      clearTimeout(timer);
+      if (held || run?.status === "pending") return; // running, or its task has not started it yet
+      if (run?.status === "running") {
+        // Started, lease not taken yet: give it a lease's time to take it.
+        timer = setTimeout(fire, config().runLeaseMs);
+        timer.unref();
+        return;
+      }
+      fire();
     },
-    () => fire(),
-  );
-  const stopRun = runs.runRef(threadId, runId).onSnapshot(
-    (snap) => {
-      queued = snap.get("status") as string | undefined;
-      seen = { ...seen, run: true };
-      decide();
-    },
-    () => fire(),
-  );
+    onError: fire,
+  });
+  if (done) stop();
   return () => {
     done = true;
     clearTimeout(timer);
-    stopThread();
-    stopRun();
+    stop();
   };
 }
 

@@ -11,6 +11,7 @@ import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../contract/pr
 import { QuarryError } from "../errors";
 import { StorageTimeout, isStale, within } from "../storage";
 import {
+  leaseHolder,
   notFound,
   ownedBy,
   threadValues,
@@ -44,6 +45,16 @@ export interface LoggedEnd {
   at: Date;
 }
 
+/** What a run's watcher sees (`RunStore.watchRun`). */
+export interface RunSeen {
+  /** The thread document (undefined: deleted). */
+  thread: ThreadDoc | undefined;
+  /** Whether the run holds the thread's lease now (taken, not released, not run out). */
+  held: boolean;
+  /** The run's own document, when watched (`runDoc`): a queued run's status and error; undefined if none. */
+  run?: { status?: string; error?: unknown };
+}
+
 export class RunStore {
   constructor(
     private readonly db: Firestore,
@@ -52,18 +63,18 @@ export class RunStore {
     private readonly timestamp: typeof import("firebase-admin/firestore").Timestamp,
   ) {}
 
-  /** The thread document the lease is on. */
-  threadRef(id: string): DocumentReference {
-    return this.threads.ref(id);
-  }
-
   private ref(id: string): DocumentReference {
     return this.threads.ref(id);
   }
 
   /** A run's document (`threads/{id}/runs/{runId}`): a background run's status; its event log below it. */
-  runRef(id: string, runId: string): DocumentReference {
+  private runRef(id: string, runId: string): DocumentReference {
     return this.ref(id).collection("runs").doc(runId);
+  }
+
+  /** The thread document as stored now (undefined: deleted). */
+  async threadDoc(id: string): Promise<ThreadDoc | undefined> {
+    return (await this.ref(id).get()).data() as ThreadDoc | undefined;
   }
 
   /** A run's event log (`runs/{runId}/log`). */
@@ -171,11 +182,19 @@ export class RunStore {
   }
 
   /**
-   * Checks a run may start on the thread as read in `snap` (404 not the caller's, 409 another run
-   * holds an unexpired lease) and returns the update that takes the lease (title from the first
-   * question).
+   * Refuses, before anything runs, a run that could not take the lease on the thread as read in
+   * `snap`: 404 when it is not the caller's (or is being deleted), 409 when another run holds an
+   * unexpired lease. `claimLease` checks the same again when it takes the lease.
    */
-  leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
+  refuseUnclaimable(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim): void {
+    this.leaseUpdate(id, snap, uid, run);
+  }
+
+  /**
+   * Checks a run may start on the thread as read in `snap` (as `refuseUnclaimable`) and returns the
+   * update that takes the lease (title from the first question).
+   */
+  private leaseUpdate(id: string, snap: DocumentSnapshot, uid: string, run: RunClaim) {
     const doc = ownedBy(id, snap, uid);
     if (doc.deleting) throw notFound(id);
     const now = Date.now();
@@ -325,20 +344,75 @@ export class RunStore {
   }
 
   /**
+   * Watches a run from any instance: `onChange` gets a typed snapshot whenever the thread document
+   * (and, with `runDoc`, the run's own document) changes, and again when the run's lease runs out
+   * (a lease that is not renewed changes nothing there is to listen for). A listener that fails
+   * calls `onError` once and the watch ends. Returns the function that ends it. Every wait on a
+   * run — its release, its start, a rejoined stream's end, a thread's next run — goes through here.
+   */
+  watchRun(
+    id: string,
+    runId: string | undefined,
+    handlers: { runDoc?: boolean; onChange(seen: RunSeen): void; onError(err: unknown): void },
+  ): () => void {
+    let thread: ThreadDoc | undefined;
+    let run: RunSeen["run"];
+    let seen = { thread: false, run: !handlers.runDoc };
+    let ended = false;
+    let expiry: NodeJS.Timeout | undefined;
+    const emit = () => {
+      if (ended || !seen.thread || !seen.run) return;
+      clearTimeout(expiry);
+      const held = !!runId && leaseHolder(thread) === runId;
+      if (held) {
+        // A second past it: another instance's clock wrote the expiry.
+        expiry = setTimeout(emit, Math.max(thread!.run!.expiresAt.toMillis() - Date.now(), 0) + 1_000);
+        expiry.unref();
+      }
+      handlers.onChange({ thread, held, run });
+    };
+    const fail = (err: unknown) => {
+      if (ended) return;
+      end();
+      handlers.onError(err);
+    };
+    const stopThread = this.ref(id).onSnapshot((snap) => {
+      thread = snap.data() as ThreadDoc | undefined;
+      seen = { ...seen, thread: true };
+      emit();
+    }, fail);
+    const stopRun =
+      handlers.runDoc && runId
+        ? this.runRef(id, runId).onSnapshot((snap) => {
+            run = snap.exists
+              ? { status: snap.get("status") as string | undefined, error: snap.get("error") as unknown }
+              : undefined;
+            seen = { ...seen, run: true };
+            emit();
+          }, fail)
+        : () => {};
+    function end() {
+      ended = true;
+      clearTimeout(expiry);
+      stopThread();
+      stopRun();
+    }
+    return end;
+  }
+
+  /**
    * Waits until the run lets go of the thread (it writes its last checkpoints first) or its lease
    * runs out, so nothing it writes outlives a delete. Bounded by the lease as first read.
    */
   async waitForRelease(id: string, runId: string, leaseMs: number): Promise<void> {
     let stop = () => {};
-    let expiry: NodeJS.Timeout | undefined;
     const released = new Promise<void>((resolve, reject) => {
-      stop = this.ref(id).onSnapshot((snap) => {
-        const run = (snap.data() as ThreadDoc | undefined)?.run;
-        clearTimeout(expiry);
-        if (run?.runId !== runId) return resolve();
-        // A lease that is not renewed runs out without a change to listen for: wake at its end.
-        expiry = setTimeout(resolve, Math.max(run.expiresAt.toMillis() - Date.now(), 0));
-      }, reject);
+      stop = this.watchRun(id, runId, {
+        onChange: ({ held }) => {
+          if (!held) resolve();
+        },
+        onError: reject,
+      });
     });
     try {
       // Bounded like the lease as first read; a run renewing past it is given up on, as before.
@@ -346,7 +420,6 @@ export class RunStore {
         if (!(err instanceof StorageTimeout)) throw err;
       });
     } finally {
-      clearTimeout(expiry);
       stop();
     }
   }

@@ -32,7 +32,7 @@ type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
  * finishing, say), both are read again; a thread changing all the time is a 409.
  */
 async function readThread(store: ThreadStore, saver: Checkpointer, threadId: string, checkpointId?: string) {
-  const leaseMs = config().runLeaseSeconds * 1000;
+  const leaseMs = config().runLeaseMs;
   const config_ = {
     configurable: {
       thread_id: threadId,
@@ -72,7 +72,7 @@ async function stopBusyRun(
   if (!(await runs.requestCancel(threadId, uid, busyWith.runId))) {
     throw new QuarryError("not_found:thread", `Thread ${threadId} not found.`);
   }
-  await runs.waitForRelease(threadId, busyWith.runId, config().runLeaseSeconds * 1000);
+  await runs.waitForRelease(threadId, busyWith.runId, config().runLeaseMs);
   return strategy === "rollback" && busyWith.from ? { from: busyWith.from } : {};
 }
 
@@ -96,7 +96,7 @@ export async function startRun(
     checkpointSaver(),
     graphFactory(),
   ]);
-  const leaseMs = config().runLeaseSeconds * 1000;
+  const leaseMs = config().runLeaseMs;
   // User identity mode: consent checked (auth:bigquery_consent before anything runs) and the scope
   // narrowed to the tables the person's own credentials can read. Service mode: the group scope.
   const scope = await personScope(uid, caller.access.scope);
@@ -122,7 +122,7 @@ export async function startRun(
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
   const claim = { runId, leaseMs, question, strategy, from, questionId, scopeKey: scope.key };
-  runs.leaseUpdate(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
+  runs.refuseUnclaimable(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
       "conflict:no_interrupt",
@@ -190,7 +190,7 @@ async function afterBusyRun(
 async function openRunLog(runs: RunStore, threadId: string, runId: string): Promise<RunLogWriter> {
   const { Timestamp } = await import("firebase-admin/firestore");
   return new RunLogWriter(runs.log(threadId, runId), {
-    ttlMs: config().runLogTtlHours * 3_600_000,
+    ttlMs: config().runLogTtlMs,
     timestamp: Timestamp,
     onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
   });
@@ -206,7 +206,7 @@ export async function ensureThread(
   threadId: string,
   uid: string,
 ): Promise<void> {
-  const leaseMs = config().runLeaseSeconds * 1000;
+  const leaseMs = config().runLeaseMs;
   const created = store.create(threadId, uid, {}, "do_nothing", rootCommit(saver, threadId));
   await within(leaseMs, created, "creating the thread").catch((err: unknown) => {
     throw err instanceof QuarryError ? err : storageError(err);

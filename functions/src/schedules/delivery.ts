@@ -4,6 +4,7 @@
  * (webhook-message.ts: the answer's first lines and a link, never rows), and mail through the
  * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection.
  */
+import { firstProseLine } from "./answer-text";
 import { lookup, type LookupAddress } from "node:dns";
 import { config } from "../config";
 import { NOTIFICATIONS_COLLECTION, type ScheduleNotification } from "../contract/schedules";
@@ -48,7 +49,7 @@ export async function notify(news: RunNews): Promise<string> {
     scheduleId: news.scheduleId,
     threadId: news.threadId,
     title: news.title,
-    body: firstLine(news.body),
+    body: firstProseLine(news.body),
     fired: news.fired,
     read: false,
     createdAt: Timestamp.now(),
@@ -67,14 +68,14 @@ export async function mail(news: RunNews): Promise<void> {
     to: news.email,
     message: {
       subject: `Quarry: ${news.name} — ${news.title}`.slice(0, 200),
-      text: `${news.title}\n\n${firstLine(news.body)}\n\nOpen in Quarry: ${threadUrl(appUrl(), news.threadId)}`,
+      text: `${news.title}\n\n${firstProseLine(news.body)}\n\nOpen in Quarry: ${threadUrl(appUrl(), news.threadId)}`,
     },
   });
 }
 
 /**
  * Posts the schedule's message to its webhook: up to {@link WEBHOOK_ATTEMPTS} tries with a
- * doubling wait, each cut at 10 s; a redirect is not followed (the URL was checked, where it points
+ * doubling wait, each cut at {@link WEBHOOK_TIMEOUT_MS}; a redirect is not followed (the URL was checked, where it points
  * to was not). Retries a network failure, 429 and 5xx. Returns undefined when delivered, else why
  * not, in words.
  */
@@ -105,7 +106,7 @@ export async function postWebhook(
       const e = err as Error & { cause?: Error };
       problem =
         e.name === "TimeoutError"
-          ? "the webhook did not answer within 10 s"
+          ? `the webhook did not answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`
           : `the webhook could not be reached (${e.cause?.message ?? e.message})`;
       // A host that points inside stays so: not worth another try.
       if (e.cause?.message.includes(PRIVATE_HOST)) break;
@@ -137,9 +138,4 @@ function publicLookup(
     if (options.all) callback(null, addresses);
     else callback(null, addresses[0].address, addresses[0].family);
   });
-}
-
-function firstLine(text: string): string {
-  const line = text.split(/\r?\n/).find((l) => l.trim() && !l.trim().startsWith("|")) ?? "";
-  return line.trim().slice(0, 500);
 }

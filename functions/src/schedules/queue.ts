@@ -3,7 +3,7 @@
  * the task-queue function (functions/src/index.ts) runs it (run.ts). A run gets its own task so a
  * slow question never holds the tick, and each runs to its end with its CPU.
  */
-import { config } from "../config";
+import { enqueueTask } from "../services";
 
 /** The task queue (and its function) that runs scheduled questions. */
 const SCHEDULED_QUEUE = "scheduledRun";
@@ -16,10 +16,5 @@ export interface ScheduledTask {
 
 /** Queues a claimed schedule's run. */
 export async function enqueueScheduledRun(task: ScheduledTask): Promise<void> {
-  const { getFunctions } = await import("firebase-admin/functions");
-  // The emulator knows queues by the function's bare name only (firebase-tools#7793).
-  const queue = config().inEmulator
-    ? SCHEDULED_QUEUE
-    : `locations/${config().region}/functions/${SCHEDULED_QUEUE}`;
-  await getFunctions().taskQueue<ScheduledTask>(queue).enqueue(task);
+  await enqueueTask(SCHEDULED_QUEUE, task);
 }

@@ -6,12 +6,12 @@
  * schedule's own conversation, through the run lifecycle of every other run (lease, checkpoints,
  * event log, audit). Its planner runs the saved SQL without a model call (agent/nodes/planner.ts),
  * so a run costs one query and the generator's short answer. Then the alert is evaluated on the
- * rows, the outcome recorded on the schedule (three failures in a row pause it), and the owner told
+ * rows, the outcome recorded on the schedule (MAX_CONSECUTIVE_FAILURES in a row pause it), and the owner told
  * (notification, webhook, mail).
  */
 import { randomUUID } from "node:crypto";
 import * as logger from "firebase-functions/logger";
-import { currentAccount, revokedSince } from "../access/account";
+import { currentAccount, revokedSince, type Account, type AccountGone } from "../access/account";
 import { resolveAccess, type Access } from "../access/gate";
 import { ASSISTANT_ID, STREAM_MODES } from "../contract/protocol";
 import { QuarryError } from "../errors";
@@ -26,7 +26,8 @@ import { evaluate, type AlertOutcome } from "./alerts";
 import { mail, notify, postWebhook, type RunNews } from "./delivery";
 import type { ScheduledTask } from "./queue";
 import type { LastRun, ScheduleDoc } from "./doc";
-import { scheduleStore } from "./store";
+import { MAX_CONSECUTIVE_FAILURES, scheduleStore, type ScheduleStore } from "./store";
+import { firstProseLine } from "./answer-text";
 
 /** What one scheduled run came to (for the schedule's `lastRun`, and for tests). */
 export interface ScheduledRunReport {
@@ -39,13 +40,28 @@ export interface ScheduledRunReport {
   runId?: string;
 }
 
+/** What a scheduled run may be given, as the tick is (tests: their own store, account and gate). */
+export interface ScheduledRunOptions {
+  store?: Pick<ScheduleStore, "takeClaim" | "recordRun" | "recordDelivery">;
+  /** The owner's Firebase account as it is now (default: access/account.ts, read fresh). */
+  account?: (uid: string) => Promise<Account | AccountGone>;
+  /** The access gate's decision, past its cache (default: access/gate.ts). */
+  access?: (who: { uid: string; email?: string; emailVerified: boolean }) => Promise<Access>;
+}
+
 /** Runs a claimed schedule once; a task whose claim was taken already (or paused since) does nothing. */
-export async function runScheduled(task: ScheduledTask): Promise<ScheduledRunReport> {
-  const store = await scheduleStore();
+export async function runScheduled(
+  task: ScheduledTask,
+  opts: ScheduledRunOptions = {},
+): Promise<ScheduledRunReport> {
+  const store = opts.store ?? (await scheduleStore());
   const doc = await store.takeClaim(task.scheduleId, task.claim);
   if (!doc) return { outcome: "not_run" };
   const id = task.scheduleId;
-  const owner = await ownerNow(doc);
+  const owner = await ownerNow(doc, {
+    account: opts.account ?? ((uid) => currentAccount(uid, { fresh: true })),
+    access: opts.access ?? ((who) => resolveAccess(who, { fresh: true })),
+  });
   if ("error" in owner && owner.transient) {
     await store.recordRun(id, {
       outcome: "skipped",
@@ -68,7 +84,7 @@ export async function runScheduled(task: ScheduledTask): Promise<ScheduledRunRep
   }
   const runId = randomUUID();
   const ran = await execute(doc, id, owner, runId);
-  return finish({ ...doc, ownerEmail: owner.email }, id, { ...ran, runId });
+  return finish(store, { ...doc, ownerEmail: owner.email }, id, { ...ran, runId });
 }
 
 /** The schedule's owner as they stand now: their account's email and what the access gate decides. */
@@ -82,18 +98,22 @@ interface Owner {
  * the access gate on its current email, fresh: a deleted or disabled account, sessions revoked since
  * the schedule was last saved, or a member removed — each is an error that pauses the schedule.
  */
-async function ownerNow(doc: ScheduleDoc): Promise<Owner | { error: string; transient?: true }> {
+async function ownerNow(
+  doc: ScheduleDoc,
+  read: Required<Pick<ScheduledRunOptions, "account" | "access">>,
+): Promise<Owner | { error: string; transient?: true }> {
   try {
-    const account = await currentAccount(doc.owner, { fresh: true });
+    const account = await read.account(doc.owner);
     if ("gone" in account) return { error: `the account was ${account.gone}` };
     if (revokedSince(account, doc.updatedAt.toMillis()))
       return {
         error: "the account's sessions were revoked after the schedule was saved: save it again to resume it",
       };
-    const access = await resolveAccess(
-      { uid: doc.owner, email: account.email, emailVerified: account.emailVerified },
-      { fresh: true },
-    );
+    const access = await read.access({
+      uid: doc.owner,
+      email: account.email,
+      emailVerified: account.emailVerified,
+    });
     return { email: account.email ?? null, access };
   } catch (err) {
     if (err instanceof QuarryError) return { error: err.message };
@@ -141,12 +161,12 @@ async function execute(doc: ScheduleDoc, id: string, owner: Owner, runId: string
       return { outcome: "failed", error: "the saved query gave no result" };
     return { outcome: "ok", rows: query.artifact.result.rows, answer: finalAnswer };
   } catch (err) {
-    const code = err instanceof QuarryError ? err.code : "internal";
+    const quarry = err instanceof QuarryError ? err : undefined;
     const message = err instanceof QuarryError ? err.message : "the run could not start";
     if (!(err instanceof QuarryError))
       logger.error("scheduled run failed to start", { id, err: String(err) });
     // Over quota, or its conversation busy with another run: not the schedule's fault, not counted.
-    if (code.startsWith("quota:") || code === "conflict:run")
+    if (quarry?.area === "quota" || quarry?.code === "conflict:run")
       return { outcome: "skipped", error: `skipped: ${message}` };
     return { outcome: "failed", error: message };
   }
@@ -178,14 +198,14 @@ async function turnOf(threadId: string): Promise<{ turnResults: TurnResult[]; fi
 
 /** Evaluates the alert, records the run on the schedule, and tells the owner. */
 async function finish(
+  store: Pick<ScheduleStore, "recordRun" | "recordDelivery">,
   doc: ScheduleDoc,
   id: string,
   ran: Ran & { runId: string },
 ): Promise<ScheduledRunReport> {
-  const store = await scheduleStore();
   const alert: AlertOutcome | undefined =
     ran.outcome === "ok" && doc.alert ? evaluate(doc.alert, ran.rows ?? [], doc.lastRun?.figure) : undefined;
-  const summary = ran.error ?? alert?.summary ?? firstLine(ran.answer ?? "") ?? "";
+  const summary = ran.error ?? alert?.summary ?? firstProseLine(ran.answer ?? "");
   const fired = alert?.fired === true;
   const recorded = await store.recordRun(id, {
     outcome: ran.outcome,
@@ -244,12 +264,5 @@ async function finish(
 }
 
 function pauseNote(): string {
-  return "The schedule paused after three failed runs in a row: fix its SQL (save a new answer's SQL) and resume it.";
-}
-
-function firstLine(text: string): string | undefined {
-  return text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .find((l) => l && !l.startsWith("|") && !l.startsWith("```"));
+  return `The schedule paused after ${MAX_CONSECUTIVE_FAILURES} failed runs in a row: fix its SQL (save a new answer's SQL) and resume it.`;
 }

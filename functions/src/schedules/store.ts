@@ -12,7 +12,7 @@ import type { Schedule } from "./cadence";
 import type { LastRun, NewSchedule, ScheduleChanges, ScheduleDoc, ScheduleOwner } from "./doc";
 
 /** Consecutive failed runs after which a schedule pauses itself. */
-const MAX_CONSECUTIVE_FAILURES = 3;
+export const MAX_CONSECUTIVE_FAILURES = 3;
 
 /** How an owner's "run now" claim starts (a tick's is a bare UUID). */
 const OWNER_CLAIM = "owner:";

@@ -5,6 +5,7 @@
  * link to the thread; never rows. The answer's tables and code blocks are dropped, because a
  * Markdown table in an answer is rows.
  */
+import { proseLines } from "./answer-text";
 
 /** At most this many lines of the answer go into a message. */
 const MESSAGE_ANSWER_LINES = 3;
@@ -43,23 +44,11 @@ export function threadUrl(appUrl: string, threadId: string): string {
 }
 
 /**
- * The answer's first prose lines: code blocks, table lines and blank lines dropped, at most
- * {@link MESSAGE_ANSWER_LINES} lines and {@link MESSAGE_ANSWER_CHARS} characters.
+ * The answer's first prose lines (answer-text.ts), at most {@link MESSAGE_ANSWER_LINES} lines and
+ * {@link MESSAGE_ANSWER_CHARS} characters, neutralised for the chats.
  */
 function firstLines(markdown: string): string {
-  const prose: string[] = [];
-  let inFence = false;
-  for (const raw of markdown.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (/^(```|~~~)/.test(line)) {
-      inFence = !inFence;
-      continue;
-    }
-    if (inFence || !line || line.startsWith("|") || /^[-:| ]+$/.test(line)) continue;
-    prose.push(neutralise(line.replace(/^#+\s*/, "")));
-    if (prose.length === MESSAGE_ANSWER_LINES) break;
-  }
-  return clip(prose.join("\n"), MESSAGE_ANSWER_CHARS);
+  return clip(proseLines(markdown, MESSAGE_ANSWER_LINES).map(neutralise).join("\n"), MESSAGE_ANSWER_CHARS);
 }
 
 function oneLine(text: string): string {

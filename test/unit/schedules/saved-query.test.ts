@@ -4,7 +4,7 @@
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { AgentDeps } from "../../../functions/src/agent/deps";
 import { makePlanner } from "../../../functions/src/agent/nodes/planner";
 import type { QuarryStateType } from "../../../functions/src/agent/state";
@@ -34,6 +34,11 @@ function state(over: Partial<QuarryStateType> = {}): QuarryStateType {
 }
 
 describe("the planner on a schedule's turn", () => {
+  // Each case counts its own model calls: one that made a call fails, whatever ran before it.
+  beforeEach(() => {
+    modelCalls = 0;
+  });
+
   it("calls bq_query with the saved SQL and no model", async () => {
     const update = await makePlanner(deps)(state(), config({ id: "s1", sql: SQL }));
     expect(modelCalls).toBe(0);

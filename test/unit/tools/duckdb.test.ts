@@ -252,11 +252,22 @@ describe("DuckDB caps, timeouts and registered files", () => {
     const endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r";
     try {
       await expect(wh.query(endless, ctx)).rejects.toMatchObject({ category: "timeout" });
-      const slow = await DuckDbWarehouse.open(baseCfg(), { timeoutMs: 60_000 });
+      // Cancelled mid-run: the abort comes once the statement is in DuckDB's hands, not on a timer.
       const ac = new AbortController();
+      let running = 0;
+      const slow = await DuckDbWarehouse.open(baseCfg(), {
+        timeoutMs: 60_000,
+        onRunning: () => {
+          running++;
+          ac.abort();
+        },
+      });
+      const started = Date.now();
       const pending = slow.query(endless, { ...ctx, signal: ac.signal });
-      setTimeout(() => ac.abort(), 200);
       await expect(pending).rejects.toMatchObject({ category: "timeout", message: /cancelled/ });
+      expect(running).toBe(1);
+      // Stopped by the cancel, far inside the 60 s timeout.
+      expect(Date.now() - started).toBeLessThan(30_000);
       await slow.close();
       // The warehouse still works after an interrupt.
       expect((await wh.query("SELECT 1 AS one", ctx)).rows).toEqual([{ one: 1 }]);

@@ -38,7 +38,7 @@ async function cancelRun(req: Request, res: Response): Promise<void> {
   if (!ok) throw new QuarryError("not_found:run", `Run ${runId} is not running on thread ${threadId}.`);
   // wait: answer once the run has let go of the thread, so the caller's next run is not refused.
   if (q.wait === "true" || q.wait === "1") {
-    await runs.waitForRelease(threadId, runId, config().runLeaseSeconds * 1000).catch((err: unknown) => {
+    await runs.waitForRelease(threadId, runId, config().runLeaseMs).catch((err: unknown) => {
       throw storageError(err);
     });
   }

@@ -52,7 +52,7 @@ export function toErrorResponse(err: unknown, id: number | null): { status: numb
   }
   const { status, body, expected } = toErrorBody(err);
   if (!expected) logger.error("v2 request failed", { err: String((err as Error)?.stack ?? err) });
-  const area = err instanceof QuarryError ? err.code.split(":")[0] : "internal";
+  const area = err instanceof QuarryError ? err.area : "internal";
   return {
     status,
     body: {

@@ -7,7 +7,6 @@
 import { config } from "../../config";
 import { QuarryError } from "../../errors";
 import { runStore } from "../../runs/runtime";
-import type { ThreadDoc } from "../../runs/thread-doc";
 import { queueRun } from "../../runs/background";
 import type { RunStore } from "../../runs/run-store";
 import { ProtocolError } from "./errors";
@@ -31,7 +30,7 @@ export interface RunCtx {
 export async function startQueued(ctx: RunCtx, body: Record<string, unknown>): Promise<string> {
   const runId = await queueRun(ctx, ctx.threadId, body, { refuseBusy: false });
   const runs = await runStore();
-  const runNo = await untilStarted(runs, ctx.threadId, runId, config().runLeaseSeconds * 1000);
+  const runNo = await untilStarted(runs, ctx.threadId, runId, config().runLeaseMs);
   // Every event of this run is above this seq, every earlier event of the thread at or below it.
   if (runNo !== undefined) ctx.meta.applied_through_seq = runSeqBase(runNo);
   return runId;
@@ -52,8 +51,9 @@ function untilStarted(
     // never starts later (its task finds it no longer pending), so a retry cannot answer twice.
     const giveUp = (why: unknown) => {
       if (settled) return;
-      const late = new ProtocolError(
-        "unknown_error",
+      // Quarry's code goes with it (`quarry_error: unavailable:run`), as for every refusal.
+      const late = new QuarryError(
+        "unavailable:run",
         "The answer did not start in time (the task queue did not run it): try again in a moment.",
       );
       runs
@@ -61,8 +61,7 @@ function untilStarted(
           error: { error: "unavailable:run", message: late.message },
         })
         .then(
-          (gaveUp) =>
-            gaveUp ? done(why instanceof Error && !(why instanceof ProtocolError) ? why : late) : done(),
+          (gaveUp) => (gaveUp ? done(why instanceof Error ? why : late) : done()),
           () => done(late),
         );
     };
@@ -76,39 +75,28 @@ function untilStarted(
       else resolve(runNo);
     }
     stops.push(
-      runs.threadRef(threadId).onSnapshot(
-        (snap) => {
-          const doc = snap.data() as ThreadDoc | undefined;
-          if (doc?.lastRunId === runId) done(undefined, doc.runNo);
+      runs.watchRun(threadId, runId, {
+        runDoc: true,
+        onChange: ({ thread, run }) => {
+          if (thread?.lastRunId === runId) return done(undefined, thread.runNo);
+          if (run?.status === "error") {
+            // Failed after it took the thread (its error is in its events; the thread's change may
+            // not have reached this listener yet), or refused before: the thread says which.
+            runs.threadDoc(threadId).then((doc) => {
+              if (doc?.lastRunId === runId) done(undefined, doc.runNo);
+              else done(refusal(run.error));
+            }, giveUp);
+          } else if (run?.status && run.status !== "pending" && run.status !== "running") done();
         },
-        (err) => giveUp(err),
-      ),
-    );
-    stops.push(
-      runs.runRef(threadId, runId).onSnapshot(
-        (snap) => {
-          const status = snap.get("status") as string | undefined;
-          if (status === "error") {
-            // Failed after it took the thread (its error is in its events), or refused before.
-            runs
-              .threadRef(threadId)
-              .get()
-              .then((t) => {
-                const doc = t.data() as ThreadDoc | undefined;
-                if (doc?.lastRunId === runId) done(undefined, doc.runNo);
-                else done(refusal(snap.get("error")));
-              }, giveUp);
-          } else if (status && status !== "pending" && status !== "running") done();
-        },
-        (err) => giveUp(err),
-      ),
+        onError: giveUp,
+      }),
     );
   });
 }
 
-/** Why a queued run could not start, from its run document's error body. */
+/** Why a queued run could not start, from its run document's error body (its code checked). */
 function refusal(body: unknown): Error {
-  const b = body as { error?: string; message?: string } | undefined;
-  if (b?.error && b.message) return new QuarryError(b.error as never, b.message);
+  const b = body as { error?: unknown; message?: unknown } | undefined;
+  if (b?.error && b.message) return QuarryError.fromWire(b);
   return new ProtocolError("unknown_error", "The answer could not start: try again.");
 }

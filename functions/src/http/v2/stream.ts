@@ -150,14 +150,13 @@ function nextRun(
     const onAbort = () => done(undefined);
     if (signal.aborted) return resolve(undefined);
     signal.addEventListener("abort", onAbort, { once: true });
-    stop = runs.threadRef(threadId).onSnapshot(
-      (snap) => {
-        const doc = snap.data() as ThreadDoc | undefined;
+    stop = runs.watchRun(threadId, undefined, {
+      onChange: ({ thread: doc }) => {
         // Deleted (or deleting, or its id taken again by someone else): the stream ends.
         if (!doc || doc.deleting || doc.owner !== uid) done(undefined);
         else if (doc.lastRunId && doc.lastRunId !== after) done(doc);
       },
-      () => done(undefined),
-    );
+      onError: () => done(undefined),
+    });
   });
 }

@@ -23,12 +23,12 @@ import {
   type TableInfo,
   type TableSchema,
   type Warehouse,
-  type WarehouseErrorCategory,
 } from "../types";
 import { tooLarge } from "./errors";
 import { childEntry, probeBaseMiB, spawnUnderLimit } from "./spawn";
 import { DUCKDB_DIALECT_NOTE, type DuckDbWarehouseOptions } from "./warehouse";
-import type { WireContext, WireError, WorkerCall, WorkerReply, WorkerRequest } from "./wire";
+import type { WireContext, WorkerCall, WorkerReply, WorkerRequest } from "./wire";
+import { fromWire } from "../wire-error";
 
 /** Room over the probed start-up address space: threads' stacks and the allocator's arenas as queries begin. */
 const HEADROOM_MIB = 256;
@@ -119,19 +119,6 @@ function residentPeakMiB(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function fromWire(e: WireError): Error {
-  if (e.name === "WarehouseError") {
-    return new WarehouseError(
-      e.category as WarehouseErrorCategory,
-      e.message,
-      e.details ?? {},
-      e.outOfScope ? { outOfScope: e.outOfScope } : {},
-    );
-  }
-  if (e.name === "ConfigError") return new ConfigError(e.message);
-  return Object.assign(new Error(e.message), { name: e.name });
 }
 
 /** What a call learns when its worker ended under it: a query was the likely cause. */

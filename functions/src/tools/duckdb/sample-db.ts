@@ -10,6 +10,7 @@ import path from "node:path";
 import type { DuckDBAppender, DuckDBConnection } from "@duckdb/node-api";
 import { SAMPLE_SEED, SAMPLE_VERSION, generateSampleData, type SampleData } from "./sample-data";
 import { SAMPLE_TABLES, type SampleColumn } from "./sample-schema";
+import { lit } from "../sql-text";
 
 type Duck = typeof import("@duckdb/node-api");
 
@@ -50,15 +51,13 @@ async function build(file: string): Promise<string> {
   return file;
 }
 
-const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
 async function writeTables(duck: Duck, conn: DuckDBConnection, data: SampleData): Promise<void> {
   for (const table of SAMPLE_TABLES) {
     const cols = table.columns.map((c) => `"${c.name}" ${c.type}`).join(", ");
     await conn.run(`CREATE TABLE "${table.name}" (${cols})`);
-    await conn.run(`COMMENT ON TABLE "${table.name}" IS ${quote(table.description)}`);
+    await conn.run(`COMMENT ON TABLE "${table.name}" IS ${lit(table.description)}`);
     for (const c of table.columns) {
-      await conn.run(`COMMENT ON COLUMN "${table.name}"."${c.name}" IS ${quote(c.description)}`);
+      await conn.run(`COMMENT ON COLUMN "${table.name}"."${c.name}" IS ${lit(c.description)}`);
     }
     const appender = await conn.createAppender(table.name);
     const rows = data[table.name] as unknown as Record<string, unknown>[];

@@ -5,6 +5,7 @@
 import path from "node:path";
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { ConfigError, type WarehouseConfig } from "../../config";
+import { lit, quoteId } from "../sql-text";
 import { WarehouseError, type TableInfo } from "../types";
 import type { UploadRef } from "../uploads/types";
 
@@ -108,17 +109,6 @@ export async function readTables(
     out.push({ id, description: comment || undefined, rowCount: Number(count.getRows()[0][0]) });
   }
   return out;
-}
-
-export function lit(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
-export function quoteId(id: string): string {
-  return id
-    .split(".")
-    .map((p) => `"${p.replaceAll('"', '""')}"`)
-    .join(".");
 }
 
 /** A catalog alias for a user-supplied database file: its base name, made a safe identifier. */

@@ -32,7 +32,8 @@ import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
-import { FILES_SCHEMA, aliasFor, lit, quoteId, readTables, registerFiles, registerUploads } from "./setup";
+import { FILES_SCHEMA, aliasFor, readTables, registerFiles, registerUploads } from "./setup";
+import { ident, lit, quoteId } from "../sql-text";
 import type { UploadRef } from "../uploads/types";
 import { withUploads } from "../scope";
 
@@ -48,6 +49,11 @@ export interface DuckDbWarehouseOptions {
    * lock: an instance with uploads serves that conversation only (duckdb/threads.ts).
    */
   uploads?: readonly UploadRef[];
+  /**
+   * Told each time a query's statement is handed to DuckDB, past its dry run: the known point where
+   * a test cancels a query mid-run (the worker pool never sets it; a function does not cross).
+   */
+  onRunning?: () => void;
 }
 
 /** What the planner is told about DuckDB's SQL. */
@@ -72,6 +78,7 @@ export class DuckDbWarehouse implements Warehouse {
     private readonly instance: DuckDBInstance,
     private readonly cfg: WarehouseConfig,
     private readonly timeoutMs: number,
+    private readonly onRunning?: () => void,
   ) {}
 
   /** Opens the configured database read-only (the generated sample dataset unless `duckdb.path` is set). */
@@ -85,7 +92,13 @@ export class DuckDbWarehouse implements Warehouse {
       ...(memoryMiB ? { memory_limit: `${memoryMiB}MB` } : {}),
       ...(threads ? { threads: String(threads) } : {}),
     });
-    const wh = new DuckDbWarehouse(duck, instance, cfg, options.timeoutMs ?? cfg.bigquery.timeoutMs);
+    const wh = new DuckDbWarehouse(
+      duck,
+      instance,
+      cfg,
+      options.timeoutMs ?? cfg.bigquery.timeoutMs,
+      options.onRunning,
+    );
     try {
       await wh.setUp(options);
     } catch (err) {
@@ -182,7 +195,9 @@ export class DuckDbWarehouse implements Warehouse {
       ctx.onEstimate?.(dry);
       prepared.destroySync();
       if (interruptedBy) throw new Error("INTERRUPT");
-      const read = await this.readBounded(conn, dry.sql, () => interruptedBy);
+      const reading = this.readBounded(conn, dry.sql, () => interruptedBy);
+      this.onRunning?.();
+      const read = await reading;
       if (interruptedBy) throw new Error("INTERRUPT");
       const { columns, collector } = read;
       let total = read.seen;
@@ -287,7 +302,7 @@ export class DuckDbWarehouse implements Warehouse {
     const info = this.resolve(table);
     const conn = await this.connect();
     try {
-      const col = `"${column.replace(/"/g, '""')}"`;
+      const col = ident(column);
       const res = await conn.runAndReadAll(
         `SELECT DISTINCT CAST(${col} AS VARCHAR) FROM ${quoteId(info.id)} WHERE ${col} IS NOT NULL LIMIT ${limit + 1}`,
       );

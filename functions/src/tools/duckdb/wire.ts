@@ -4,7 +4,8 @@
  * (the worker makes its own, and reports the estimate back as a message).
  */
 import type { DuckDbWarehouseOptions } from "./warehouse";
-import type { DryRunResult, QueryContext, WarehouseErrorDetails } from "../types";
+import type { DryRunResult, QueryContext } from "../types";
+import type { WireError } from "../wire-error";
 import type { UploadRef } from "../uploads/types";
 
 export type WireContext = Omit<QueryContext, "signal" | "onEstimate">;
@@ -24,15 +25,6 @@ export type WorkerCall =
   | { id: number; op: "dryRun" | "query"; sql: string; ctx: WireContext }
   | { id: number; op: "cancel" }
   | { id: number; op: "close" };
-
-export interface WireError {
-  name: string;
-  message: string;
-  category?: string;
-  details?: WarehouseErrorDetails;
-  /** The tables a scope refusal was about (for the audit log; never shown to the model). */
-  outOfScope?: string[];
-}
 
 export type WorkerReply =
   | { id: number; kind: "result"; value: unknown }

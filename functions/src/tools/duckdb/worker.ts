@@ -6,9 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import { DuckDbWarehouse } from "./warehouse";
-import { WarehouseError, type QueryContext } from "../types";
+import type { QueryContext } from "../types";
 import type { WarehouseConfig } from "../../config";
-import type { WorkerCall, WorkerReply, WireError } from "./wire";
+import type { WorkerCall, WorkerReply } from "./wire";
+import { toWire } from "../wire-error";
 import { ThreadWarehouses } from "./threads";
 import type { UploadRef } from "../uploads/types";
 
@@ -20,20 +21,6 @@ const running = new Map<number, AbortController>();
 const send = (reply: WorkerReply) => {
   if (process.connected) process.send!(reply);
 };
-
-function wire(err: unknown): WireError {
-  if (err instanceof WarehouseError) {
-    return {
-      name: "WarehouseError",
-      message: err.message,
-      category: err.category,
-      details: err.details,
-      ...(err.outOfScope ? { outOfScope: [...err.outOfScope] } : {}),
-    };
-  }
-  const e = err instanceof Error ? err : new Error(String(err));
-  return { name: e.name, message: e.message };
-}
 
 async function answer(call: Exclude<WorkerCall, { op: "cancel" }>): Promise<unknown> {
   if (call.op === "open") {
@@ -111,7 +98,7 @@ process.on("message", (call: WorkerCall) => {
   }
   answer(call).then(
     (value) => send({ id: call.id, kind: "result", value }),
-    (err: unknown) => send({ id: call.id, kind: "error", error: wire(err) }),
+    (err: unknown) => send({ id: call.id, kind: "error", error: toWire(err) }),
   );
 });
 // The function instance went away: so does its worker.

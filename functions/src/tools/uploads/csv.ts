@@ -8,7 +8,8 @@
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { QuarryError } from "../../errors";
-import { firstLine, lit } from "./sql";
+import { firstLine } from "./sql";
+import { lit } from "../sql-text";
 import { headOf } from "./source";
 
 /** What the CSV reading found, for the result. */

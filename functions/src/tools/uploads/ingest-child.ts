@@ -6,10 +6,10 @@
 import { QuarryError } from "../../errors";
 import { needsMoreMemory, readUpload, type ReadInput } from "./read";
 import type { IngestResult } from "./types";
+import { toWire, type WireError } from "../wire-error";
 
 /** The child's one answer. */
-export type IngestReply =
-  { ok: true; result: IngestResult } | { ok: false; error: { name: string; code?: string; message: string } };
+export type IngestReply = { ok: true; result: IngestResult } | { ok: false; error: WireError };
 
 /** DuckDB's, C++'s and the system's words for an allocation that failed. */
 const OUT_OF_MEMORY = /Out of Memory|bad_alloc|Cannot allocate memory|ENOMEM/i;
@@ -28,9 +28,7 @@ process.once("message", (input: ReadInput) => {
         // Memory can run out anywhere, opening DuckDB included: every such end is the worded refusal.
         const err =
           !(thrown instanceof QuarryError) && OUT_OF_MEMORY.test(String(thrown)) ? needsMoreMemory() : thrown;
-        const e = err instanceof Error ? err : new Error(String(err));
-        const code = err instanceof QuarryError ? err.code : undefined;
-        return reply({ ok: false, error: { name: e.name, code, message: e.message } });
+        return reply({ ok: false, error: toWire(err) });
       },
     )
     .finally(() => process.disconnect());

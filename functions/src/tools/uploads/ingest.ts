@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { QuarryError } from "../../errors";
-import type { ErrorCode } from "../../contract/errors";
+import { fromWire } from "../wire-error";
 import { childEntry, probeBaseMiB, spawnUnderLimit } from "../duckdb/spawn";
 import type { IngestReply } from "./ingest-child";
 import { needsMoreMemory, OUT_FILE, type ReadInput } from "./read";
@@ -116,7 +116,7 @@ function runChild(input: ReadInput, limitMiB: number): Promise<IngestResult> {
     child.once("exit", () => {
       clearTimeout(timer);
       if (reply?.ok) return resolve(reply.result);
-      if (reply) return reject(fromReply(reply.error));
+      if (reply) return reject(fromWire(reply.error));
       if (timedOut) {
         return reject(
           new QuarryError(
@@ -131,9 +131,4 @@ function runChild(input: ReadInput, limitMiB: number): Promise<IngestResult> {
     // A child that died before reading its input is answered by the exit handler above.
     child.send(input, () => undefined);
   });
-}
-
-function fromReply(e: { name: string; code?: string; message: string }): Error {
-  if (e.code) return new QuarryError(e.code as ErrorCode, e.message);
-  return Object.assign(new Error(e.message), { name: e.name });
 }

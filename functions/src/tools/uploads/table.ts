@@ -8,7 +8,7 @@ import type { JsonValue, Row } from "../../contract/events";
 import { QuarryError } from "../../errors";
 import { columnInfo, createNormalizer } from "../duckdb/values";
 import type { IngestResult } from "./types";
-import { ident, lit } from "./sql";
+import { ident, lit } from "../sql-text";
 
 type Duck = typeof import("@duckdb/node-api");
 
