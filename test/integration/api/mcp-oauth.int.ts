@@ -106,6 +106,22 @@ async function connectThroughOAuth(person: TestUser, idToken?: string) {
   return { client, provider, authUrlSeen };
 }
 
+/** The refresh token gets nothing more from the authorization server: `invalid_grant`. */
+async function expectRefreshRefused(refreshToken: string): Promise<void> {
+  const refreshed = await fetch(`${api}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: cimd.url,
+      resource: `${api}/mcp`,
+    }),
+  });
+  expect(refreshed.status).toBe(400);
+  expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
+}
+
 describe("OAuth for hosted MCP clients", () => {
   it("a 401 names the protected-resource metadata, which names the authorization server", async () => {
     const none = await fetch(`${api}/mcp`, {
@@ -234,18 +250,7 @@ describe("OAuth for hosted MCP clients", () => {
     const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/sessions were revoked/);
     // The refresh token gets nothing more from the authorization server.
-    const refreshed = await fetch(`${api}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token!,
-        client_id: cimd.url,
-        resource: `${api}/mcp`,
-      }),
-    });
-    expect(refreshed.status).toBe(400);
-    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
+    await expectRefreshRefused(tokens.refresh_token!);
   });
 
   it("a person lists the clients they allowed and disconnects one: its token stops on /mcp, its refresh is refused", async () => {
@@ -283,18 +288,7 @@ describe("OAuth for hosted MCP clients", () => {
       .toBe(401);
     const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/disconnected/);
-    const refreshed = await fetch(`${api}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token!,
-        client_id: cimd.url,
-        resource: `${api}/mcp`,
-      }),
-    });
-    expect(refreshed.status).toBe(400);
-    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
+    await expectRefreshRefused(tokens.refresh_token!);
   });
 
   it("a non-member's token is refused with 403 by the access gate", async () => {
