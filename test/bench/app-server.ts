@@ -38,9 +38,14 @@ async function serve() {
   // As the function's entry does: a cancelled model call's abort echoes are not crashes.
   // BENCH_FUNCTIONS_DIR: another build of the function (a baseline measured in the same run).
   const lib = path.join(process.env.BENCH_FUNCTIONS_DIR ?? path.join(root, "functions"), "lib");
-  const { installProcessGuards } = await import(path.join(lib, "runs/abort.js"));
+  // A baseline from before the run core moved out of http/ (issue #41) has them there.
+  const at = async (today: string, before: string) => {
+    const { existsSync } = await import("node:fs");
+    return import(path.join(lib, existsSync(path.join(lib, today)) ? today : before));
+  };
+  const { installProcessGuards } = await at("runs/abort.js", "http/abort.js");
   installProcessGuards((message: string, data: unknown) => console.error(message, data));
-  const { createApp } = await import(path.join(lib, "app.js"));
+  const { createApp } = await at("app.js", "http/app.js");
   const server = createApp().listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
 }
 

@@ -16,7 +16,7 @@
  * and Firestore call with its time and documents (to see what one run does, in order).
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -25,7 +25,20 @@ const root = path.resolve(import.meta.dirname, "../..");
 // BENCH_FUNCTIONS_DIR: another build of the function (an earlier commit, measured in the same run).
 const lib = path.join(process.env.BENCH_FUNCTIONS_DIR ?? path.join(root, "functions"), "lib");
 const require = createRequire(path.join(root, "functions/package.json"));
-const load = (p: string) => require(path.join(lib, p));
+/**
+ * A module of the build, by its path today — or where an older build (BENCH_FUNCTIONS_DIR, a
+ * baseline commit) had it before the run core moved out of http/ (issue #41).
+ */
+const MOVED: Record<string, string> = {
+  "app.js": "http/app.js",
+  "runs/abort.js": "http/abort.js",
+  "access/caller.js": "http/auth.js",
+  "runs/runtime.js": "http/runtime.js",
+};
+const load = (p: string) => {
+  const here = path.join(lib, p);
+  return require(existsSync(here) || !MOVED[p] ? here : path.join(lib, MOVED[p]));
+};
 
 /** The caller every run of a bench instance runs for (the bench's signed-up user). */
 const BENCH_UID = process.env.BENCH_UID ?? "bench-user";

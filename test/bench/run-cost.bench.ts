@@ -89,11 +89,18 @@ async function main() {
   mkdirSync(profileDir, { recursive: true });
   const builds = new Map<string, { functionsDir: string; dir: string }>();
   const variants = [...VARIANTS];
-  if (process.env.BENCH_CUTS !== "off") {
-    for (const cut of CUTS) {
-      builds.set(cut.ref, await buildBaseline(cut.ref));
-      variants.push({ name: `deployed at ${cut.ref}: ${cut.what}`, env: variants.at(-1)!.env, ref: cut.ref });
-    }
+  // BENCH_CUTS=off: none; BENCH_CUTS=<ref>,<ref>: the function as deployed at those commits instead
+  // (a change measured against the commit before it, in the same run).
+  const cutsAsked = process.env.BENCH_CUTS;
+  const cuts =
+    cutsAsked === "off"
+      ? []
+      : cutsAsked
+        ? cutsAsked.split(",").map((ref) => ({ ref, what: "a baseline (BENCH_CUTS)" }))
+        : CUTS;
+  for (const cut of cuts) {
+    builds.set(cut.ref, await buildBaseline(cut.ref));
+    variants.push({ name: `deployed at ${cut.ref}: ${cut.what}`, env: variants.at(-1)!.env, ref: cut.ref });
   }
   const { stack, env, stop } = await startBackends();
   try {

@@ -1,5 +1,7 @@
 /** Numbers, bytes and errors in words for the page. */
 
+import { areaOf } from "@quarry/functions/contract";
+
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
 
 /** Bytes in binary units, as BigQuery bills them: "0 B", "12.5 MiB", "1.02 TiB". */
@@ -59,7 +61,7 @@ export function errorInWords(err: unknown): string {
   const name = (err as { name?: unknown })?.name;
   if (name === "AbortError") return "Stopped.";
   const { status, code, message } = parseApiError(err);
-  const prefix = code?.split(":")[0];
+  const prefix = areaOf(code);
   // Model failures (no model, bad key, quota, unknown model, safety, the model service down) come
   // with a message written to say what to change: it is shown as it is.
   // So do quota refusals: what was used, the limit and when it resets.
