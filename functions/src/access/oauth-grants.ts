@@ -27,8 +27,8 @@ interface GrantPayload {
   exp?: number;
 }
 
-/** A stored payload's expiry (the TTL policy deletes within a day, not at once). */
-const expired = (expireAt: { toMillis?: () => number } | Date | undefined) => {
+/** Whether a stored document's `expireAt` has passed (the TTL policy deletes within a day, not at once). */
+export const expired = (expireAt: { toMillis?: () => number } | Date | undefined) => {
   const ms = expireAt instanceof Date ? expireAt.getTime() : expireAt?.toMillis?.();
   return ms !== undefined && ms <= Date.now();
 };

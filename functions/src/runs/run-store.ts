@@ -357,7 +357,8 @@ export class RunStore {
   ): () => void {
     let thread: ThreadDoc | undefined;
     let run: RunSeen["run"];
-    let seen = { thread: false, run: !handlers.runDoc };
+    const withRunDoc = !!handlers.runDoc && runId !== undefined;
+    let seen = { thread: false, run: !withRunDoc };
     let ended = false;
     let expiry: NodeJS.Timeout | undefined;
     const emit = () => {
@@ -381,16 +382,15 @@ export class RunStore {
       seen = { ...seen, thread: true };
       emit();
     }, fail);
-    const stopRun =
-      handlers.runDoc && runId
-        ? this.runRef(id, runId).onSnapshot((snap) => {
-            run = snap.exists
-              ? { status: snap.get("status") as string | undefined, error: snap.get("error") as unknown }
-              : undefined;
-            seen = { ...seen, run: true };
-            emit();
-          }, fail)
-        : () => {};
+    const stopRun = withRunDoc
+      ? this.runRef(id, runId!).onSnapshot((snap) => {
+          run = snap.exists
+            ? { status: snap.get("status") as string | undefined, error: snap.get("error") as unknown }
+            : undefined;
+          seen = { ...seen, run: true };
+          emit();
+        }, fail)
+      : () => {};
     function end() {
       ended = true;
       clearTimeout(expiry);

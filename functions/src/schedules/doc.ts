@@ -57,6 +57,12 @@ export interface ScheduleDoc {
   claimedAt: Timestamp | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  /**
+   * When its owner last created or changed it (a run or an admin's pause does not count): sessions
+   * revoked after this stop it until the owner saves it again. Absent on schedules made before the
+   * field: `createdAt` stands for it.
+   */
+  ownerSavedAt?: Timestamp;
 }
 
 /** What a person gives (validated) when creating a schedule. */

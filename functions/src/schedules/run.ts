@@ -105,7 +105,7 @@ async function ownerNow(
   try {
     const account = await read.account(doc.owner);
     if ("gone" in account) return { error: `the account was ${account.gone}` };
-    if (revokedSince(account, doc.updatedAt.toMillis()))
+    if (revokedSince(account, (doc.ownerSavedAt ?? doc.createdAt).toMillis()))
       return {
         error: "the account's sessions were revoked after the schedule was saved: save it again to resume it",
       };

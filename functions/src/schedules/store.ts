@@ -57,6 +57,7 @@ export class ScheduleStore {
       claimedAt: null,
       createdAt: now,
       updatedAt: now,
+      ownerSavedAt: now,
     };
     // Counted and created in one transaction: two creates at once cannot both pass the limit.
     await this.db.runTransaction(async (tx) => {
@@ -121,7 +122,13 @@ export class ScheduleStore {
       const doc = uid === undefined ? anySchedule(id, snap) : ownSchedule(id, snap, uid);
       if (uid !== undefined && changes.paused === false) refuseAdminPause(id, doc);
       const { nextRunAt, ...rest } = changes;
-      const update: Partial<ScheduleDoc> = { ...rest, updatedAt: this.timestamp.now() };
+      const now = this.timestamp.now();
+      const update: Partial<ScheduleDoc> = {
+        ...rest,
+        updatedAt: now,
+        // The owner's own change counts as saving it (run.ts: revoked sessions); an admin's does not.
+        ...(uid !== undefined ? { ownerSavedAt: now } : {}),
+      };
       if (nextRunAt) update.nextRunAt = this.timestamp.fromDate(nextRunAt);
       if (changes.paused === true)
         update.pausedReason = pausedReason ?? doc.pausedReason ?? "paused by its owner";

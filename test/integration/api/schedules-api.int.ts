@@ -70,6 +70,12 @@ describe("the schedules API", () => {
       body: { paused: false },
     });
     expect(resumed.json).toMatchObject({ paused: false, pausedReason: null });
+    // The owner's own change is a save: it stamps ownerSavedAt (scheduled runs check revocation against it).
+    const stamped = (await schedules().doc(id).get()).get("ownerSavedAt") as Timestamp;
+    expect(stamped.toMillis()).toBeGreaterThanOrEqual(
+      ((await schedules().doc(id).get()).get("createdAt") as Timestamp).toMillis(),
+    );
+    expect(stamped.isEqual((await schedules().doc(id).get()).get("updatedAt") as Timestamp)).toBe(true);
 
     expect((await call(f.api, `/schedules/${id}`, { method: "DELETE", token: f.ann.idToken })).status).toBe(
       204,
@@ -160,6 +166,8 @@ describe("the schedules API", () => {
   it("lets admins list every schedule and pause one (only an admin resumes it); members may not", async () => {
     const hook = "https://chat.example.com/v1/spaces/room/messages?key=secret-key";
     const id = String((await create(f.bob, { webhook: hook })).json.id);
+    const savedByOwner = (await schedules().doc(id).get()).get("ownerSavedAt") as Timestamp;
+    expect(savedByOwner).toBeDefined();
     expect((await call(f.api, "/admin/schedules", { token: f.bob.idToken })).status).toBe(403);
     const all = (await call(f.api, "/admin/schedules", { token: f.admin.idToken })).json.schedules as {
       id: string;
@@ -193,6 +201,10 @@ describe("the schedules API", () => {
       body: { paused: false },
     });
     expect(resumed.json).toMatchObject({ paused: false, pausedByAdmin: false });
+    // An admin's pause and resume are not the owner saving it (a revoked owner stays stopped).
+    expect(((await schedules().doc(id).get()).get("ownerSavedAt") as Timestamp).isEqual(savedByOwner)).toBe(
+      true,
+    );
     expect(((await schedules().doc(id).get()).get("nextRunAt") as Timestamp).toMillis()).toBeGreaterThan(
       Date.now(),
     );

@@ -253,7 +253,7 @@ describe("scheduled runs", () => {
             // Saved a minute ago (revocation is recorded to the second): "sign out everywhere" happens now.
             await schedules()
               .doc(id)
-              .update({ updatedAt: Timestamp.fromMillis(Date.now() - 60_000) });
+              .update({ ownerSavedAt: Timestamp.fromMillis(Date.now() - 60_000) });
             await auth.revokeRefreshTokens(uid);
           },
           /sessions were revoked after the schedule was saved/,

@@ -19,7 +19,9 @@ function fixture() {
     owner: "u1",
     ownerEmail: "old@example.com",
     ownerEmailVerified: true,
-    updatedAt: Timestamp.fromMillis(SAVED_AT),
+    ownerSavedAt: Timestamp.fromMillis(SAVED_AT),
+    // Runs and an admin's pauses change the document later: only the owner's save counts.
+    updatedAt: Timestamp.fromMillis(SAVED_AT + 3_600_000),
   } as unknown as ScheduleDoc;
   const recorded: { run: { error?: string | null }; opts?: { pause?: string } }[] = [];
   const store = {

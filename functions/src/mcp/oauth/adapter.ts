@@ -6,7 +6,7 @@
  */
 import type { Firestore } from "firebase-admin/firestore";
 import { firestore } from "../../services";
-import { OAUTH_COLLECTION, oauthDocId } from "../../access/oauth-grants";
+import { OAUTH_COLLECTION, expired, oauthDocId } from "../../access/oauth-grants";
 
 type Payload = Record<string, unknown> & {
   grantId?: string;
@@ -94,8 +94,5 @@ export class FirestoreAdapter {
 
 /** A stored payload unless it has expired (the TTL policy deletes within a day, not at once). */
 function live(doc: StoredDoc | undefined): Payload | undefined {
-  if (!doc) return undefined;
-  const expireAt = doc.expireAt as unknown as { toMillis?: () => number } | Date | undefined;
-  const ms = expireAt instanceof Date ? expireAt.getTime() : expireAt?.toMillis?.();
-  return ms !== undefined && ms <= Date.now() ? undefined : doc.payload;
+  return !doc || expired(doc.expireAt) ? undefined : doc.payload;
 }
