@@ -12,6 +12,7 @@
  */
 import { MemorySaver } from "@langchain/langgraph";
 import { commandFirestore, runCommand } from "./cli";
+import { importCommand } from "./context-import";
 import { PromptCaptured, PromptRecorder } from "./prompt-recorder";
 import { createAgentGraph, turnInput } from "../functions/src/agent";
 import { estimateTokens } from "../functions/src/agent/prompt-inputs/history";
@@ -76,6 +77,7 @@ async function approvedQueries(cfg: RuntimeConfig): Promise<readonly VerifiedQue
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
+  if (argv[0] === "import") return importCommand(argv.slice(1));
   const json = argv.includes("--json");
   const at = argv.indexOf("--as");
   const as = at >= 0 ? argv[at + 1] : undefined;

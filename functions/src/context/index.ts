@@ -7,6 +7,11 @@ import path from "node:path";
 import type { Warehouse } from "../tools/types";
 import { ContextFileError, loadContextFile, parseContextFile, type ContextFile } from "./authored";
 import { KnowledgeBase } from "./knowledge";
+import { withinWarehouse } from "./imports/check";
+import { ImportError } from "./imports/errors";
+import { warehouseTables } from "./imports/project";
+import { readActiveImports } from "./imports/store";
+import { toContextFiles } from "./imports/to-context";
 
 export { ContextFileError, parseContextFile, validateAgainstWarehouse } from "./authored";
 export { KnowledgeBase, renderKnowledge, linkHints, KNOWLEDGE_HEADINGS } from "./knowledge";
@@ -21,6 +26,8 @@ export interface LoadReport {
   skipped: string[];
   /** Files that failed validation: not used, each problem with its line. */
   failed: ContextFileError[];
+  /** Imported semantic layers in use (`imported/*.json`), authored context winning over them. */
+  imported: string[];
 }
 
 /**
@@ -32,7 +39,7 @@ export async function loadKnowledge(
   warehouse: Warehouse,
   opts: { strict?: boolean } = {},
 ): Promise<{ knowledge: KnowledgeBase; report: LoadReport }> {
-  const report: LoadReport = { loaded: [], skipped: [], failed: [] };
+  const report: LoadReport = { loaded: [], skipped: [], failed: [], imported: [] };
   const files: ContextFile[] = [];
   if (!existsSync(dir)) return { knowledge: new KnowledgeBase([]), report };
   const datasets = new Set(
@@ -55,5 +62,35 @@ export async function loadKnowledge(
       report.failed.push(err);
     }
   }
+  files.push(...(await importedFiles(dir, warehouse, files, report, opts.strict)));
   return { knowledge: new KnowledgeBase(files), report };
+}
+
+/**
+ * The active imports (imports/store.ts) as context files, as the warehouse is now (drift left out)
+ * and without what the authored files already say. An unreadable import is reported and skipped.
+ */
+async function importedFiles(
+  dir: string,
+  warehouse: Warehouse,
+  authored: ContextFile[],
+  report: LoadReport,
+  strict = false,
+): Promise<ContextFile[]> {
+  let imports;
+  try {
+    imports = readActiveImports(dir);
+  } catch (err) {
+    if (!(err instanceof ImportError) || strict) throw err;
+    report.failed.push(new ContextFileError([{ file: err.file, line: 1, message: err.message }]));
+    return [];
+  }
+  if (!imports.length) return [];
+  const schemas = await warehouseTables(warehouse);
+  const out: ContextFile[] = [];
+  for (const { file, layer } of imports) {
+    out.push(...toContextFiles(withinWarehouse(layer, schemas), [...authored, ...out]));
+    report.imported.push(file);
+  }
+  return out;
 }

@@ -1,0 +1,64 @@
+/**
+ * An imported layer checked against the warehouse before it is used: every compiled metric goes
+ * through the warehouse's dry run (BigQuery's costs nothing, DuckDB's reads nothing). A metric
+ * whose SQL fails keeps its definition but loses its SQL — it never reaches a prompt as a query —
+ * and the failure is reported.
+ */
+import { FULL_SCOPE } from "../../tools/scope";
+import type { QueryContext, TableSchema, Warehouse } from "../../tools/types";
+import type { ImportedLayer } from "./types";
+
+const CHECK: QueryContext = {
+  userId: "context-import",
+  threadId: "context-import",
+  runId: "context-import",
+  bytesBilledSoFar: 0,
+  // The deployment's own check: the whole allowed data, as for the context files.
+  scope: FULL_SCOPE,
+};
+
+/** Dry-runs every metric's SQL; returns the layer with failing SQL taken out and said. */
+export async function dryRunMetrics(layer: ImportedLayer, warehouse: Warehouse): Promise<ImportedLayer> {
+  const notices = [...layer.notices];
+  const metrics = [];
+  for (const m of layer.metrics) {
+    if (!m.sql) {
+      metrics.push(m);
+      continue;
+    }
+    try {
+      await warehouse.dryRun(m.sql, CHECK);
+      metrics.push(m);
+    } catch (err) {
+      const reason = `its SQL does not pass the warehouse's dry run: ${(err as Error).message}`;
+      notices.push({ item: m.origin.id, message: reason });
+      const { sql: _dropped, ...rest } = m;
+      metrics.push({ ...rest, noSql: reason, failedSql: m.sql });
+    }
+  }
+  return { ...layer, metrics, notices };
+}
+
+/**
+ * The layer as the warehouse is now (drift since the import): tables and columns it no longer has
+ * are left out, and so is a metric reading a table it no longer has — none of them reaches a prompt.
+ */
+export function withinWarehouse(layer: ImportedLayer, schemas: readonly TableSchema[]): ImportedLayer {
+  const have = new Map(
+    schemas.map((s) => [s.id.toLowerCase(), new Set(s.columns.map((c) => c.name.toLowerCase()))]),
+  );
+  const tables = layer.tables
+    .filter((t) => have.has(t.table.toLowerCase()))
+    .map((t) => ({
+      ...t,
+      columns: t.columns.filter((c) => have.get(t.table.toLowerCase())!.has(c.name.toLowerCase())),
+    }));
+  const joinOk = (e: { table: string; column: string }) =>
+    have.get(e.table.toLowerCase())?.has(e.column.toLowerCase());
+  return {
+    ...layer,
+    tables,
+    joins: layer.joins.filter((j) => joinOk(j.from) && joinOk(j.to)),
+    metrics: layer.metrics.filter((m) => m.tables.every((t) => have.has(t.toLowerCase()))),
+  };
+}

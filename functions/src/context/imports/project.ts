@@ -1,0 +1,64 @@
+/**
+ * Importing a dbt project end to end: its artifacts read (`<project>/target/manifest.json` and,
+ * when present, `semantic_manifest.json`), matched to the warehouse, metrics compiled and dry-run.
+ * Any bad input (a truncated file, an unknown schema version, a metric naming a measure that does
+ * not exist) throws ImportError naming the file and item before anything is written.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { TableSchema, Warehouse } from "../../tools/types";
+import { dryRunMetrics } from "./check";
+import { readManifest, readSemanticManifest } from "./dbt-artifacts";
+import { importDbt } from "./dbt";
+import { ImportError } from "./errors";
+import type { ImportedLayer } from "./types";
+
+/** The artifacts' folder: `<project>/target`, or the path itself when it holds manifest.json. */
+function targetDir(project: string): string {
+  if (existsSync(path.join(project, "manifest.json"))) return project;
+  const target = path.join(project, "target");
+  if (existsSync(path.join(target, "manifest.json"))) return target;
+  throw new ImportError(
+    project,
+    "no target/manifest.json here; run `dbt parse` (or `dbt build`) in the project first so its artifacts exist",
+  );
+}
+
+/** Every table of the warehouse with its columns (what an import is matched against). */
+export async function warehouseTables(warehouse: Warehouse): Promise<TableSchema[]> {
+  const out: TableSchema[] = [];
+  for (const t of await warehouse.listTables()) out.push(await warehouse.describeTable(t.id));
+  return out;
+}
+
+export interface DbtImportOptions {
+  /** dbt schema (or `database.schema`) → warehouse dataset. */
+  map?: Record<string, string>;
+}
+
+/** Reads, matches, compiles and checks a dbt project (see the file's header). */
+export async function importDbtProject(
+  project: string,
+  warehouse: Warehouse,
+  opts: DbtImportOptions = {},
+): Promise<ImportedLayer> {
+  const dir = targetDir(project);
+  const manifestFile = path.join(dir, "manifest.json");
+  const semanticFile = path.join(dir, "semantic_manifest.json");
+  const texts = [readFileSync(manifestFile, "utf8")];
+  const manifest = readManifest(texts[0], manifestFile);
+  let semantic;
+  if (existsSync(semanticFile)) {
+    texts.push(readFileSync(semanticFile, "utf8"));
+    semantic = readSemanticManifest(texts[1], semanticFile);
+  }
+  const layer = importDbt({
+    manifest,
+    semantic,
+    texts,
+    warehouse: await warehouseTables(warehouse),
+    dialect: warehouse.dialect,
+    map: opts.map,
+  });
+  return dryRunMetrics(layer, warehouse);
+}

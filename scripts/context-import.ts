@@ -1,0 +1,85 @@
+/**
+ * `npm run context -- import dbt <project> [--map <dbt schema>=<dataset>]... [--dry-run]`: imports a
+ * dbt project's semantic layer (its `target/` artifacts) into Quarry's context — table and column
+ * notes, value lists, declared joins, metrics as glossary terms with SQL checked by the warehouse's
+ * dry run — and prints what changed against the active import. Without `--dry-run` the import
+ * becomes the active one (`<context dir>/imported/dbt-<project>.json`: commit it and deploy). A
+ * refused import (bad file, unknown version, a metric naming something undefined) writes nothing.
+ */
+import { readConfig } from "../functions/src/config";
+import { diffImports } from "../functions/src/context/imports/diff";
+import { ImportError } from "../functions/src/context/imports/errors";
+import { importDbtProject } from "../functions/src/context/imports/project";
+import { readActiveImport, writeActiveImport } from "../functions/src/context/imports/store";
+import type { ImportedLayer } from "../functions/src/context/imports/types";
+import { closeWarehouses, getWarehouse } from "../functions/src/tools";
+
+const USAGE =
+  "Usage: npm run context -- import dbt <project folder> [--map <dbt schema>=<dataset>]... [--dry-run]";
+
+/** `--map a=b` pairs and the rest of the arguments. */
+function parseArgs(argv: string[]): {
+  source?: string;
+  project?: string;
+  map: Record<string, string>;
+  dryRun: boolean;
+} {
+  const map: Record<string, string> = {};
+  const rest: string[] = [];
+  let dryRun = false;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--dry-run") dryRun = true;
+    else if (argv[i] === "--map") {
+      const [from, to] = (argv[++i] ?? "").split("=");
+      if (!from || !to) throw new ImportError("--map", `"${argv[i] ?? ""}" is not <dbt schema>=<dataset>`);
+      map[from] = to;
+    } else rest.push(argv[i]);
+  }
+  return { source: rest[0], project: rest[1], map, dryRun };
+}
+
+function summary(layer: ImportedLayer): string[] {
+  const compiled = layer.metrics.filter((m) => m.sql).length;
+  return [
+    `Imported from ${layer.source} project "${layer.project}" (artifacts written ${layer.generatedAt}):`,
+    `  ${layer.tables.length} tables, ${layer.tables.reduce((n, t) => n + t.columns.length, 0)} documented columns, ` +
+      `${layer.joins.length} joins, ${layer.metrics.length} metrics (${compiled} with SQL that passed the dry run), ` +
+      `${layer.queries.length} saved queries to review`,
+    ...layer.notices.map((n) => `  note: ${n.item}: ${n.message}`),
+  ];
+}
+
+export async function importCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (args.source !== "dbt" || !args.project) {
+    console.error(args.source === "lookml" ? "LookML import is not built yet; see issue #42." : USAGE);
+    return 2;
+  }
+  const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
+  const warehouse = await getWarehouse(cfg.warehouse);
+  try {
+    const layer = await importDbtProject(args.project, warehouse, { map: args.map });
+    const before = readActiveImport(cfg.contextDir, layer.source, layer.project);
+    for (const line of summary(layer)) console.log(line);
+    const changes = diffImports(before, layer);
+    console.log(
+      before
+        ? `Changes against the active import (${before.generatedAt}): ${changes.length || "none"}`
+        : "No active import: everything is new.",
+    );
+    if (before)
+      for (const c of changes) console.log(`  ${c.kind}: ${c.item}${c.detail ? ` — ${c.detail}` : ""}`);
+    if (args.dryRun) console.log("--dry-run: nothing written.");
+    else
+      console.log(
+        `Active import written: ${writeActiveImport(cfg.contextDir, layer)} (commit it and deploy)`,
+      );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof ImportError)) throw err;
+    console.error(`Import refused, nothing written: ${err.message}`);
+    return 1;
+  } finally {
+    await closeWarehouses();
+  }
+}

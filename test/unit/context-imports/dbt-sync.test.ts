@@ -1,0 +1,156 @@
+/**
+ * An imported dbt layer in use and kept in sync: the agent's knowledge takes it (authored context
+ * winning, the warehouse as it is now), data scope prunes it like authored context, and a
+ * re-import's diff names what changed. Real DuckDB, the real public fixture (see dbt-import.test.ts).
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadKnowledge } from "../../../functions/src/context";
+import { diffImports } from "../../../functions/src/context/imports/diff";
+import { importDbtProject } from "../../../functions/src/context/imports/project";
+import { readActiveImport, writeActiveImport } from "../../../functions/src/context/imports/store";
+import type { ImportedLayer } from "../../../functions/src/context/imports/types";
+import { scopedKnowledge } from "../../../functions/src/context/scoped-knowledge";
+import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
+import { limitedScope } from "../../../functions/src/tools/scope";
+import type { Warehouse } from "../../../functions/src/tools/types";
+import { testConfig } from "../agent/harness";
+import { JAFFLE, JAFFLE_DATA, MAP, jaffleFiles } from "./jaffle";
+
+let warehouse: Warehouse;
+let layer: ImportedLayer;
+let tmp: string;
+
+beforeAll(async () => {
+  warehouse = await getWarehouse(testConfig({ QUARRY_DUCKDB_FILES: jaffleFiles() }).warehouse);
+  layer = await importDbtProject(JAFFLE, warehouse, { map: MAP });
+  tmp = mkdtempSync(path.join(os.tmpdir(), "quarry-dbt-sync-"));
+}, 60_000);
+afterAll(async () => {
+  rmSync(tmp, { recursive: true, force: true });
+  await closeWarehouses();
+});
+
+/** A context folder with `authored` as its one YAML file and the fixture's import active. */
+function contextDir(authored?: string): string {
+  const dir = mkdtempSync(path.join(tmp, "ctx-"));
+  if (authored) writeFileSync(path.join(dir, "jaffle.yaml"), authored);
+  writeActiveImport(dir, layer);
+  return dir;
+}
+
+describe("an imported layer in the agent's knowledge", () => {
+  it("brings a metric's compiled SQL and the tables' notes to a question that names it", async () => {
+    const { knowledge, report } = await loadKnowledge(contextDir(), warehouse, { strict: true });
+    expect(report.imported).toHaveLength(1);
+    const k = knowledge.forQuestion("What was food revenue last month?");
+    const food = k.glossary.find((g) => g.term === "food revenue")!;
+    expect(food.sql).toBe(layer.metrics.find((m) => m.name === "food_revenue")!.sql);
+    expect(food.meaning).toMatch(/dbt metric food_revenue, models\/marts\/order_items\.yml/);
+    expect(k.notes["jaffle.order_items"]).toMatch(
+      /order_items\.order_id joins jaffle\.orders\.order_id \(many to one\)/,
+    );
+    expect(knowledge.allNotes()["jaffle.customers.customer_type"]).toMatch(/Values: new, returning\./);
+  });
+
+  it("lets authored context win: an authored term and an authored column note replace the imported ones", async () => {
+    const authored = [
+      "dataset: jaffle",
+      "glossary:",
+      "  - term: revenue",
+      "    meaning: Our own revenue, authored in Quarry.",
+      "    sql: SELECT SUM(order_total) FROM jaffle.orders",
+      "tables:",
+      "  customers:",
+      "    columns:",
+      "      customer_type: Authored note on the type.",
+      "",
+    ].join("\n");
+    const { knowledge } = await loadKnowledge(contextDir(authored), warehouse, { strict: true });
+    const revenue = knowledge.forQuestion("total revenue").glossary.filter((g) => g.term === "revenue");
+    expect(revenue).toEqual([expect.objectContaining({ meaning: "Our own revenue, authored in Quarry." })]);
+    expect(knowledge.allNotes()["jaffle.customers.customer_type"]).toBe("Authored note on the type.");
+  });
+
+  it("leaves out what the warehouse no longer has (drift): no note or metric on a dropped table reaches a prompt", async () => {
+    const dir = contextDir();
+    const edited: ImportedLayer = JSON.parse(
+      readFileSync(path.join(dir, "imported/dbt-jaffle_shop.json"), "utf8"),
+    );
+    edited.tables.push({
+      table: "jaffle.gone",
+      description: "A table dropped since.",
+      columns: [],
+      origin: { id: "model.x.gone" },
+    });
+    edited.metrics.push({
+      ...edited.metrics[0],
+      name: "gone_metric",
+      tables: ["jaffle.gone"],
+      sql: "SELECT 1 FROM jaffle.gone",
+    });
+    writeFileSync(path.join(dir, "imported/dbt-jaffle_shop.json"), JSON.stringify(edited));
+    const { knowledge } = await loadKnowledge(dir, warehouse, { strict: true });
+    expect(knowledge.allNotes()["jaffle.gone"]).toBeUndefined();
+    expect(knowledge.forQuestion("gone metric").glossary.map((g) => g.term)).not.toContain("gone metric");
+  });
+
+  it("obeys data scope like authored context: a person without the dataset gets nothing of it", async () => {
+    const { knowledge } = await loadKnowledge(contextDir(), warehouse, { strict: true });
+    const datasets = ["jaffle", "shop"];
+    const outsider = scopedKnowledge(knowledge, limitedScope(["shop"]), datasets);
+    expect(outsider.forQuestion("food revenue by month").glossary).toEqual([]);
+    expect(outsider.allNotes()).toEqual({});
+    // Only the orders table: terms over order_items are out, the orders ones stay.
+    const ordersOnly = scopedKnowledge(knowledge, limitedScope(["jaffle.orders"]), datasets);
+    const terms = ordersOnly.forQuestion("large orders and food revenue").glossary.map((g) => g.term);
+    expect(terms).toContain("large orders");
+    expect(terms).not.toContain("food revenue");
+    expect(Object.keys(ordersOnly.allNotes()).every((k) => k.startsWith("jaffle.orders"))).toBe(true);
+  });
+});
+
+describe("re-importing: the diff against the active import", () => {
+  it("a renamed column and a changed metric filter are listed, and SQL that no longer runs is flagged; nothing else", async () => {
+    // The team renames orders.order_cost to order_cost_usd in the model and the warehouse is rebuilt,
+    // but the semantic model's measure still reads order_cost; and large orders now start at 50.
+    const p = mkdtempSync(path.join(tmp, "p-"));
+    cpSync(path.join(JAFFLE, "target"), path.join(p, "target"), { recursive: true });
+    const manifest = JSON.parse(readFileSync(path.join(p, "target/manifest.json"), "utf8"));
+    const cols = manifest.nodes["model.jaffle_shop.orders"].columns;
+    cols.order_cost_usd = { ...cols.order_cost, name: "order_cost_usd" };
+    delete cols.order_cost;
+    writeFileSync(path.join(p, "target/manifest.json"), JSON.stringify(manifest));
+    const semantic = JSON.parse(readFileSync(path.join(p, "target/semantic_manifest.json"), "utf8"));
+    const large = semantic.metrics.find((m: { name: string }) => m.name === "large_orders");
+    large.filter.where_filters[0].where_sql_template = "{{ Dimension('order_id__order_total_dim') }} >= 50";
+    writeFileSync(path.join(p, "target/semantic_manifest.json"), JSON.stringify(semantic));
+    const orders = path.join(p, "orders.csv");
+    const csv = readFileSync(path.join(JAFFLE_DATA, "orders.csv"), "utf8").split("\n");
+    writeFileSync(orders, [csv[0].replace("order_cost", "order_cost_usd"), ...csv.slice(1)].join("\n"));
+    const rebuilt = await getWarehouse(
+      testConfig({ QUARRY_DUCKDB_FILES: jaffleFiles({ orders }) }).warehouse,
+    );
+
+    const dir = contextDir();
+    const before = readActiveImport(dir, "dbt", "jaffle_shop")!;
+    const after = await importDbtProject(p, rebuilt, { map: MAP });
+    const changes = diffImports(before, after).map(
+      (c) => `${c.kind}: ${c.item}${c.kind === "column renamed" ? ` ${c.detail}` : ""}`,
+    );
+    expect(changes.sort()).toEqual([
+      "column renamed: jaffle.orders.order_cost now order_cost_usd",
+      "metric broken: order_cost",
+      "metric broken: order_gross_profit",
+      "metric changed: large_orders",
+    ]);
+    expect(after.metrics.find((m) => m.name === "order_cost")!.noSql).toMatch(
+      /does not pass the warehouse's dry run/,
+    );
+    expect(after.metrics.find((m) => m.name === "large_orders")!.sql).toMatch(/>= 50/);
+    // --dry-run's part: the active import is untouched until written.
+    expect(readActiveImport(dir, "dbt", "jaffle_shop")).toEqual(before);
+  });
+});
