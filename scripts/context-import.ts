@@ -1,6 +1,7 @@
 /**
- * `npm run context -- import dbt <project> [--map <dbt schema>=<dataset>]... [--dry-run]`: imports a
- * dbt project's semantic layer (its `target/` artifacts) into Quarry's context — table and column
+ * `npm run context -- import dbt <project> [--map <dbt schema>=<dataset>]... [--dataset <dataset>]
+ * [--dry-run]`: imports a dbt project's semantic layer (its `target/` artifacts, else its YAML, whose
+ * models are in `--dataset`) into Quarry's context — table and column
  * notes, value lists, declared joins, metrics as glossary terms with SQL checked by the warehouse's
  * dry run — and prints what changed against the active import. Without `--dry-run` the import
  * becomes the active one (`<context dir>/imported/dbt-<project>.json`: commit it and deploy). A
@@ -15,7 +16,7 @@ import type { ImportedLayer } from "../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
 
 const USAGE =
-  "Usage: npm run context -- import dbt <project folder> [--map <dbt schema>=<dataset>]... [--dry-run]";
+  "Usage: npm run context -- import dbt <project folder> [--map <dbt schema>=<dataset>]... [--dataset <dataset>] [--dry-run]";
 
 /** `--map a=b` pairs and the rest of the arguments. */
 function parseArgs(argv: string[]): {
@@ -29,7 +30,11 @@ function parseArgs(argv: string[]): {
   let dryRun = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--dry-run") dryRun = true;
-    else if (argv[i] === "--map") {
+    else if (argv[i] === "--dataset") {
+      const dataset = argv[++i];
+      if (!dataset) throw new ImportError("--dataset", "needs the dataset the project's models are built in");
+      map["*"] = dataset;
+    } else if (argv[i] === "--map") {
       const [from, to] = (argv[++i] ?? "").split("=");
       if (!from || !to) throw new ImportError("--map", `"${argv[i] ?? ""}" is not <dbt schema>=<dataset>`);
       map[from] = to;

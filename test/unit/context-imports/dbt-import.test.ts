@@ -267,8 +267,11 @@ describe("dbt import: bad input is refused naming the file, and nothing is kept"
     );
   });
 
-  it("no artifacts at all: says to run dbt parse", async () => {
-    const err = await refusal(dir);
-    expect((err as Error).message).toMatch(/no target\/manifest\.json here; run `dbt parse`/);
+  it("no artifacts and no dbt YAML: says it is not a dbt project; a missing folder is named", async () => {
+    const empty = mkdtempSync(path.join(dir, "empty-"));
+    expect(((await refusal(empty)) as Error).message).toMatch(
+      /no target\/manifest\.json and no models, sources or semantic models in its YAML; is this a dbt project\?/,
+    );
+    expect(((await refusal(path.join(dir, "nope"))) as Error).message).toMatch(/nope: no such folder/);
   });
 });

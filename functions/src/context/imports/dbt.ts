@@ -42,11 +42,13 @@ function relationResolver(
   const known = new Map(input.warehouse.map((t) => [t.id.toLowerCase(), t.id]));
   const map = new Map(Object.entries(input.map ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
   return (database, schema, name) => {
-    const dataset =
-      map.get(`${database ?? ""}.${schema}`.toLowerCase()) ??
-      map.get(schema.toLowerCase()) ??
-      (input.dialect === "bigquery" && database ? `${database}.${schema}` : schema);
-    return known.get(`${dataset}.${name}`.toLowerCase());
+    // Read from YAML, a model has no schema: the `*` entry (--dataset) says where it is built.
+    const dataset = !schema
+      ? map.get("*")
+      : (map.get(`${database ?? ""}.${schema}`.toLowerCase()) ??
+        map.get(schema.toLowerCase()) ??
+        (input.dialect === "bigquery" && database ? `${database}.${schema}` : schema));
+    return dataset ? known.get(`${dataset}.${name}`.toLowerCase()) : undefined;
   };
 }
 
@@ -83,11 +85,13 @@ export function importDbt(input: DbtInput): ImportedLayer {
       continue;
     }
     const name = node.resource_type === "source" ? (node.identifier ?? node.name) : (node.alias ?? node.name);
-    const id = node.schema ? resolve(node.database, node.schema, name) : undefined;
+    const id = resolve(node.database, node.schema ?? "", name);
     if (!id) {
       notices.push({
         item: node.unique_id,
-        message: `no table ${[node.schema, name].filter(Boolean).join(".")} in the warehouse (not built, or another target: map its schema with --map)`,
+        message: node.schema
+          ? `no table ${node.schema}.${name} in the warehouse (not built, or another target: map its schema with --map)`
+          : `no table ${name} in the warehouse (its YAML does not say the dataset: name it with --dataset)`,
       });
       continue;
     }

@@ -149,7 +149,13 @@ export class SemanticIndex {
     const m = this.measures.get(measureName);
     if (!m) throw new Broken(`it uses the measure "${measureName}", which no semantic model defines`);
     const table = this.tableOf(m.model);
-    if (!table) throw new NotCompiled(`its semantic model "${m.model.name}" has no table in the warehouse`);
+    if (!table)
+      throw new NotCompiled(
+        `its semantic model "${m.model.name}" has no table in the warehouse` +
+          (m.model.node_relation.schema_name
+            ? ""
+            : " (its YAML does not say the dataset: name it with --dataset)"),
+      );
     const joins = new Map<string, Join>();
     const where = filters.map((template) => this.resolve(template, m, joins));
     const tables = new Set([table, ...[...joins.values()].map((j) => j.table)]);
@@ -218,49 +224,63 @@ export class SemanticIndex {
     return template.replace(
       /\{\{\s*(Dimension|TimeDimension|Entity)\(([^)]*)\)\s*\}\}/g,
       (_all, kind: string, args: string) => {
-        const [ref, grainArg] = args.split(",").map((a) => a.trim().replace(/^['"]|['"]$/g, ""));
+        const { ref, grain: grainArg, entityPath } = templateArgs(args);
         if (kind === "TimeDimension" && (ref === "metric_time" || !ref.includes("__"))) {
           const grain = (grainArg || "day") as Grain;
           if (!GRAINS.includes(grain)) throw new NotCompiled(`its filter uses the grain "${grainArg}"`);
           if (ref === "metric_time") return this.timeColumn(m, grain);
         }
         if (kind === "Entity") return this.entityExpr(m.model, ref);
-        const path = ref.split("__");
-        if (path.length !== 2)
-          throw new NotCompiled(
-            `its filter's "${ref}" goes through more than one entity, which Quarry does not join`,
-          );
-        const [entity, dim] = path;
-        const expr = this.dimension(m.model, entity, dim, joins);
+        const parts = ref.split("__");
+        if (parts.length < 2)
+          throw new Broken(`its filter's "${ref}" names no entity (write entity__dimension)`);
+        const dim = parts.pop()!;
+        const expr = this.dimension(m.model, [...entityPath, ...parts], dim, joins);
         if (kind === "TimeDimension" && grainArg) return this.truncate(expr, grainArg as Grain);
         return expr;
       },
     );
   }
 
-  /** A dimension reached through `entity` from the measure's model: its own, or one join away. */
-  private dimension(base: DbtSemanticModel, entity: string, dim: string, joins: Map<string, Join>): string {
-    const own = base.entities.find((e) => e.name === entity);
-    if (!own) throw new Broken(`its filter names the entity "${entity}", which "${base.name}" does not have`);
-    const target = own.type === "primary" || own.type === "unique" ? base : this.byPrimary.get(entity);
-    if (!target) throw new Broken(`no semantic model has "${entity}" as its primary entity`);
-    const d = target.dimensions.find((x) => x.name === dim);
-    if (!d) throw new Broken(`the dimension "${entity}__${dim}" is not in "${target.name}"`);
+  /**
+   * A dimension reached from the measure's model along `path` (entity names): its own when the
+   * first entity is the model's primary one, else one join per foreign entity, each to the model
+   * whose primary entity it is (many to one at every step: no fan-out).
+   */
+  private dimension(base: DbtSemanticModel, path: string[], dim: string, joins: Map<string, Join>): string {
+    let model = base;
+    let at: Join | undefined;
+    let alias = "j";
+    for (const entity of path) {
+      const own = model.entities.find((e) => e.name === entity);
+      if (!own)
+        throw new Broken(`its filter names the entity "${entity}", which "${model.name}" does not have`);
+      if (own.type === "primary" || own.type === "unique") continue;
+      const target = this.byPrimary.get(entity);
+      if (!target) throw new Broken(`no semantic model has "${entity}" as its primary entity`);
+      const table = this.tableOf(target);
+      if (!table) throw new NotCompiled(`"${target.name}" has no table in the warehouse`);
+      const fk = this.entityExpr(model, entity);
+      // The previous join exposes this hop's key; the measure's own model is read unqualified.
+      if (at) at.columns.set(`${entity}__fk`, fk);
+      const on = at ? `${alias}.${entity}__fk` : fk;
+      alias = `${alias}_${entity}`;
+      at = joins.get(alias) ?? {
+        table,
+        key: this.entityExpr(target, entity),
+        on,
+        entity,
+        columns: new Map(),
+      };
+      joins.set(alias, at);
+      model = target;
+    }
+    const d = model.dimensions.find((x) => x.name === dim);
+    if (!d) throw new Broken(`the dimension "${[...path, dim].join("__")}" is not in "${model.name}"`);
     const expr = d.expr ?? d.name;
-    if (target === base) return expr;
-    const table = this.tableOf(target);
-    if (!table) throw new NotCompiled(`"${target.name}" has no table in the warehouse`);
-    const alias = `j_${entity}`;
-    const join = joins.get(alias) ?? {
-      table,
-      key: this.entityExpr(target, entity),
-      on: this.entityExpr(base, entity),
-      entity,
-      columns: new Map<string, string>(),
-    };
-    join.columns.set(`${entity}__${dim}`, expr);
-    joins.set(alias, join);
-    return `${alias}.${entity}__${dim}`;
+    if (!at) return expr;
+    at.columns.set(`d__${dim}`, expr);
+    return `${alias}.d__${dim}`;
   }
 
   /** One join along a foreign entity to the model whose primary entity it is (many to one). */
@@ -320,6 +340,15 @@ interface Query {
   tables: Set<string>;
   /** The value column's name. */
   column: string;
+}
+
+/** `'customer__country', 'month', entity_path=['customer']` → its parts. */
+function templateArgs(args: string): { ref: string; grain?: string; entityPath: string[] } {
+  const path = /entity_path\s*=\s*\[([^\]]*)\]/.exec(args);
+  const rest = path ? args.replace(path[0], "") : args;
+  const quoted = [...rest.matchAll(/['"]([^'"]*)['"]/g)].map((q) => q[1]);
+  const entityPath = path ? [...path[1].matchAll(/['"]([^'"]*)['"]/g)].map((q) => q[1]) : [];
+  return { ref: quoted[0] ?? rest.trim(), grain: quoted[1], entityPath };
 }
 
 /** A filter's WHERE templates (each one a condition). */

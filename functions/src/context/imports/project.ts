@@ -1,6 +1,7 @@
 /**
  * Importing a dbt project end to end: its artifacts read (`<project>/target/manifest.json` and,
- * when present, `semantic_manifest.json`), matched to the warehouse, metrics compiled and dry-run.
+ * when present, `semantic_manifest.json`; without them, its YAML), matched to the warehouse,
+ * metrics compiled and dry-run.
  * Any bad input (a truncated file, an unknown schema version, a metric naming a measure that does
  * not exist) throws ImportError naming the file and item before anything is written.
  */
@@ -9,19 +10,30 @@ import path from "node:path";
 import type { TableSchema, Warehouse } from "../../tools/types";
 import { dryRunMetrics } from "./check";
 import { readManifest, readSemanticManifest } from "./dbt-artifacts";
+import { readDbtYaml } from "./dbt-yaml";
 import { importDbt } from "./dbt";
 import { ImportError } from "./errors";
 import type { ImportedLayer } from "./types";
 
-/** The artifacts' folder: `<project>/target`, or the path itself when it holds manifest.json. */
-function targetDir(project: string): string {
+/** The artifacts' folder (`<project>/target`, or the path itself), or undefined when there are none. */
+function targetDir(project: string): string | undefined {
+  if (!existsSync(project)) throw new ImportError(project, "no such folder; give the dbt project's folder");
   if (existsSync(path.join(project, "manifest.json"))) return project;
   const target = path.join(project, "target");
-  if (existsSync(path.join(target, "manifest.json"))) return target;
-  throw new ImportError(
-    project,
-    "no target/manifest.json here; run `dbt parse` (or `dbt build`) in the project first so its artifacts exist",
-  );
+  return existsSync(path.join(target, "manifest.json")) ? target : undefined;
+}
+
+/** The compiled artifacts when there are, else the project's YAML. */
+function readProject(project: string) {
+  const dir = targetDir(project);
+  if (!dir) return readDbtYaml(project);
+  const manifestFile = path.join(dir, "manifest.json");
+  const semanticFile = path.join(dir, "semantic_manifest.json");
+  const texts = [readFileSync(manifestFile, "utf8")];
+  const manifest = readManifest(texts[0], manifestFile);
+  if (!existsSync(semanticFile)) return { manifest, texts, semantic: undefined };
+  texts.push(readFileSync(semanticFile, "utf8"));
+  return { manifest, texts, semantic: readSemanticManifest(texts[1], semanticFile) };
 }
 
 /** Every table of the warehouse with its columns (what an import is matched against). */
@@ -34,6 +46,8 @@ export async function warehouseTables(warehouse: Warehouse): Promise<TableSchema
 export interface DbtImportOptions {
   /** dbt schema (or `database.schema`) → warehouse dataset. */
   map?: Record<string, string>;
+  /** Where the models are built, for a project read from its YAML (the artifacts say it themselves). */
+  dataset?: string;
 }
 
 /** Reads, matches, compiles and checks a dbt project (see the file's header). */
@@ -42,23 +56,14 @@ export async function importDbtProject(
   warehouse: Warehouse,
   opts: DbtImportOptions = {},
 ): Promise<ImportedLayer> {
-  const dir = targetDir(project);
-  const manifestFile = path.join(dir, "manifest.json");
-  const semanticFile = path.join(dir, "semantic_manifest.json");
-  const texts = [readFileSync(manifestFile, "utf8")];
-  const manifest = readManifest(texts[0], manifestFile);
-  let semantic;
-  if (existsSync(semanticFile)) {
-    texts.push(readFileSync(semanticFile, "utf8"));
-    semantic = readSemanticManifest(texts[1], semanticFile);
-  }
+  const { manifest, semantic, texts } = readProject(project);
   const layer = importDbt({
     manifest,
     semantic,
     texts,
     warehouse: await warehouseTables(warehouse),
     dialect: warehouse.dialect,
-    map: opts.map,
+    map: { ...opts.map, ...(opts.dataset ? { "*": opts.dataset } : {}) },
   });
   return dryRunMetrics(layer, warehouse);
 }
