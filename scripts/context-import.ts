@@ -1,6 +1,6 @@
 /**
  * `npm run context -- import dbt <project> [--map <dbt schema>=<dataset>]... [--dataset <dataset>]
- * [--dry-run]`: imports a dbt project's semantic layer (its `target/` artifacts, else its YAML, whose
+ * [--dry-run]` (and `import lookml <project> [--map <dataset>=<dataset>]...`): imports a dbt project's semantic layer (its `target/` artifacts, else its YAML, whose
  * models are in `--dataset`) into Quarry's context — table and column
  * notes, value lists, declared joins, metrics as glossary terms with SQL checked by the warehouse's
  * dry run — and prints what changed against the active import. Without `--dry-run` the import
@@ -10,13 +10,13 @@
 import { readConfig } from "../functions/src/config";
 import { diffImports } from "../functions/src/context/imports/diff";
 import { ImportError } from "../functions/src/context/imports/errors";
-import { importDbtProject } from "../functions/src/context/imports/project";
+import { importDbtProject, importLookmlProject } from "../functions/src/context/imports/project";
 import { readActiveImport, writeActiveImport } from "../functions/src/context/imports/store";
 import type { ImportedLayer } from "../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
 
 const USAGE =
-  "Usage: npm run context -- import dbt <project folder> [--map <dbt schema>=<dataset>]... [--dataset <dataset>] [--dry-run]";
+  "Usage: npm run context -- import dbt|lookml <project folder> [--map <dbt schema or LookML dataset>=<dataset>]... [--dataset <dataset>] [--dry-run]";
 
 /** `--map a=b` pairs and the rest of the arguments. */
 function parseArgs(argv: string[]): {
@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): {
 function summary(layer: ImportedLayer): string[] {
   const compiled = layer.metrics.filter((m) => m.sql).length;
   return [
-    `Imported from ${layer.source} project "${layer.project}" (artifacts written ${layer.generatedAt}):`,
+    `Imported from ${layer.source} project "${layer.project}" (as of ${layer.generatedAt}):`,
     `  ${layer.tables.length} tables, ${layer.tables.reduce((n, t) => n + t.columns.length, 0)} documented columns, ` +
       `${layer.joins.length} joins, ${layer.metrics.length} metrics (${compiled} with SQL that passed the dry run), ` +
       `${layer.queries.length} saved queries to review`,
@@ -56,14 +56,17 @@ function summary(layer: ImportedLayer): string[] {
 
 export async function importCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
-  if (args.source !== "dbt" || !args.project) {
-    console.error(args.source === "lookml" ? "LookML import is not built yet; see issue #42." : USAGE);
+  if ((args.source !== "dbt" && args.source !== "lookml") || !args.project) {
+    console.error(USAGE);
     return 2;
   }
   const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", ...process.env });
   const warehouse = await getWarehouse(cfg.warehouse);
   try {
-    const layer = await importDbtProject(args.project, warehouse, { map: args.map });
+    const layer =
+      args.source === "dbt"
+        ? await importDbtProject(args.project, warehouse, { map: args.map })
+        : await importLookmlProject(args.project, warehouse, { map: args.map });
     const before = readActiveImport(cfg.contextDir, layer.source, layer.project);
     for (const line of summary(layer)) console.log(line);
     const changes = diffImports(before, layer);

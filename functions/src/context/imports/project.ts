@@ -13,6 +13,7 @@ import { readManifest, readSemanticManifest } from "./dbt-artifacts";
 import { readDbtYaml } from "./dbt-yaml";
 import { importDbt } from "./dbt";
 import { ImportError } from "./errors";
+import { importLookml } from "./lookml";
 import type { ImportedLayer } from "./types";
 
 /** The artifacts' folder (`<project>/target`, or the path itself), or undefined when there are none. */
@@ -64,6 +65,23 @@ export async function importDbtProject(
     warehouse: await warehouseTables(warehouse),
     dialect: warehouse.dialect,
     map: { ...opts.map, ...(opts.dataset ? { "*": opts.dataset } : {}) },
+  });
+  return dryRunMetrics(layer, warehouse);
+}
+
+/** Reads a LookML project (its model and view files), matched to the warehouse, measures dry-run. */
+export async function importLookmlProject(
+  project: string,
+  warehouse: Warehouse,
+  opts: DbtImportOptions = {},
+): Promise<ImportedLayer> {
+  if (!existsSync(project))
+    throw new ImportError(project, "no such folder; give the LookML project's folder");
+  const layer = await importLookml({
+    project,
+    warehouse: await warehouseTables(warehouse),
+    dialect: warehouse.dialect,
+    map: opts.map,
   });
   return dryRunMetrics(layer, warehouse);
 }

@@ -21,7 +21,7 @@ const CARDINALITY = {
 
 /** A metric as a glossary term: its name in words, its label as a synonym. */
 function term(m: ImportedMetric, source: string): GlossaryItem {
-  const name = m.name.replaceAll("_", " ");
+  const name = m.name.replace(/[._]/g, " ");
   const synonyms = m.label && m.label.toLowerCase() !== name ? [m.label] : [];
   const meaning =
     `${m.description ?? `The ${m.kind} metric ${m.name}.`} (the team's ${source} metric ${m.name}, ${m.origin.file ?? m.origin.id})` +
@@ -86,6 +86,10 @@ export function toContextFiles(layer: ImportedLayer, authored: readonly ContextF
         ? datasetOf(layer.tables[0].table)
         : undefined;
     if (dataset) fileFor(dataset).glossary.push(g);
+  }
+  for (const rule of layer.rules ?? []) {
+    const table = layer.tables.find((t) => rule.includes(` ${t.table} `));
+    if (table) fileFor(datasetOf(table.table)).rules.push(rule);
   }
   return [...files.values()];
 }

@@ -88,4 +88,6 @@ export interface ImportedLayer {
   metrics: ImportedMetric[];
   queries: ImportedQuery[];
   notices: ImportNotice[];
+  /** Conditions the team applies to every query of a table (LookML's `sql_always_where`). */
+  rules?: string[];
 }
