@@ -30,11 +30,12 @@ async function main(): Promise<number> {
     const warehouse = await getWarehouse(cfg.warehouse);
     const { knowledge } = await loadKnowledge(cfg.contextDir, warehouse);
     const notes = knowledge.allNotes();
-    const key = warehouseCatalogKey(cfg.warehouse, notes);
+    const joins = knowledge.declaredJoins();
+    const key = warehouseCatalogKey(cfg.warehouse, notes, joins);
     const store = new FirestoreCatalogStore(db, cfg.catalogsCollection);
     if (command === "refresh") {
       const started = Date.now();
-      const catalog = await buildCatalog(warehouse, notes);
+      const catalog = await buildCatalog(warehouse, notes, { joins });
       await store.write(key, catalog);
       console.log(
         `Stored the catalog of ${catalog.tables.length} tables as ${cfg.catalogsCollection}/${key} (${Date.now() - started} ms).`,

@@ -99,7 +99,7 @@ async function main(): Promise<number> {
   const knowledge = loaded.knowledge.withExamples(approved);
   for (const err of report.failed) console.error(`[context] not used: ${err.message}`);
   // One catalog for the graph and for the summary below, so both link the same tables.
-  const catalog = await buildCatalog(warehouse, knowledge.allNotes());
+  const catalog = await buildCatalog(warehouse, knowledge.allNotes(), { joins: knowledge.declaredJoins() });
   const recorder = new PromptRecorder({});
   const graph = await createAgentGraph({
     checkpointer: new MemorySaver(),

@@ -71,6 +71,7 @@ describe("the shipped context file for the sample dataset", () => {
         rules: ["Revenue excludes cancelled orders."],
         glossary: [{ term: "revenue", synonyms: ["sales"], meaning: "Money in.", sql: "SUM(x)" }],
         tables: {},
+        joins: [],
         verified_queries: [{ question: "Revenue by month", sql: "SELECT 1" }],
       },
     ]).forQuestion("revenue by month");

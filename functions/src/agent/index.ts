@@ -99,11 +99,12 @@ export async function createGraphFactory(
     knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
     const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
     const notes = knowledge.allNotes();
+    const joins = knowledge.declaredJoins();
     const logger = await import("firebase-functions/logger");
-    catalog ??= new CatalogCache(() => buildCatalog(warehouse, notes), {
+    catalog ??= new CatalogCache(() => buildCatalog(warehouse, notes, { joins }), {
       maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
       ...(opts.catalogStore
-        ? { store: opts.catalogStore, key: warehouseCatalogKey(cfg.warehouse, notes) }
+        ? { store: opts.catalogStore, key: warehouseCatalogKey(cfg.warehouse, notes, joins) }
         : {}),
       onStoreError: (err) =>
         logger.warn("catalog store unavailable; built the catalog here", { err: String(err) }),

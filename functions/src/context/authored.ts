@@ -41,6 +41,19 @@ export const VerifiedQuery = z
   })
   .strict();
 
+/**
+ * A join the team declares (or an import brings): `from` refers to `to`, both `table.column` (a
+ * bare table is taken within the file's dataset); cardinality is rows of `from` per row of `to`.
+ * Schema linking joins along declared edges first and writes them with their cardinality.
+ */
+const JoinEntry = z
+  .object({
+    from: Text.max(300).regex(/\.[^.]+\.?/, "write table.column"),
+    to: Text.max(300).regex(/\.[^.]+\.?/, "write table.column"),
+    cardinality: z.enum(["many_to_one", "one_to_one", "one_to_many", "many_to_many"]).default("many_to_one"),
+  })
+  .strict();
+
 /** More starters than this crowd the first screen; the file must choose. */
 const MAX_STARTERS = 6;
 
@@ -51,6 +64,7 @@ const ContextFileSchema = z
     glossary: z.array(GlossaryEntry).default([]),
     rules: z.array(Text.max(2_000)).default([]),
     tables: z.record(z.string(), TableNotes).default({}),
+    joins: z.array(JoinEntry).default([]),
     verified_queries: z.array(VerifiedQuery).default([]),
   })
   .strict();
@@ -160,6 +174,12 @@ export function parseContextFile(
   return { context, lineAt };
 }
 
+/** A join's end, `table.column` or `dataset.table.column`, as the warehouse's table id and the column. */
+export function joinEnd(dataset: string, end: string): { table: string; column: string } {
+  const dot = end.lastIndexOf(".");
+  return { table: tableId(dataset, end.slice(0, dot)), column: end.slice(dot + 1) };
+}
+
 /** Table ids as the warehouse names them (`shop.orders`); a bare name is taken within the dataset. */
 function tableId(dataset: string, name: string): string {
   return name.includes(".") ? name : `${dataset}.${name}`;
@@ -197,6 +217,26 @@ export async function validateAgainstWarehouse(
           file,
           line: lineAt(["tables", name, "columns", col]),
           message: `column "${col}" is not in ${id} (columns: ${schema.columns.map((c) => c.name).join(", ")})`,
+        });
+      }
+    }
+  }
+  for (const [i, j] of context.joins.entries()) {
+    for (const side of ["from", "to"] as const) {
+      const { table, column } = joinEnd(context.dataset, j[side]);
+      const id = known.get(table.toLowerCase());
+      const schema = id ? (schemas.get(id) ?? (await warehouse.describeTable(id))) : undefined;
+      if (!schema) {
+        problems.push({
+          file,
+          line: lineAt(["joins", i, side]),
+          message: `table "${table}" is not in the warehouse`,
+        });
+      } else if (!schema.columns.some((c) => c.name.toLowerCase() === column.toLowerCase())) {
+        problems.push({
+          file,
+          line: lineAt(["joins", i, side]),
+          message: `column "${column}" is not in ${schema.id}`,
         });
       }
     }

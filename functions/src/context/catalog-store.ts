@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Firestore } from "@google-cloud/firestore";
 import type { WarehouseConfig } from "../config";
-import type { Catalog, CatalogStore } from "./catalog";
+import type { Catalog, CatalogStore, DeclaredJoin } from "./catalog";
 
 export type { CatalogStore };
 
@@ -24,14 +24,20 @@ export function catalogKey(parts: unknown): string {
 
 /**
  * The key the function uses for a warehouse: what decides its tables (engine, and the project and
- * datasets, or the DuckDB file and registered files) and the authored notes applied to them.
+ * datasets, or the DuckDB file and registered files), the authored notes applied to them and the
+ * joins declared on them.
  */
-export function warehouseCatalogKey(warehouse: WarehouseConfig, notes: Record<string, string>): string {
+export function warehouseCatalogKey(
+  warehouse: WarehouseConfig,
+  notes: Record<string, string>,
+  joins: readonly DeclaredJoin[] = [],
+): string {
   const where =
     warehouse.engine === "bigquery"
       ? { project: warehouse.bigquery.billingProject, datasets: warehouse.bigquery.datasets }
       : { path: warehouse.duckdb.path ?? "sample", files: warehouse.duckdb.files };
-  return catalogKey({ engine: warehouse.engine, ...where, notes });
+  // Without declared joins the key is as it was, so catalogs already stored stay valid.
+  return catalogKey({ engine: warehouse.engine, ...where, notes, ...(joins.length ? { joins } : {}) });
 }
 
 export class FirestoreCatalogStore implements CatalogStore {

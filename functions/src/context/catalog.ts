@@ -22,8 +22,28 @@ interface CatalogColumn {
   values?: string[];
 }
 
+/** A join the team declared (context files or an import): `from` refers to `to`. */
+export interface DeclaredJoin {
+  from: { table: string; column: string };
+  to: { table: string; column: string };
+  cardinality: "many_to_one" | "one_to_one" | "one_to_many" | "many_to_many";
+}
+
+/**
+ * One end of a declared join on a table: its column and the join's key (`@<to table>.<to column>`,
+ * the same on both ends), which schema linking treats like a shared `*_id` key.
+ */
+interface DeclaredKey {
+  column: string;
+  key: string;
+  /** Rows of this table per row of the other end (on the `from` end). */
+  cardinality?: DeclaredJoin["cardinality"];
+}
+
 export interface CatalogTable extends TableInfo {
   columns: CatalogColumn[];
+  /** The ends of declared joins on this table. */
+  declared?: DeclaredKey[];
 }
 
 export interface Catalog {
@@ -44,7 +64,7 @@ function flatten(columns: ColumnInfo[], prefix = ""): ColumnInfo[] {
 export async function buildCatalog(
   warehouse: Warehouse,
   notes: Record<string, string> = {},
-  opts: { concurrency?: number } = {},
+  opts: { concurrency?: number; joins?: readonly DeclaredJoin[] } = {},
 ): Promise<Catalog> {
   const infos = await warehouse.listTables();
   const tables: CatalogTable[] = new Array(infos.length);
@@ -71,7 +91,21 @@ export async function buildCatalog(
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, infos.length) }, worker));
+  addDeclared(tables, opts.joins ?? []);
   return { tables, builtAt: Date.now() };
+}
+
+/** Puts each declared join's two ends on its tables (a join naming a table not listed is skipped). */
+function addDeclared(tables: CatalogTable[], joins: readonly DeclaredJoin[]): void {
+  const byId = new Map(tables.map((t) => [t.id.toLowerCase(), t]));
+  for (const j of joins) {
+    const from = byId.get(j.from.table.toLowerCase());
+    const to = byId.get(j.to.table.toLowerCase());
+    if (!from || !to || from === to) continue;
+    const key = `@${to.id}.${j.to.column}`.toLowerCase();
+    (from.declared ??= []).push({ column: j.from.column, key, cardinality: j.cardinality });
+    (to.declared ??= []).push({ column: j.to.column, key });
+  }
 }
 
 function sampleValues(rows: Record<string, unknown>[], column: string): string[] | null {

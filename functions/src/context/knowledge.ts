@@ -6,7 +6,8 @@
  * words) as examples. Lexical and offline: no model call, no network.
  */
 import MiniSearch from "minisearch";
-import type { ContextFile, GlossaryItem, VerifiedQueryItem } from "./authored";
+import { joinEnd, type ContextFile, type GlossaryItem, type VerifiedQueryItem } from "./authored";
+import type { DeclaredJoin } from "./catalog";
 
 /** Verified queries shown as examples per question. */
 const MAX_EXAMPLES = 3;
@@ -127,6 +128,17 @@ export class KnowledgeBase {
       }
     }
     return notes;
+  }
+
+  /** The joins the files declare (authored or imported), with warehouse table ids. */
+  declaredJoins(): DeclaredJoin[] {
+    return this.files.flatMap((f) =>
+      f.joins.map((j) => ({
+        from: joinEnd(f.dataset, j.from),
+        to: joinEnd(f.dataset, j.to),
+        cardinality: j.cardinality,
+      })),
+    );
   }
 
   /** The verified questions marked `starter: true`, for an empty conversation's first screen. */

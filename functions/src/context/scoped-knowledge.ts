@@ -7,7 +7,7 @@
  */
 import { namesInScope } from "../tools/scope-gate";
 import { datasetCoverage, inScope, type Scope } from "../tools/scope";
-import type { ContextFile, VerifiedQueryItem } from "./authored";
+import { joinEnd, type ContextFile, type VerifiedQueryItem } from "./authored";
 import { KnowledgeBase } from "./knowledge";
 
 const cache = new WeakMap<KnowledgeBase, Map<string, KnowledgeBase>>();
@@ -55,6 +55,10 @@ function pruneFile(f: ContextFile, scope: Scope, visibleSql: (sql: string) => bo
         whole ? !g.sql || visibleSql(g.sql) : !!g.sql && visibleSql(g.sql) && namesSomeTable(g.sql, scope),
       ),
       verified_queries: f.verified_queries.filter((q) => visibleSql(q.sql)),
+      // A join is kept only when both its tables are in scope (its end names the other table).
+      joins: f.joins.filter((j) =>
+        [j.from, j.to].every((end) => inScope(scope, joinEnd(f.dataset, end).table)),
+      ),
       tables,
     },
   ];

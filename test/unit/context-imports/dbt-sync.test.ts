@@ -7,7 +7,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKnowledge } from "../../../functions/src/context";
+import {
+  KnowledgeBase,
+  loadKnowledge,
+  parseContextFile,
+  validateAgainstWarehouse,
+} from "../../../functions/src/context";
 import { diffImports } from "../../../functions/src/context/imports/diff";
 import { importDbtProject } from "../../../functions/src/context/imports/project";
 import { readActiveImport, writeActiveImport } from "../../../functions/src/context/imports/store";
@@ -49,9 +54,11 @@ describe("an imported layer in the agent's knowledge", () => {
     const food = k.glossary.find((g) => g.term === "food revenue")!;
     expect(food.sql).toBe(layer.metrics.find((m) => m.name === "food_revenue")!.sql);
     expect(food.meaning).toMatch(/dbt metric food_revenue, models\/marts\/order_items\.yml/);
-    expect(k.notes["jaffle.order_items"]).toMatch(
-      /order_items\.order_id joins jaffle\.orders\.order_id \(many to one\)/,
-    );
+    expect(knowledge.declaredJoins()).toContainEqual({
+      from: { table: "jaffle.order_items", column: "order_id" },
+      to: { table: "jaffle.orders", column: "order_id" },
+      cardinality: "many_to_one",
+    });
     expect(knowledge.allNotes()["jaffle.customers.customer_type"]).toMatch(/Values: new, returning\./);
   });
 
@@ -152,5 +159,37 @@ describe("re-importing: the diff against the active import", () => {
     expect(after.metrics.find((m) => m.name === "large_orders")!.sql).toMatch(/>= 50/);
     // --dry-run's part: the active import is untouched until written.
     expect(readActiveImport(dir, "dbt", "jaffle_shop")).toEqual(before);
+  });
+});
+
+describe("joins written in a context file", () => {
+  it("are checked against the warehouse with their line, and declared like imported ones", async () => {
+    const text = [
+      "dataset: jaffle",
+      "joins:",
+      "  - from: orders.customer_id",
+      "    to: customers.customer_id",
+      "  - from: orders.location_id",
+      "    to: locations.locaton_id",
+      "    cardinality: many_to_one",
+      "",
+    ].join("\n");
+    const parsed = parseContextFile(text, "jaffle.yaml");
+    const err = await validateAgainstWarehouse(parsed, warehouse, "jaffle.yaml").catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/jaffle\.yaml:6: column "locaton_id" is not in jaffle\.locations/);
+    const good = parseContextFile(text.replace("locaton_id", "location_id"), "jaffle.yaml");
+    await validateAgainstWarehouse(good, warehouse, "jaffle.yaml");
+    expect(new KnowledgeBase([good.context]).declaredJoins()).toEqual([
+      {
+        from: { table: "jaffle.orders", column: "customer_id" },
+        to: { table: "jaffle.customers", column: "customer_id" },
+        cardinality: "many_to_one",
+      },
+      {
+        from: { table: "jaffle.orders", column: "location_id" },
+        to: { table: "jaffle.locations", column: "location_id" },
+        cardinality: "many_to_one",
+      },
+    ]);
   });
 });

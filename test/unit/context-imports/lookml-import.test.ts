@@ -8,7 +8,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCatalog, linkHints, linkSchema, loadKnowledge } from "../../../functions/src/context";
 import { importLookmlProject } from "../../../functions/src/context/imports/project";
+import { writeActiveImport } from "../../../functions/src/context/imports/store";
 import type { ImportedLayer } from "../../../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
@@ -107,5 +109,44 @@ describe("LookML import (thelook)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("declared joins steer schema linking (thelook: keys not named alike)", () => {
+  async function linked(question: string, withImport: boolean) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-lookml-ctx-"));
+    try {
+      if (withImport) writeActiveImport(dir, layer);
+      const { knowledge } = await loadKnowledge(dir, warehouse, { strict: true });
+      const catalog = await buildCatalog(warehouse, knowledge.allNotes(), {
+        joins: knowledge.declaredJoins(),
+      });
+      return linkSchema(catalog, question, linkHints(knowledge.forQuestion(question)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("joins order items to users on user_id = id, with the cardinality, only with the import", async () => {
+    const q = "total sale price of order items by users traffic source";
+    const withJoins = await linked(q, true);
+    expect(withJoins.tables.map((t) => t.id)).toEqual(
+      expect.arrayContaining(["thelook.order_items", "thelook.users"]),
+    );
+    expect(withJoins.joins).toContain("thelook.order_items.user_id = thelook.users.id (many to one)");
+    const without = await linked(q, false);
+    expect(without.joins.some((j) => j.includes("thelook.users.id"))).toBe(false);
+  });
+
+  it("bridges order items and products through inventory items along the declared edges", async () => {
+    const q = "sale price of order items by products brand";
+    const withJoins = await linked(q, true);
+    expect(withJoins.tables.map((t) => t.id)).toContain("thelook.inventory_items");
+    expect(withJoins.joins).toEqual(
+      expect.arrayContaining([
+        "thelook.order_items.inventory_item_id = thelook.inventory_items.id (one to one)",
+        "thelook.inventory_items.product_id = thelook.products.id (many to one)",
+      ]),
+    );
   });
 });

@@ -265,6 +265,7 @@ describe("scoped catalog and authored context", () => {
         glossary: [{ term: `${dataset} term`, synonyms: [], meaning: "m", sql: `SUM(${dataset}.t.x)` }],
         verified_queries: [{ question: `${dataset} question?`, sql: `SELECT 1 FROM ${dataset}.t` }],
         tables: { t: { description: `${dataset} note`, columns: {} } },
+        joins: [],
         ...extra,
       }) as ContextFile;
     const cross = {

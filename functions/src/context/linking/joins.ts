@@ -7,14 +7,28 @@ import type { Catalog, CatalogTable } from "../catalog";
 
 const keySets = new WeakMap<CatalogTable, Set<string>>();
 
-/** A table's key columns (`*_id`, `id`), lower case. */
+/**
+ * A table's key columns (`*_id`, `id`), lower case, and the keys of the joins declared on it
+ * (`@<table>.<column>`, catalog.ts): a declared join connects its two tables whatever their
+ * columns are called (`order_items.user_id → users.id`).
+ */
 function keysOf(t: CatalogTable): Set<string> {
   let keys = keySets.get(t);
   if (!keys) {
     keys = new Set(t.columns.map((c) => c.name.toLowerCase()).filter((n) => n.endsWith("_id") || n === "id"));
+    for (const d of t.declared ?? []) keys.add(d.key);
     keySets.set(t, keys);
   }
   return keys;
+}
+
+const isDeclared = (key: string) => key.startsWith("@");
+
+/** The column of `t` a key joins on (a declared key's own column), and the declared cardinality. */
+function endOf(t: CatalogTable, key: string): { column: string; cardinality?: string } {
+  if (!isDeclared(key)) return { column: key };
+  const d = t.declared?.find((x) => x.key === key);
+  return { column: d?.column ?? key, cardinality: d?.cardinality };
 }
 
 /** `a.b.c` → `a.b` (called for every table several times a question: no arrays). */
@@ -46,6 +60,7 @@ const singular = (w: string) =>
 
 /** True when `key` is the table's own key (`orders.order_id`, `web_events.event_id`), not a reference. */
 export function owns(t: CatalogTable, key: string): boolean {
+  if (isDeclared(key)) return key.startsWith(`@${t.id.toLowerCase()}.`);
   const name = t.id.split(".").pop()!.toLowerCase();
   return key === `${singular(name)}_id` || key === `${singular(name.split("_").pop()!)}_id`;
 }
@@ -80,18 +95,35 @@ export function joinDistance(catalog: Catalog, chosen: CatalogTable[]): (t: Cata
   };
 }
 
-/** The key joins among the chosen tables, each reference to the table that owns the key: `a.k = b.k`. */
+/**
+ * The key joins among the chosen tables, each reference to the table that owns the key
+ * (`a.k = b.k`); a declared join with its own columns and cardinality (`a.x = b.y (many to one)`),
+ * and a name-only match left out where a declared join already joins the same two tables.
+ */
 export function joinLines(catalog: Catalog, chosen: string[]): string[] {
   const byId = tablesById(catalog);
   const tables = chosen.map((id) => byId.get(id)!);
-  const out: string[] = [];
+  const declared: string[] = [];
+  const guessed: [CatalogTable, CatalogTable, string][] = [];
+  const pairs = new Set<string>();
   for (const a of tables) {
     for (const k of references(a)) {
       const b = tables.find((t) => t !== a && owns(t, k) && keysOf(t).has(k));
-      if (b) out.push(`${a.id}.${k} = ${b.id}.${k}`);
+      if (!b) continue;
+      if (!isDeclared(k)) {
+        guessed.push([a, b, `${a.id}.${k} = ${b.id}.${k}`]);
+        continue;
+      }
+      const from = endOf(a, k);
+      const card = from.cardinality ? ` (${from.cardinality.replaceAll("_", " ")})` : "";
+      declared.push(`${a.id}.${from.column} = ${b.id}.${endOf(b, k).column}${card}`);
+      pairs.add(`${a.id}|${b.id}`).add(`${b.id}|${a.id}`);
     }
   }
-  return out;
+  return [
+    ...declared,
+    ...guessed.filter(([a, b]) => !pairs.has(`${a.id}|${b.id}`)).map(([, , line]) => line),
+  ];
 }
 
 interface KeyIndex {
@@ -155,7 +187,7 @@ export function withBridges(catalog: Catalog, chosen: string[], scores: Map<stri
 
 /**
  * Breadth-first from `start` to the first table of `target`, neighbours (tables sharing a key) best
- * first, at most 3 steps; the table reached and each visited table's predecessor. Once a table's
+ * first (those joined by a declared join before the rest), at most 3 steps; the table reached and each visited table's predecessor. Once a table's
  * neighbours are visited, every table holding its keys is, so a key is expanded once (with 700
  * tables holding `customer_id`, expanding it per table cost seconds).
  */
@@ -175,12 +207,19 @@ function search(
     for (const t of frontier) {
       // The neighbours not yet visited (visited ones are skipped anyway), best first.
       const around = new Set<CatalogTable>();
+      const viaDeclared = new Set<CatalogTable>();
       for (const k of keysOf(t)) {
         if (expanded.has(k)) continue;
-        for (const n of keys.get(k) ?? []) if (!prev.has(n.id)) around.add(n);
+        for (const n of keys.get(k) ?? []) {
+          if (prev.has(n.id)) continue;
+          around.add(n);
+          if (isDeclared(k)) viaDeclared.add(n);
+        }
       }
       for (const k of keysOf(t)) expanded.add(k);
-      for (const n of [...around].sort((x, y) => rankOf(y) - rankOf(x))) {
+      // A table the team declared a join to comes before one that merely shares a column name.
+      const score = (n: CatalogTable) => (viaDeclared.has(n) ? 1e15 : 0) + rankOf(n);
+      for (const n of [...around].sort((x, y) => score(y) - score(x))) {
         prev.set(n.id, t.id);
         if (target.has(n.id)) return { id: n.id, prev };
         next.push(n);
