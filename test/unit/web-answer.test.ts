@@ -1,6 +1,7 @@
 /**
  * The answer as the page shows it: Markdown made steady while it streams, follow-up questions from
- * the `suggestions` event and, after a reload, from the answer message; starters from the context
+ * the `suggestions` event and, after a reload, from the answer message; the team's definitions an
+ * answer used, likewise; starters from the context
  * file (`starter: true`, validated).
  */
 import path from "node:path";
@@ -9,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { steadyMarkdown } from "../../web/src/data/markdown";
 import { chatReducer, EMPTY_CHAT } from "../../web/src/chat/reducer";
 import { turnsFromMessages } from "../../web/src/chat/model";
+import { DefinitionsUsed } from "../../web/src/chat/DefinitionsUsed";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
 import { ContextFileError, KnowledgeBase, parseContextFile } from "../../functions/src/context";
 
 describe("steadyMarkdown: an unfinished tail does not jump", () => {
@@ -50,6 +54,52 @@ describe("follow-up questions on the page", () => {
     ]);
     // The server's filtered list, not whatever the raw text holds.
     expect(turns[0].suggestions).toEqual(["Revenue by channel?"]);
+  });
+});
+
+describe("team definitions an answer used, on the page", () => {
+  const food = {
+    name: "food revenue",
+    source: "dbt",
+    file: "models/marts/order_items.yml",
+    approved: false,
+  } as const;
+
+  it("come from the definitions event while live, and from the answer message after a reload (well-formed only)", () => {
+    let s = chatReducer(EMPTY_CHAT, { type: "submitted", key: "q1", question: "Food revenue?" });
+    s = chatReducer(s, {
+      type: "stream",
+      event: "custom",
+      data: { type: "definitions", definitions: [food] },
+    });
+    expect(s.turns[0].definitions).toEqual([food]);
+    const turns = turnsFromMessages([
+      { type: "human", content: "Food revenue?", id: "q1" },
+      {
+        type: "ai",
+        content: "Food brought most.",
+        id: "a1",
+        response_metadata: {
+          quarry_definitions: [food, { name: "x", source: "elsewhere", approved: true }, 7],
+        },
+      },
+    ]);
+    expect(turns[0].definitions).toEqual([food]);
+  });
+
+  it("are shown with their source and file, and an imported one as not reviewed in Quarry", () => {
+    const html = renderToStaticMarkup(
+      createElement(DefinitionsUsed, {
+        definitions: [food, { name: "revenue", source: "authored", file: "shop.yaml", approved: true }],
+      }),
+    );
+    expect(html).toContain('aria-label="Team definitions used"');
+    expect(html).toMatch(
+      /<strong>food revenue<\/strong> <span class="muted">— dbt \(models\/marts\/order_items\.yml\), imported: not reviewed in Quarry<\/span>/,
+    );
+    expect(html).toMatch(
+      /<strong>revenue<\/strong> <span class="muted">— Quarry context \(shop\.yaml\)<\/span>/,
+    );
   });
 });
 

@@ -231,5 +231,6 @@ async function loadTeamKnowledge(dir: string, warehouse: Warehouse): Promise<Kno
   const logger = await import("firebase-functions/logger");
   for (const err of report.failed) logger.error(`Authored context not used. ${err.message}`);
   if (report.loaded.length) logger.info(`Authored context loaded: ${report.loaded.join(", ")}`);
+  if (report.imported.length) logger.info(`Imported semantic layers loaded: ${report.imported.join(", ")}`);
   return knowledge;
 }

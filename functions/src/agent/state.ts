@@ -3,6 +3,7 @@
  * RemoveMessage, which the summarizer uses), usage accumulates over the whole thread, everything
  * else is last-write-wins and is reset by `ingress` at the start of each turn.
  */
+import type { GlossaryOrigin } from "../context/authored";
 import { Annotation, messagesStateReducer } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Phase, Usage } from "./events";
@@ -28,6 +29,8 @@ export interface SystemContext {
   tables: string[];
   /** The team's knowledge chosen for this turn's question (authored context), as prompt text. */
   knowledge?: string;
+  /** The chosen glossary terms with SQL and a known origin, to name the ones the answer used. */
+  definitions?: { term: string; sql: string; origin: GlossaryOrigin }[];
 }
 
 /** One tool call of the current turn and what came of it. */

@@ -9,10 +9,12 @@
  * query must pass the warehouse's dry run. Every problem is reported with the file and line.
  */
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { LineCounter, parseDocument, isMap, isSeq, type Node as YamlNode } from "yaml";
 import { z } from "zod";
 import { FULL_SCOPE } from "../tools/scope";
 import type { QueryContext, TableSchema, Warehouse } from "../tools/types";
+import type { DefinitionUse } from "../contract/events";
 
 const Text = z.string().trim().min(1);
 
@@ -70,7 +72,9 @@ const ContextFileSchema = z
   .strict();
 
 export type ContextFile = z.infer<typeof ContextFileSchema>;
-export type GlossaryItem = z.infer<typeof GlossaryEntry>;
+/** Where a glossary term came from (set when loading, never written in a file). */
+export type GlossaryOrigin = Omit<DefinitionUse, "name">;
+export type GlossaryItem = z.infer<typeof GlossaryEntry> & { origin?: GlossaryOrigin };
 export type VerifiedQueryItem = z.infer<typeof VerifiedQuery>;
 
 /** One problem in a context file, with where it is. */
@@ -278,5 +282,8 @@ export async function loadContextFile(path: string, warehouse: Warehouse): Promi
   }
   const parsed = parseContextFile(text, path);
   await validateAgainstWarehouse(parsed, warehouse, path);
+  const file = basename(path);
+  for (const g of parsed.context.glossary as GlossaryItem[])
+    g.origin = { source: "authored", file, approved: true };
   return parsed.context;
 }

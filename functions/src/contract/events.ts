@@ -177,7 +177,28 @@ export type QuarryEvent =
    * naming tables and columns the person's context showed. Also kept on the answer message's
    * `response_metadata.quarry_suggestions`, so a reload shows the same buttons.
    */
-  | { type: "suggestions"; questions: string[] };
+  | { type: "suggestions"; questions: string[] }
+  /**
+   * The team's definitions the answer's SQL used: glossary terms (authored or imported from dbt or
+   * LookML) whose aggregates the SQL that ran contains. Also kept on the answer message's
+   * `response_metadata.quarry_definitions`, so a reload names them too.
+   */
+  | { type: "definitions"; definitions: DefinitionUse[] };
+
+/** A definition an answer used, and where it was written. */
+export interface DefinitionUse {
+  /** The term as the glossary names it ("food revenue"). */
+  name: string;
+  /** Where it came from: a context file written in Quarry, or an import. */
+  source: "authored" | "dbt" | "lookml";
+  /** The file it was written in (a context file, a dbt YAML, a LookML view), when known. */
+  file?: string;
+  /**
+   * Whether the team stands behind it in Quarry: true for a context file's term (committed by the
+   * team); false for an imported item, which no admin has reviewed in Quarry.
+   */
+  approved: boolean;
+}
 
 /**
  * `GET /first-screen`: what an empty conversation offers — questions to start with (the authored

@@ -3,6 +3,7 @@
  * real warehouse tools over DuckDB's sample dataset (or any tools), streamed the way the HTTP
  * layer streams it.
  */
+import type { KnowledgeBase } from "../../../functions/src/context";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
@@ -35,6 +36,8 @@ export async function harness(
     env?: Record<string, string>;
     toolTimeoutMs?: number;
     checkpointer?: BaseCheckpointSaver;
+    /** The team's context (with tools given, the graph loads none itself). */
+    knowledge?: KnowledgeBase;
   } = {},
 ): Promise<Harness> {
   const cfg = testConfig(opts.env);
@@ -46,6 +49,7 @@ export async function harness(
     tools: opts.tools ?? (await duckTools(cfg)),
     config: cfg,
     toolTimeoutMs: opts.toolTimeoutMs,
+    ...(opts.knowledge ? { knowledge: opts.knowledge } : {}),
     now: () => new Date("2026-01-15T10:00:00Z"),
   });
   return { graph, model, checkpointer };

@@ -6,6 +6,7 @@ import { Markdown } from "./Markdown";
 import { AttachmentList } from "./Attachments";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
+import { DefinitionsUsed } from "./DefinitionsUsed";
 import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
 import { ConnectBigQueryButton } from "../access/BigQueryConnect";
@@ -202,6 +203,7 @@ export function TurnView(props: Props) {
             {live && answer && <span className="cursor" aria-hidden="true" />}
           </div>
         )}
+        {!!turn.definitions?.length && <DefinitionsUsed definitions={turn.definitions} />}
         {live && turn.reconnecting && (
           <p className="notice" role="status">
             Connection lost — the answer goes on, and continues here when you are back online.

@@ -2,7 +2,7 @@
  * What the page shows of a conversation: turns (a question and everything the agent did for it),
  * and how to rebuild them from the checkpointed messages after a reload.
  */
-import type { Phase, Usage } from "@quarry/functions/contract";
+import type { DefinitionUse, Phase, Usage } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
 import type { QueryView, ResultView } from "../results/query-view";
 import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
@@ -61,6 +61,8 @@ export interface Turn {
   reconnecting?: boolean;
   /** Questions to ask next, offered as buttons (from the answer's own model call). */
   suggestions?: string[];
+  /** The team's definitions the answer's SQL used (glossary terms, authored or imported). */
+  definitions?: DefinitionUse[];
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }
@@ -131,12 +133,16 @@ function isArtifact(a: unknown): a is ToolArtifact {
  * The queries, answer and status of the messages of one turn (everything after its question):
  * tool calls give the SQL, tool messages' artifacts the rows or the error, the last AI text the answer.
  */
-export function turnPartsFromMessages(
-  messages: MessageDict[],
-): Pick<Turn, "queries" | "answer" | "clarification" | "suggestions"> & { stopped?: boolean } {
+export function turnPartsFromMessages(messages: MessageDict[]): Pick<
+  Turn,
+  "queries" | "answer" | "clarification" | "suggestions" | "definitions"
+> & {
+  stopped?: boolean;
+} {
   const queries: QueryView[] = [];
   let answer = "";
   let suggestions: string[] | undefined;
+  let definitions: DefinitionUse[] | undefined;
   let clarification: ClarificationView | undefined;
   let askId: string | undefined;
   let stopped = false;
@@ -164,6 +170,7 @@ export function turnPartsFromMessages(
         answer = text;
         stopped = m.response_metadata?.quarry_stopped === true;
         suggestions = suggestionsOf(m.response_metadata?.quarry_suggestions);
+        definitions = definitionsOf(m.response_metadata?.quarry_definitions);
       }
     } else if (isTool(m) && m.tool_call_id && m.tool_call_id === askId) {
       const text = messageText(m.content);
@@ -200,6 +207,7 @@ export function turnPartsFromMessages(
     answer,
     ...(clarification ? { clarification } : {}),
     ...(suggestions?.length ? { suggestions } : {}),
+    ...(definitions?.length ? { definitions } : {}),
     ...(stopped ? { stopped } : {}),
   };
 }
@@ -208,6 +216,19 @@ export function turnPartsFromMessages(
 function suggestionsOf(v: unknown): string[] | undefined {
   if (!Array.isArray(v)) return undefined;
   return v.filter((q): q is string => typeof q === "string" && q.trim() !== "").slice(0, MAX_FOLLOW_UPS);
+}
+
+/** The definitions kept on an answer message (well-formed entries only). */
+export function definitionsOf(v: unknown): DefinitionUse[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  return v.filter(
+    (d): d is DefinitionUse =>
+      !!d &&
+      typeof d.name === "string" &&
+      ["authored", "dbt", "lookml"].includes(d.source) &&
+      typeof d.approved === "boolean" &&
+      (d.file === undefined || typeof d.file === "string"),
+  );
 }
 
 /** All turns of a thread from its checkpointed messages (after a reload). */

@@ -98,6 +98,8 @@ function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
       return { ...turn, usage: ev.turn };
     case "suggestions":
       return { ...turn, suggestions: ev.questions };
+    case "definitions":
+      return { ...turn, definitions: ev.definitions };
     default:
       return turn;
   }
@@ -154,6 +156,7 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
       answer: parts.answer || turn.answer,
       queries: mergeQueries(turn.queries, parts.queries),
       ...(parts.suggestions ? { suggestions: parts.suggestions } : {}),
+      ...(parts.definitions ? { definitions: parts.definitions } : {}),
       ...(clarification ? { clarification } : {}),
     };
   });

@@ -23,6 +23,8 @@ import {
   fill,
 } from "../prompts";
 import { splitFollowUps } from "../../contract/follow-ups";
+import type { DefinitionUse } from "../../contract/events";
+import { definitionsUsed } from "../../context/definitions";
 import { visibleFollowUps } from "../prompt-inputs/follow-ups";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
@@ -51,12 +53,25 @@ function generatorMessages(state: QuarryStateType, digestChars: number) {
   return [new SystemMessage(system), ...priorConversation(state.messages), ...question];
 }
 
+/** The team's definitions this turn's successful queries used (context/definitions.ts). */
+function usedDefinitions(state: QuarryStateType): DefinitionUse[] {
+  const chosen = state.systemContext?.definitions ?? [];
+  if (!chosen.length) return [];
+  const ran = state.turnResults.flatMap((r) => (r.artifact.kind === "query" ? [r.artifact.result.sql] : []));
+  return definitionsUsed(
+    chosen.map((d) => ({ term: d.term, synonyms: [], meaning: "", sql: d.sql, origin: d.origin })),
+    ran,
+  );
+}
+
 export function makeGenerator(deps: AgentDeps) {
   return async function generator(
     state: QuarryStateType,
     config: LangGraphRunnableConfig,
   ): Promise<QuarryUpdate> {
     emitPhase(config, "answering");
+    const definitions = usedDefinitions(state);
+    if (definitions.length) emit(config, { type: "definitions", definitions });
     const messages = generatorMessages(state, deps.digestChars);
     const reply = await callModel(deps, config, { node: "generator", messages, streamToUser: true });
     const delta = usageOfModelCall(reply);
@@ -72,6 +87,9 @@ export function makeGenerator(deps: AgentDeps) {
     if (suggestions.length) {
       emit(config, { type: "suggestions", questions: suggestions });
       reply.response_metadata = { ...reply.response_metadata, quarry_suggestions: suggestions };
+    }
+    if (definitions.length) {
+      reply.response_metadata = { ...reply.response_metadata, quarry_definitions: definitions };
     }
     return {
       phase: "answering",

@@ -17,7 +17,7 @@ import { scopedKnowledge } from "../../context/scoped-knowledge";
 import { runPersonOf } from "../../tools/person";
 import { datasetNamesOf, limitedScope, type Scope } from "../../tools/scope";
 import { messageText, turnStartIndex } from "../prompt-inputs/history";
-import type { QuarryStateType, QuarryUpdate, UserContext } from "../state";
+import type { QuarryStateType, QuarryUpdate, SystemContext, UserContext } from "../state";
 import type { TableInfo, ToolArtifact } from "../../tools/types";
 import type { SemanticTables } from "../../context/linking/semantic";
 import { MAX_QUESTION_CHARS } from "../../contract/limits";
@@ -94,15 +94,18 @@ export function makeIngress(deps: AgentDeps) {
       : undefined;
     return {
       ...reset,
-      systemContext: buildSystemContext({
-        now: deps.now(),
-        dialect: deps.dialect.name,
-        dialectNote: deps.dialect.note,
-        tables: linked ? [] : await listTables(deps, config),
-        ...(linked ? { tableLines: linked } : {}),
-        knowledge: chosen ? renderKnowledge(chosen) : "",
-        ...(person?.uploads?.length ? { uploads: person.uploads } : {}),
-      }),
+      systemContext: {
+        ...buildSystemContext({
+          now: deps.now(),
+          dialect: deps.dialect.name,
+          dialectNote: deps.dialect.note,
+          tables: linked ? [] : await listTables(deps, config),
+          ...(linked ? { tableLines: linked } : {}),
+          knowledge: chosen ? renderKnowledge(chosen) : "",
+          ...(person?.uploads?.length ? { uploads: person.uploads } : {}),
+        }),
+        ...definitionsOf(chosen),
+      },
     };
   };
 }
@@ -177,4 +180,12 @@ async function listTables(deps: AgentDeps, config: LangGraphRunnableConfig): Pro
   } catch {
     return [];
   }
+}
+
+/** The chosen terms that can be named as used: with SQL and a known origin. */
+function definitionsOf(chosen: Knowledge | undefined): Pick<SystemContext, "definitions"> {
+  const definitions = (chosen?.glossary ?? []).flatMap((g) =>
+    g.sql && g.origin ? [{ term: g.term, sql: g.sql, origin: g.origin }] : [],
+  );
+  return definitions.length ? { definitions } : {};
 }

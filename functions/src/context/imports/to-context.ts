@@ -31,7 +31,7 @@ const GENERIC = new Set([
  * with its label and, for LookML, its field's own words as synonyms (a question says "return
  * rate", not "order items return rate").
  */
-function term(m: ImportedMetric, source: string): GlossaryItem {
+function term(m: ImportedMetric, source: ImportedLayer["source"]): GlossaryItem {
   const name = m.name.replace(/[._]/g, " ");
   const field = m.name.includes(".")
     ? m.name.slice(m.name.lastIndexOf(".") + 1).replaceAll("_", " ")
@@ -42,7 +42,12 @@ function term(m: ImportedMetric, source: string): GlossaryItem {
   const meaning =
     `${m.description ?? `The ${m.kind} metric ${m.name}.`} (the team's ${source} metric ${m.name}, ${m.origin.file ?? m.origin.id})` +
     (m.noSql ? ` No SQL is given: ${m.noSql}.` : "");
-  return { term: name, synonyms, meaning, ...(m.sql ? { sql: m.sql } : {}) };
+  const origin: GlossaryItem["origin"] = {
+    source,
+    approved: false,
+    ...(m.origin.file ? { file: m.origin.file } : {}),
+  };
+  return { term: name, synonyms, meaning, ...(m.sql ? { sql: m.sql } : {}), origin };
 }
 
 function columnNote(c: ImportedColumn): string | undefined {
