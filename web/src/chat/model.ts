@@ -219,7 +219,7 @@ function suggestionsOf(v: unknown): string[] | undefined {
 }
 
 /** The definitions kept on an answer message (well-formed entries only). */
-export function definitionsOf(v: unknown): DefinitionUse[] | undefined {
+function definitionsOf(v: unknown): DefinitionUse[] | undefined {
   if (!Array.isArray(v)) return undefined;
   return v.filter(
     (d): d is DefinitionUse =>
