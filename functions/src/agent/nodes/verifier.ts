@@ -1,6 +1,7 @@
 /**
- * `verifier`: judges the latest batch of tool results without a model call. Errors and empty
- * results send the planner back with a concrete refinement while retries remain; when they run out
+ * `verifier`: judges the latest batch of tool results without a model call. Errors, empty results
+ * and sums across a declared one-to-many join (fan-out) send the planner back with a concrete
+ * refinement while retries remain; when they run out
  * the generator explains what failed. Schema-only batches go back to the planner (not a retry).
  * With `adequacyCheck` on, a non-empty result is also checked by the model.
  */
@@ -39,7 +40,7 @@ export function makeVerifier(deps: AgentDeps) {
   ): Promise<QuarryUpdate> {
     emitPhase(config, "verifying");
     const batch = latestBatch(state);
-    const problems = findProblems(batch);
+    const problems = findProblems(batch, deps.knowledge?.declaredJoins() ?? []);
     const { maxRetries } = deps.agent;
 
     if (problems.length > 0) {

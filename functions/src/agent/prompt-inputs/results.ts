@@ -2,21 +2,31 @@
  * Pure judgements over tool results: what went wrong, the concrete refinement the planner gets, the
  * honest failure summary the generator gets, and the digest of results for answer writing.
  */
+import type { DeclaredJoin } from "../../context/catalog";
+import { fanOutRefinement, fanOuts, type FanOut } from "../../context/fan-out";
 import type { ToolArtifact } from "../../tools/types";
 import type { TurnResult } from "../state";
 
 export type Problem =
   | { kind: "error"; result: TurnResult; artifact: Extract<ToolArtifact, { kind: "error" }> }
-  | { kind: "empty"; result: TurnResult; sql: string };
+  | { kind: "empty"; result: TurnResult; sql: string }
+  | { kind: "fan_out"; result: TurnResult; sql: string; fanOut: FanOut };
 
-/** Errors and empty query results in a batch of tool results. */
-export function findProblems(results: TurnResult[]): Problem[] {
+/**
+ * Errors, empty query results and — with the team's declared joins — sums across a one-to-many
+ * join that repeat rows (context/fan-out.ts) in a batch of tool results.
+ */
+export function findProblems(results: TurnResult[], joins: readonly DeclaredJoin[] = []): Problem[] {
   const out: Problem[] = [];
   for (const r of results) {
     const a = r.artifact;
     if (a.kind === "error") out.push({ kind: "error", result: r, artifact: a });
     else if (a.kind === "query" && a.result.totalRows === 0)
       out.push({ kind: "empty", result: r, sql: a.result.sql });
+    else if (a.kind === "query") {
+      const found = fanOuts(a.result.sql, joins)[0];
+      if (found) out.push({ kind: "fan_out", result: r, sql: a.result.sql, fanOut: found });
+    }
   }
   return out;
 }
@@ -33,6 +43,7 @@ const DUCK_CANDIDATE = /column "?([\w.]+)"? not found[\s\S]*?Candidate bindings:
 
 /** The concrete instruction the planner gets for one problem. */
 export function refinementFor(p: Problem): string {
+  if (p.kind === "fan_out") return fanOutRefinement(p.fanOut, p.sql);
   if (p.kind === "empty") {
     return (
       `The query returned no rows:\n${p.sql}\n` +
@@ -74,7 +85,9 @@ export function failureSummary(problems: Problem[]): string {
     .map((p) =>
       p.kind === "empty"
         ? `the query \`${oneLine(p.sql)}\` returned no rows`
-        : `${p.result.tool} failed (${p.artifact.category}): ${p.artifact.message}`,
+        : p.kind === "fan_out"
+          ? `the query \`${oneLine(p.sql)}\` repeats rows of ${p.fanOut.table} (${p.fanOut.aggregate} across a one-to-many join)`
+          : `${p.result.tool} failed (${p.artifact.category}): ${p.artifact.message}`,
     )
     .join("; ");
 }
