@@ -86,7 +86,15 @@ async function importedFiles(
     return [];
   }
   if (!imports.length) return [];
-  const schemas = await warehouseTables(warehouse);
+  // Only the tables the imports name are described (one metadata call each, at start-up).
+  const named = new Set(
+    imports.flatMap(({ layer }) => [
+      ...layer.tables.map((t) => t.table),
+      ...layer.joins.flatMap((j) => [j.from.table, j.to.table]),
+      ...layer.metrics.flatMap((m) => m.tables),
+    ]),
+  );
+  const schemas = await warehouseTables(warehouse, (id) => named.has(id));
   const out: ContextFile[] = [];
   for (const { file, layer } of imports) {
     out.push(...toContextFiles(withinWarehouse(layer, schemas), [...authored, ...out]));

@@ -37,10 +37,13 @@ function readProject(project: string) {
   return { manifest, texts, semantic: readSemanticManifest(texts[1], semanticFile) };
 }
 
-/** Every table of the warehouse with its columns (what an import is matched against). */
-export async function warehouseTables(warehouse: Warehouse): Promise<TableSchema[]> {
+/** The warehouse's tables (those `keep` picks) with their columns: what an import is matched against. */
+export async function warehouseTables(
+  warehouse: Warehouse,
+  keep: (id: string) => boolean = () => true,
+): Promise<TableSchema[]> {
   const out: TableSchema[] = [];
-  for (const t of await warehouse.listTables()) out.push(await warehouse.describeTable(t.id));
+  for (const t of await warehouse.listTables()) if (keep(t.id)) out.push(await warehouse.describeTable(t.id));
   return out;
 }
 
