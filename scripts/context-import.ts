@@ -8,6 +8,8 @@
  * refused import (bad file, unknown version, a metric naming something undefined) writes nothing.
  */
 import { readConfig } from "../functions/src/config";
+import { commandFirestore } from "./cli";
+import { proposeSavedQueries } from "../functions/src/context/imports/propose";
 import { diffImports } from "../functions/src/context/imports/diff";
 import { ImportError } from "../functions/src/context/imports/errors";
 import { importDbtProject, importLookmlProject } from "../functions/src/context/imports/project";
@@ -16,7 +18,7 @@ import type { ImportedLayer } from "../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../functions/src/tools";
 
 const USAGE =
-  "Usage: npm run context -- import dbt|lookml <project folder> [--map <dbt schema or LookML dataset>=<dataset>]... [--dataset <dataset>] [--dry-run]";
+  "Usage: npm run context -- import dbt|lookml <project folder> [--map <dbt schema or LookML dataset>=<dataset>]... [--dataset <dataset>] [--dry-run | --propose]";
 
 /** `--map a=b` pairs and the rest of the arguments. */
 function parseArgs(argv: string[]): {
@@ -24,12 +26,15 @@ function parseArgs(argv: string[]): {
   project?: string;
   map: Record<string, string>;
   dryRun: boolean;
+  propose: boolean;
 } {
   const map: Record<string, string> = {};
   const rest: string[] = [];
   let dryRun = false;
+  let propose = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--dry-run") dryRun = true;
+    else if (argv[i] === "--propose") propose = true;
     else if (argv[i] === "--dataset") {
       const dataset = argv[++i];
       if (!dataset) throw new ImportError("--dataset", "needs the dataset the project's models are built in");
@@ -40,7 +45,7 @@ function parseArgs(argv: string[]): {
       map[from] = to;
     } else rest.push(argv[i]);
   }
-  return { source: rest[0], project: rest[1], map, dryRun };
+  return { source: rest[0], project: rest[1], map, dryRun, propose };
 }
 
 function summary(layer: ImportedLayer): string[] {
@@ -52,6 +57,19 @@ function summary(layer: ImportedLayer): string[] {
       `${layer.queries.length} saved queries to review`,
     ...layer.notices.map((n) => `  note: ${n.item}: ${n.message}`),
   ];
+}
+
+/** `--propose`: the saved queries with SQL become proposals in the admin page's review. */
+async function propose(cfg: ReturnType<typeof readConfig>, layer: ImportedLayer): Promise<void> {
+  const db = commandFirestore(cfg);
+  try {
+    const r = await proposeSavedQueries(db, cfg.feedbackCollection, layer);
+    console.log(`Saved queries proposed for review: ${r.proposed.join(", ") || "(none)"}`);
+    if (r.already.length) console.log(`  proposed before (left as reviewed): ${r.already.join(", ")}`);
+    for (const s of r.skipped) console.log(`  not proposed: ${s.name}: ${s.reason}`);
+  } finally {
+    await db.terminate();
+  }
 }
 
 export async function importCommand(argv: string[]): Promise<number> {
@@ -77,11 +95,12 @@ export async function importCommand(argv: string[]): Promise<number> {
     );
     if (before)
       for (const c of changes) console.log(`  ${c.kind}: ${c.item}${c.detail ? ` — ${c.detail}` : ""}`);
-    if (args.dryRun) console.log("--dry-run: nothing written.");
-    else
-      console.log(
-        `Active import written: ${writeActiveImport(cfg.contextDir, layer)} (commit it and deploy)`,
-      );
+    if (args.dryRun) {
+      console.log("--dry-run: nothing written.");
+      return 0;
+    }
+    console.log(`Active import written: ${writeActiveImport(cfg.contextDir, layer)} (commit it and deploy)`);
+    if (args.propose) await propose(cfg, layer);
     return 0;
   } catch (err) {
     if (!(err instanceof ImportError)) throw err;

@@ -83,6 +83,24 @@ describe("dbt import: what becomes what", () => {
     });
   });
 
+  it("compiles a saved query's metrics side by side per day, and says why one grouped by an entity has no SQL", async () => {
+    const revenue = layer.queries.find((q) => q.name === "revenue_metrics")!;
+    const got = await rows(revenue.sql!);
+    const want = await rows(
+      "SELECT CAST(date_trunc('day', ordered_at) AS DATE) AS d, SUM(product_price) AS r, SUM(CASE WHEN is_food_item THEN product_price ELSE 0 END) AS f, SUM(CASE WHEN is_drink_item THEN product_price ELSE 0 END) AS k FROM jaffle.order_items GROUP BY 1 ORDER BY 1",
+    );
+    expect(got.length).toBe(want.length);
+    expect(
+      got.map((r) => [
+        String(r.metric_time),
+        ...[r.revenue, r.food_revenue, r.drink_revenue].map((v) => Number(v).toFixed(2)),
+      ]),
+    ).toEqual(want.map((r) => [String(r.d), ...[r.r, r.f, r.k].map((v) => Number(v).toFixed(2))]));
+    expect(layer.queries.find((q) => q.name === "customer_order_metrics")!.noSql).toMatch(
+      /groups by Entity\('customer'\)/,
+    );
+  });
+
   it("proposes the saved queries, never as approved SQL", () => {
     expect(layer.queries.map((q) => q.name).sort()).toEqual([
       "customer_order_metrics",

@@ -273,13 +273,14 @@ describe("ingestUpload: gzip, limits and refusals", () => {
     expect(err.code).toBe("bad_request:upload");
   });
 
+  // Two child processes (the probe, then the ingest) on a loaded 2-core machine took over 5 s in a CI run.
   it("gives the worded memory error when the child ends under its memory limit", async () => {
     // Exactly what Node and DuckDB take before any work: the child cannot read even a tiny file.
     const base = await probeBaseMiB(1);
     const err = await refusal("m.csv", "a,b\n1,2\n", { addressSpaceMiB: base });
     expect(err.code).toBe("payload_too_large:upload");
     expect(err.message).toMatch(/^The file needs more memory to read than an upload may take/);
-  });
+  }, 60_000);
 });
 
 describe("tableNameFor", () => {

@@ -17,7 +17,7 @@ const CHECK: QueryContext = {
   scope: FULL_SCOPE,
 };
 
-/** Dry-runs every metric's SQL; returns the layer with failing SQL taken out and said. */
+/** Dry-runs every metric's and saved query's SQL; returns the layer with failing SQL taken out and said. */
 export async function dryRunMetrics(layer: ImportedLayer, warehouse: Warehouse): Promise<ImportedLayer> {
   const notices = [...layer.notices];
   const metrics = [];
@@ -36,7 +36,24 @@ export async function dryRunMetrics(layer: ImportedLayer, warehouse: Warehouse):
       metrics.push({ ...rest, noSql: reason, failedSql: m.sql });
     }
   }
-  return { ...layer, metrics, notices };
+  const queries = [];
+  for (const q of layer.queries) {
+    if (!q.sql) {
+      queries.push(q);
+      continue;
+    }
+    try {
+      await warehouse.dryRun(q.sql, CHECK);
+      queries.push(q);
+    } catch (err) {
+      const { sql: _dropped, ...rest } = q;
+      queries.push({
+        ...rest,
+        noSql: `its SQL does not pass the warehouse's dry run: ${(err as Error).message}`,
+      });
+    }
+  }
+  return { ...layer, metrics, queries, notices };
 }
 
 /**

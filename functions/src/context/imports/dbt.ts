@@ -106,7 +106,7 @@ export function importDbt(input: DbtInput): ImportedLayer {
   }) => resolve(m.node_relation.database, m.node_relation.schema_name, m.node_relation.alias);
   joins.push(...entityJoins(semantic, modelTable, input.manifest));
   const metrics = metricsOf(input, semantic, modelTable, notices);
-  const queries = queriesOf(input.manifest, semantic);
+  const queries = queriesOf(input.manifest, semantic, new SemanticIndex(semantic, modelTable, input.dialect));
   return {
     source: "dbt",
     project: input.manifest.metadata.project_name ?? "dbt",
@@ -286,10 +286,20 @@ function metricsOf(
   });
 }
 
-/** Saved queries as proposals: their question is their description or label or name. */
-function queriesOf(manifest: DbtManifest, semantic: DbtSemanticManifest): ImportedQuery[] {
+/** A saved query's SQL, or why none (a broken one is said the same way: the metrics report it themselves). */
+function compiledQuery(c: ReturnType<SemanticIndex["compileQuery"]>): { sql: string } | { noSql: string } {
+  return "sql" in c ? { sql: c.sql } : { noSql: "noSql" in c ? c.noSql : c.broken };
+}
+
+/** Saved queries as proposals: their question is their description or label or name; their SQL compiled. */
+function queriesOf(
+  manifest: DbtManifest,
+  semantic: DbtSemanticManifest,
+  index: SemanticIndex,
+): ImportedQuery[] {
   const located = new Map(Object.values(manifest.saved_queries ?? {}).map((q) => [q.name, q]));
   return semantic.saved_queries.map((q) => ({
+    ...compiledQuery(index.compileQuery(q.query_params.metrics, q.query_params.group_by)),
     name: q.name,
     question: text(q.description) ?? text(q.label) ?? q.name.replaceAll("_", " "),
     metrics: q.query_params.metrics,

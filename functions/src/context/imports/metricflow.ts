@@ -94,6 +94,43 @@ export class SemanticIndex {
     }
   }
 
+  /**
+   * A saved query's metrics side by side, grouped by `metric_time` at its grain (or one row), each
+   * metric aggregated apart and joined on the period; a group-by other than metric_time (a
+   * dimension, an entity) is not compiled, saying so.
+   */
+  compileQuery(metrics: readonly string[], groupBy: readonly string[]): Compiled {
+    const grains = groupBy.map((g) =>
+      /^TimeDimension\(\s*['"]metric_time['"]\s*,\s*['"](\w+)['"]\s*\)$/.exec(g.trim()),
+    );
+    const other = groupBy.find((_g, i) => !grains[i]);
+    if (other)
+      return { noSql: `it groups by ${other}, which Quarry does not compile (only metric_time at a grain)` };
+    const grain = grains[0]?.[1] as Grain | undefined;
+    if (grain && !GRAINS.includes(grain))
+      return { noSql: `the grain "${grain}" is not one of ${GRAINS.join(", ")}` };
+    if (!metrics.length) return { noSql: "it asks for no metric" };
+    try {
+      const inputs = metrics.map((m) => this.query(m, m, grain, [], new Set()));
+      if (inputs.length === 1) {
+        const q = inputs[0];
+        return { sql: grain ? `${q.sql} ORDER BY 1` : q.sql, tables: [...q.tables] };
+      }
+      const cols = metrics.join(", ");
+      const tables = [...new Set(inputs.flatMap((x) => [...x.tables]))];
+      const subs = inputs.map((x, i) => `(${x.sql}) AS i${i}`);
+      if (!grain) return { sql: `SELECT ${cols} FROM ${subs.join(" CROSS JOIN ")}`, tables };
+      const joined = subs
+        .slice(1)
+        .reduce((acc, sub) => `${acc} FULL OUTER JOIN ${sub} USING (metric_time)`, subs[0]);
+      return { sql: `SELECT metric_time, ${cols} FROM ${joined} ORDER BY 1`, tables };
+    } catch (err) {
+      if (err instanceof NotCompiled) return { noSql: err.message };
+      if (err instanceof Broken) return { broken: err.message };
+      throw err;
+    }
+  }
+
   /** A metric as a query with one value column named `as` (and `metric_time` first with a grain). */
   private query(
     name: string,

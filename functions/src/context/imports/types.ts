@@ -64,8 +64,11 @@ export interface ImportedMetric {
 export interface ImportedQuery {
   name: string;
   question: string;
-  /** The metrics it asks for, by name; its SQL is written when an admin reviews it. */
+  /** The metrics it asks for, by name. */
   metrics: string[];
+  /** Its SQL (the metrics side by side per metric_time period), or why none. */
+  sql?: string;
+  noSql?: string;
   groupBy: string[];
   origin: Provenance;
 }
