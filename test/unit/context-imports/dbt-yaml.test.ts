@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importDbtProject } from "../../../functions/src/context/imports/project";
 import type { ImportedLayer } from "../../../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
-import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 import type { Warehouse } from "../../../functions/src/tools/types";
 import { testConfig } from "../agent/harness";
+import { firstNumber } from "./jaffle";
 
 const TUTORIAL = path.resolve(__dirname, "../../fixtures/dbt/metricflow-tutorial");
 const FILES = ["transactions", "customers", "countries"]
@@ -28,11 +28,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => closeWarehouses());
 
-const ctx = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0, scope: FULL_SCOPE };
-async function one(sql: string): Promise<number> {
-  const r = (await warehouse.query(sql, ctx)).rows as Record<string, unknown>[];
-  return Number(Object.values(r[0])[0]);
-}
+const one = (sql: string) => firstNumber(warehouse, sql);
 const sqlOf = (name: string) => {
   const m = layer.metrics.find((x) => x.name === name);
   if (!m?.sql) throw new Error(`${name}: ${m?.noSql ?? "not imported"}`);

@@ -3,20 +3,16 @@
  * through the real graph (scripted model, real DuckDB with the jaffle-shop marts, the dbt import
  * active): a `definitions` event and the answer message's `quarry_definitions`, or nothing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { AIMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKnowledge, type KnowledgeBase } from "../../../functions/src/context";
+import type { KnowledgeBase } from "../../../functions/src/context";
 import { definitionsUsed } from "../../../functions/src/context/definitions";
 import type { GlossaryItem } from "../../../functions/src/context/authored";
-import { importDbtProject } from "../../../functions/src/context/imports/project";
-import { writeActiveImport } from "../../../functions/src/context/imports/store";
-import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
+import { closeWarehouses } from "../../../functions/src/tools";
 import { byRole } from "../../support/scripted-model-script";
-import { harness, runTurn, testConfig } from "../agent/harness";
-import { JAFFLE, MAP, jaffleFiles } from "./jaffle";
+import { harness, runTurn } from "../agent/harness";
+import { importedJaffle, jaffleFiles } from "./jaffle";
 
 const dbt = { source: "dbt" as const, file: "models/marts/order_items.yml", approved: false };
 const term = (name: string, sql: string): GlossaryItem => ({
@@ -59,10 +55,7 @@ describe("a turn that used an imported metric names it", () => {
   let dir: string;
   let knowledge: KnowledgeBase;
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "quarry-defs-"));
-    const warehouse = await getWarehouse(testConfig({ QUARRY_DUCKDB_FILES: jaffleFiles() }).warehouse);
-    writeActiveImport(dir, await importDbtProject(JAFFLE, warehouse, { map: MAP }));
-    knowledge = (await loadKnowledge(dir, warehouse, { strict: true })).knowledge;
+    ({ knowledge, dir } = await importedJaffle());
   }, 60_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });

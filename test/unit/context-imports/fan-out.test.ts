@@ -4,20 +4,16 @@
  * sums orders' cost across order items: the verifier sends the planner back saying why, and the
  * second query's numbers are right.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKnowledge, type KnowledgeBase } from "../../../functions/src/context";
+import type { KnowledgeBase } from "../../../functions/src/context";
 import type { DeclaredJoin } from "../../../functions/src/context/catalog";
 import { fanOuts } from "../../../functions/src/context/fan-out";
-import { importDbtProject } from "../../../functions/src/context/imports/project";
-import { writeActiveImport } from "../../../functions/src/context/imports/store";
 import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 import { byRole } from "../../support/scripted-model-script";
 import { harness, runTurn, testConfig } from "../agent/harness";
-import { JAFFLE, MAP, jaffleFiles } from "./jaffle";
+import { importedJaffle, jaffleFiles } from "./jaffle";
 
 const ITEMS_TO_ORDERS: DeclaredJoin = {
   from: { table: "jaffle.order_items", column: "order_id" },
@@ -62,10 +58,7 @@ describe("the verifier catches a fan-out across an imported join", () => {
   let dir: string;
   let knowledge: KnowledgeBase;
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "quarry-fanout-"));
-    const warehouse = await getWarehouse(testConfig({ QUARRY_DUCKDB_FILES: jaffleFiles() }).warehouse);
-    writeActiveImport(dir, await importDbtProject(JAFFLE, warehouse, { map: MAP }));
-    knowledge = (await loadKnowledge(dir, warehouse, { strict: true })).knowledge;
+    ({ knowledge, dir } = await importedJaffle());
   }, 60_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });

@@ -13,9 +13,9 @@ import { importLookmlProject } from "../../../functions/src/context/imports/proj
 import { writeActiveImport } from "../../../functions/src/context/imports/store";
 import type { ImportedLayer } from "../../../functions/src/context/imports/types";
 import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
-import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 import type { Warehouse } from "../../../functions/src/tools/types";
 import { testConfig } from "../agent/harness";
+import { firstNumber } from "./jaffle";
 
 const THELOOK = path.resolve(__dirname, "../../fixtures/lookml/thelook");
 const DATA = path.resolve(__dirname, "../../fixtures/lookml/thelook-data");
@@ -31,11 +31,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => closeWarehouses());
 
-const ctx = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0, scope: FULL_SCOPE };
-async function one(sql: string): Promise<number> {
-  const r = (await warehouse.query(sql, ctx)).rows as Record<string, unknown>[];
-  return Number(Object.values(r[0])[0]);
-}
+const one = (sql: string) => firstNumber(warehouse, sql);
 const metric = (name: string) => layer.metrics.find((m) => m.name === name)!;
 const sqlOf = (name: string) => {
   const m = metric(name);

@@ -17,42 +17,36 @@ const CHECK: QueryContext = {
   scope: FULL_SCOPE,
 };
 
+/** Each item whose SQL fails the dry run, changed by `failed` (given the reason); the rest as they are. */
+async function dryRunEach<T extends { sql?: string }>(
+  items: readonly T[],
+  warehouse: Warehouse,
+  failed: (item: T, reason: string) => T,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (const item of items) {
+    try {
+      if (item.sql) await warehouse.dryRun(item.sql, CHECK);
+      out.push(item);
+    } catch (err) {
+      out.push(failed(item, `its SQL does not pass the warehouse's dry run: ${(err as Error).message}`));
+    }
+  }
+  return out;
+}
+
 /** Dry-runs every metric's and saved query's SQL; returns the layer with failing SQL taken out and said. */
 export async function dryRunMetrics(layer: ImportedLayer, warehouse: Warehouse): Promise<ImportedLayer> {
   const notices = [...layer.notices];
-  const metrics = [];
-  for (const m of layer.metrics) {
-    if (!m.sql) {
-      metrics.push(m);
-      continue;
-    }
-    try {
-      await warehouse.dryRun(m.sql, CHECK);
-      metrics.push(m);
-    } catch (err) {
-      const reason = `its SQL does not pass the warehouse's dry run: ${(err as Error).message}`;
-      notices.push({ item: m.origin.id, message: reason });
-      const { sql: _dropped, ...rest } = m;
-      metrics.push({ ...rest, noSql: reason, failedSql: m.sql });
-    }
-  }
-  const queries = [];
-  for (const q of layer.queries) {
-    if (!q.sql) {
-      queries.push(q);
-      continue;
-    }
-    try {
-      await warehouse.dryRun(q.sql, CHECK);
-      queries.push(q);
-    } catch (err) {
-      const { sql: _dropped, ...rest } = q;
-      queries.push({
-        ...rest,
-        noSql: `its SQL does not pass the warehouse's dry run: ${(err as Error).message}`,
-      });
-    }
-  }
+  const metrics = await dryRunEach(layer.metrics, warehouse, (m, reason) => {
+    notices.push({ item: m.origin.id, message: reason });
+    const { sql, ...rest } = m;
+    return { ...rest, noSql: reason, failedSql: sql };
+  });
+  const queries = await dryRunEach(layer.queries, warehouse, (q, reason) => {
+    const { sql: _dropped, ...rest } = q;
+    return { ...rest, noSql: reason };
+  });
   return { ...layer, metrics, queries, notices };
 }
 

@@ -13,7 +13,7 @@ import path from "node:path";
 import { parseFiles } from "lookml-parser";
 import { checksum } from "./dbt-artifacts";
 import { ImportError } from "./errors";
-import type { Dialect } from "./metricflow";
+import { PLAIN_AGGREGATES, type Dialect } from "./metricflow";
 import type { ImportNotice, ImportedJoin, ImportedLayer, ImportedMetric, ImportedTable } from "./types";
 import type { TableSchema } from "../../tools/types";
 
@@ -264,19 +264,11 @@ class Resolver {
         : undefined;
     if (!expr) throw new NoSql(`its ${type} measure has no sql`);
     const value = cond ? `CASE WHEN ${cond} THEN ${expr === "*" ? "1" : expr} END` : expr;
+    const plain = PLAIN_AGGREGATES[type];
+    if (plain) return plain(value);
     switch (type) {
       case "count":
         return f.sql || pk ? `COUNT(DISTINCT ${value})` : cond ? `COUNT(${value})` : "COUNT(*)";
-      case "count_distinct":
-        return `COUNT(DISTINCT ${value})`;
-      case "sum":
-        return `SUM(${value})`;
-      case "average":
-        return `AVG(${value})`;
-      case "min":
-        return `MIN(${value})`;
-      case "max":
-        return `MAX(${value})`;
       case "median":
         if (this.dialect === "bigquery") throw new NoSql("BigQuery has no exact median aggregate");
         return `MEDIAN(${value})`;

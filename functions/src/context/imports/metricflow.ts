@@ -28,6 +28,15 @@ export type Grain = "day" | "week" | "month" | "quarter" | "year";
 const GRAINS: readonly Grain[] = ["day", "week", "month", "quarter", "year"];
 
 /** SQL; or why a supported-but-not-compiled metric has none; or what is wrong with a broken one. */
+/** The aggregations dbt's MetricFlow and LookML name alike, as SQL over an expression. */
+export const PLAIN_AGGREGATES: Record<string, ((e: string) => string) | undefined> = {
+  sum: (e) => `SUM(${e})`,
+  count_distinct: (e) => `COUNT(DISTINCT ${e})`,
+  average: (e) => `AVG(${e})`,
+  min: (e) => `MIN(${e})`,
+  max: (e) => `MAX(${e})`,
+};
+
 export type Compiled = { sql: string; tables: string[] } | { noSql: string } | { broken: string };
 
 /** Thrown while compiling: the metric is valid but Quarry does not compile it to SQL, and why. */
@@ -227,19 +236,11 @@ export class SemanticIndex {
 
   private aggregate(m: Measure): string {
     const e = m.expr;
+    const plain = PLAIN_AGGREGATES[m.agg];
+    if (plain) return plain(e);
     switch (m.agg) {
-      case "sum":
-        return `SUM(${e})`;
       case "count":
         return `COUNT(${e})`;
-      case "count_distinct":
-        return `COUNT(DISTINCT ${e})`;
-      case "average":
-        return `AVG(${e})`;
-      case "min":
-        return `MIN(${e})`;
-      case "max":
-        return `MAX(${e})`;
       case "sum_boolean":
         return `SUM(CASE WHEN ${e} THEN 1 ELSE 0 END)`;
       case "median":
