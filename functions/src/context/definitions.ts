@@ -6,7 +6,14 @@
  * matches. Lexical, offline, and conservative: a definition rewritten another way is not claimed.
  */
 import type { DefinitionUse } from "../contract/events";
-import type { GlossaryItem } from "./authored";
+import type { GlossaryOrigin } from "./authored";
+
+/** A term that can be named as used: its SQL and where it came from. */
+export interface DefinitionCandidate {
+  term: string;
+  sql?: string;
+  origin?: GlossaryOrigin;
+}
 
 /** Lower case, no quotes, single spaces, no spaces inside parentheses. */
 function normal(sql: string): string {
@@ -46,7 +53,10 @@ function tablesOf(sql: string): string[] {
 }
 
 /** The definitions among `chosen` whose aggregates and tables every appear in one of `ran`. */
-export function definitionsUsed(chosen: readonly GlossaryItem[], ran: readonly string[]): DefinitionUse[] {
+export function definitionsUsed(
+  chosen: readonly DefinitionCandidate[],
+  ran: readonly string[],
+): DefinitionUse[] {
   const queries = ran.map((q) => {
     const n = normal(q);
     return { text: n, bare: unqualified(n) };

@@ -7,9 +7,8 @@ import path from "node:path";
 import type { Warehouse } from "../tools/types";
 import { ContextFileError, loadContextFile, parseContextFile, type ContextFile } from "./authored";
 import { KnowledgeBase } from "./knowledge";
-import { withinWarehouse } from "./imports/check";
+import { warehouseTables, withinWarehouse } from "./imports/check";
 import { ImportError } from "./imports/errors";
-import { warehouseTables } from "./imports/project";
 import { readActiveImports } from "./imports/store";
 import { toContextFiles } from "./imports/to-context";
 

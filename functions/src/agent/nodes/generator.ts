@@ -58,10 +58,7 @@ function usedDefinitions(state: QuarryStateType): DefinitionUse[] {
   const chosen = state.systemContext?.definitions ?? [];
   if (!chosen.length) return [];
   const ran = state.turnResults.flatMap((r) => (r.artifact.kind === "query" ? [r.artifact.result.sql] : []));
-  return definitionsUsed(
-    chosen.map((d) => ({ term: d.term, synonyms: [], meaning: "", sql: d.sql, origin: d.origin })),
-    ran,
-  );
+  return definitionsUsed(chosen, ran);
 }
 
 export function makeGenerator(deps: AgentDeps) {

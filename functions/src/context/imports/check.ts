@@ -17,6 +17,19 @@ const CHECK: QueryContext = {
   scope: FULL_SCOPE,
 };
 
+/**
+ * The warehouse's tables (those `keep` picks) with their columns: what an import is matched against.
+ * Here, not in project.ts, so the function's start-up (context/index.ts) loads no import reader.
+ */
+export async function warehouseTables(
+  warehouse: Warehouse,
+  keep: (id: string) => boolean = () => true,
+): Promise<TableSchema[]> {
+  const out: TableSchema[] = [];
+  for (const t of await warehouse.listTables()) if (keep(t.id)) out.push(await warehouse.describeTable(t.id));
+  return out;
+}
+
 /** Each item whose SQL fails the dry run, changed by `failed` (given the reason); the rest as they are. */
 async function dryRunEach<T extends { sql?: string }>(
   items: readonly T[],

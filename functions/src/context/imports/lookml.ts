@@ -205,7 +205,7 @@ const TIMEFRAMES: Record<string, (e: string, d: Dialect) => string> = {
     d === "bigquery"
       ? `DATE_TRUNC(CAST(${e} AS DATE), QUARTER)`
       : `CAST(DATE_TRUNC('quarter', ${e}) AS DATE)`,
-  year: (e, d) => (d === "bigquery" ? `EXTRACT(YEAR FROM ${e})` : `EXTRACT(YEAR FROM ${e})`),
+  year: (e) => `EXTRACT(YEAR FROM ${e})`,
 };
 
 /** `${TABLE}`, `${field}` and `${group_timeframe}` of one view, resolved to SQL over its table. */

@@ -7,8 +7,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { TableSchema, Warehouse } from "../../tools/types";
-import { dryRunMetrics } from "./check";
+import type { Warehouse } from "../../tools/types";
+import { dryRunMetrics, warehouseTables } from "./check";
 import { readManifest, readSemanticManifest } from "./dbt-artifacts";
 import { readDbtYaml } from "./dbt-yaml";
 import { importDbt } from "./dbt";
@@ -35,16 +35,6 @@ function readProject(project: string) {
   if (!existsSync(semanticFile)) return { manifest, texts, semantic: undefined };
   texts.push(readFileSync(semanticFile, "utf8"));
   return { manifest, texts, semantic: readSemanticManifest(texts[1], semanticFile) };
-}
-
-/** The warehouse's tables (those `keep` picks) with their columns: what an import is matched against. */
-export async function warehouseTables(
-  warehouse: Warehouse,
-  keep: (id: string) => boolean = () => true,
-): Promise<TableSchema[]> {
-  const out: TableSchema[] = [];
-  for (const t of await warehouse.listTables()) if (keep(t.id)) out.push(await warehouse.describeTable(t.id));
-  return out;
 }
 
 export interface DbtImportOptions {
