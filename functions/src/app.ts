@@ -30,8 +30,18 @@ const runBodyLimitBytes = () =>
 /** A file brought into a conversation as a table: the file itself is the body (http/files.ts). */
 const UPLOAD = /^\/threads\/[^/]+\/files\/?$/;
 
+/** A dbt or LookML project pushed for import (http/context-imports.ts): its artifacts are the body. */
+const CONTEXT_IMPORT = /^\/admin\/context\/imports\/?$/;
+const IMPORT_BODY_MAX_BYTES = 31 * 1024 * 1024;
+
 /** The largest body this request may send, and how to say it. */
 function bodyLimitOf(req: Request): { bytes: number; text: string } {
+  if (req.method === "POST" && CONTEXT_IMPORT.test(req.path)) {
+    return {
+      bytes: IMPORT_BODY_MAX_BYTES,
+      text: "31 MiB (a project's files; send the JSON gzip-compressed, Content-Encoding: gzip)",
+    };
+  }
   if (req.method === "POST" && UPLOAD.test(req.path)) {
     return {
       bytes: UPLOAD_BODY_MAX_BYTES,
@@ -84,12 +94,13 @@ export function createApp(): express.Express {
   api.use(publicRoutes());
   api.use(limitBodySize);
   // Cloud Functions (and its emulator) parse JSON before the app runs; this parser covers the rest.
-  const small = express.json({ limit: BODY_LIMIT, strict: false });
-  let runStart: RequestHandler | undefined;
+  // One parser per limit (the small one for most routes), made when first needed.
+  const parsers = new Map<number, RequestHandler>();
   api.use((req, res, next) => {
-    if (bodyLimitOf(req).bytes === BODY_LIMIT_BYTES) return small(req, res, next);
-    runStart ??= express.json({ limit: runBodyLimitBytes(), strict: false });
-    return runStart(req, res, next);
+    const { bytes } = bodyLimitOf(req);
+    let parser = parsers.get(bytes);
+    if (!parser) parsers.set(bytes, (parser = express.json({ limit: bytes, strict: false })));
+    return parser(req, res, next);
   });
   // MCP clients (docs/mcp.md): their own credentials (a personal access token too), the same access gate.
   api.use("/mcp", mcpRoutes());
@@ -139,7 +150,7 @@ function allowedOrigins(): string[] {
 }
 
 function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const mapped = mapBodyParserError(err) ?? err;
+  const mapped = mapBodyParserError(err, bodyLimitOf(req).text) ?? err;
   const { status, body, expected, headers } = toErrorBody(mapped);
   if (!expected)
     logger.error("Unhandled error", { path: req.path, err: String((err as Error)?.stack ?? err) });
@@ -154,11 +165,11 @@ function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunc
 }
 
 /** express.json() throws http-errors; turn them into errors that say what to fix. */
-function mapBodyParserError(err: unknown): QuarryError | undefined {
+function mapBodyParserError(err: unknown, limit: string): QuarryError | undefined {
   if (err instanceof QuarryError) return undefined;
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === "entity.too.large") {
-    return new QuarryError("payload_too_large:body", `The request body is larger than ${BODY_LIMIT}.`);
+    return new QuarryError("payload_too_large:body", `The request body is larger than ${limit}.`);
   }
   if (e?.type === "entity.parse.failed") {
     return new QuarryError("bad_request:body", `The request body is not valid JSON: ${e.message}`);

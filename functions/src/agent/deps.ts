@@ -30,8 +30,22 @@ export interface AgentDeps {
   semantic?: SemanticTables;
   /** The team's authored context (glossary, rules, notes, verified queries); absent when none. */
   knowledge?: KnowledgeBase;
+  /**
+   * The team's context as it is now, when it can change while the instance runs (imports applied
+   * in the admin page): wins over `knowledge` and `catalog`. Read through `teamContext(deps)`.
+   */
+  live?: () => Promise<{ knowledge: KnowledgeBase; catalog: CatalogCache }>;
   /** Verified queries approved in the admin page (Firestore), merged with the files' own per question. */
   approvedQueries?: () => Promise<readonly VerifiedQueryItem[]>;
   /** Clock, injectable so prompts are reproducible in tests. */
   now: () => Date;
+}
+
+/** The knowledge and catalog to use now: the live ones when the context can change, else the fixed ones. */
+export async function teamContext(
+  deps: Pick<AgentDeps, "knowledge" | "catalog" | "live">,
+): Promise<{ knowledge?: KnowledgeBase; catalog?: CatalogCache }> {
+  if (!deps.live) return { knowledge: deps.knowledge, catalog: deps.catalog };
+  const { knowledge, catalog } = await deps.live();
+  return { ...(knowledge.empty ? {} : { knowledge }), catalog };
 }

@@ -7,13 +7,14 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { config as runtimeConfig, type RuntimeConfig } from "../config";
-import type { AgentDeps } from "./deps";
+import { teamContext, type AgentDeps } from "./deps";
 import type { VerifiedQueryItem } from "../context/authored";
 import { KnowledgeBase, type Knowledge } from "../context/knowledge";
 import type { QueryRecord } from "../tools/types";
 import type { CatalogCache } from "../context/catalog";
 import type { CatalogStore } from "../context/catalog-store";
 import type { SemanticTables } from "../context/linking/semantic";
+import type { StoredImports } from "../context/live";
 import type { CredentialSource, Warehouse } from "../tools/types";
 import { buildGraph, type QuarryGraph } from "./graph";
 import type { FirstScreen } from "../contract/events";
@@ -48,6 +49,11 @@ export interface CreateAgentGraphOptions {
   knowledge?: KnowledgeBase;
   /** Verified queries approved in the admin page, merged with the context files' own per question. */
   approvedQueries?: () => Promise<readonly VerifiedQueryItem[]>;
+  /**
+   * The imports applied in the admin page (Firestore), merged with the files' per question; the
+   * knowledge is rebuilt when their version changes. Unused when `knowledge` is given.
+   */
+  storedImports?: StoredImports;
   /**
    * User identity mode (QUARRY_BQ_IDENTITY=user): where BigQuery gets each person's access token
    * (the server's credential broker). Absent: the service account runs everything.
@@ -89,6 +95,7 @@ export async function createGraphFactory(
   let dryRun: Warehouse["dryRun"] | undefined;
   let knowledge = opts.knowledge;
   let catalog = opts.catalog;
+  let live: AgentDeps["live"];
   if (opts.tools) {
     tools = opts.tools;
   } else {
@@ -96,19 +103,10 @@ export async function createGraphFactory(
     const plain = await getWarehouse(cfg.warehouse, opts.credentials);
     const warehouse = opts.onQuery ? auditedWarehouse(plain, opts.onQuery) : plain;
     dryRun = (sql, ctx) => warehouse.dryRun(sql, ctx);
-    knowledge ??= await loadTeamKnowledge(cfg.contextDir, warehouse);
-    const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
-    const notes = knowledge.allNotes();
-    const joins = knowledge.declaredJoins();
-    const logger = await import("firebase-functions/logger");
-    catalog ??= new CatalogCache(() => buildCatalog(warehouse, notes, { joins }), {
-      maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
-      ...(opts.catalogStore
-        ? { store: opts.catalogStore, key: warehouseCatalogKey(cfg.warehouse, notes, joins) }
-        : {}),
-      onStoreError: (err) =>
-        logger.warn("catalog store unavailable; built the catalog here", { err: String(err) }),
-    });
+    const catalogOf = await catalogMaker(cfg, warehouse, opts.catalogStore);
+    if (knowledge) catalog ??= catalogOf(knowledge);
+    else if (!catalog) live = await liveContext(cfg.contextDir, warehouse, catalogOf, opts.storedImports);
+    else knowledge = (await loadTeamContext(cfg.contextDir, warehouse)).knowledge;
     tools = createWarehouseTools(warehouse, {
       previewRows: cfg.warehouse.previewRows,
       previewChars: cfg.warehouse.previewChars,
@@ -127,9 +125,10 @@ export async function createGraphFactory(
     dialect,
     now: opts.now ?? (() => new Date()),
     ...(knowledge && !knowledge.empty ? { knowledge } : {}),
+    ...(live ? { live } : {}),
     ...(opts.approvedQueries ? { approvedQueries: opts.approvedQueries } : {}),
     ...(catalog ? { catalog } : {}),
-    ...(catalog ? await semanticDeps(opts, cfg) : {}),
+    ...(catalog || live ? await semanticDeps(opts, cfg) : {}),
   };
   return Object.assign((checkpointer: BaseCheckpointSaver) => buildGraph(deps, checkpointer), {
     firstScreen: (scope: Scope) => firstScreen(deps, scope),
@@ -157,19 +156,21 @@ export type GraphFactory = ((checkpointer: BaseCheckpointSaver) => QuarryGraph) 
  */
 async function searchContext(deps: AgentDeps, scope: Scope, query: string): Promise<Knowledge> {
   const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
-  const all = (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved);
+  const team = await teamContext(deps);
+  const all = (team.knowledge ?? new KnowledgeBase([])).withExamples(approved);
   if (scope.all) return all.forQuestion(query);
-  const full = deps.catalog ? await deps.catalog.get() : undefined;
+  const full = team.catalog ? await team.catalog.get() : undefined;
   const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
   return scopedKnowledge(all, scope, datasets).forQuestion(query);
 }
 
 /** The context files' starter questions and the datasets (with tables) of the catalog, as `scope` sees them. */
 async function firstScreen(deps: AgentDeps, scope: Scope): Promise<Omit<FirstScreen, "startersFrom">> {
-  const full = deps.catalog ? await deps.catalog.get() : undefined;
+  const team = await teamContext(deps);
+  const full = team.catalog ? await team.catalog.get() : undefined;
   const tables = full ? scopedCatalog(full, scope).tables.map((t) => t.id) : [];
   const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];
-  const knowledge = deps.knowledge && scopedKnowledge(deps.knowledge, scope, datasets);
+  const knowledge = team.knowledge && scopedKnowledge(team.knowledge, scope, datasets);
   const byDataset = new Map<string, string[]>();
   for (const id of tables) {
     const parts = id.split(".");
@@ -225,12 +226,63 @@ async function semanticDeps(
 }
 
 /** The context files that fit this warehouse; a bad file is logged with its lines and left out. */
-async function loadTeamKnowledge(dir: string, warehouse: Warehouse): Promise<KnowledgeBase> {
-  const { loadKnowledge } = await import("../context/index.js");
-  const { knowledge, report } = await loadKnowledge(dir, warehouse);
+async function loadTeamContext(dir: string, warehouse: Warehouse) {
+  const { loadContextFiles, withImports } = await import("../context/index.js");
+  const files = await loadContextFiles(dir, warehouse);
   const logger = await import("firebase-functions/logger");
+  const { report } = files;
   for (const err of report.failed) logger.error(`Authored context not used. ${err.message}`);
   if (report.loaded.length) logger.info(`Authored context loaded: ${report.loaded.join(", ")}`);
   if (report.imported.length) logger.info(`Imported semantic layers loaded: ${report.imported.join(", ")}`);
-  return knowledge;
+  return { files, knowledge: await withImports(files, [], warehouse) };
+}
+
+/**
+ * The team's context as it is now: the files read once, the imports applied in the admin page
+ * since merged in when they change (context/live.ts).
+ */
+async function liveContext(
+  dir: string,
+  warehouse: Warehouse,
+  catalogOf: (k: KnowledgeBase) => CatalogCache,
+  stored: StoredImports | undefined,
+): Promise<AgentDeps["live"]> {
+  const [{ files }, { LiveContext }, logger] = await Promise.all([
+    loadTeamContext(dir, warehouse),
+    import("../context/live.js"),
+    import("firebase-functions/logger"),
+  ]);
+  const ctx = new LiveContext(files, warehouse, catalogOf, stored, (err) =>
+    logger.error("imported context not rebuilt; serving the last one", { err: String(err) }),
+  );
+  // Built now, so the first question does not wait on it (and a bad start shows in the log).
+  await ctx.current();
+  return () => ctx.current();
+}
+
+/** The schema catalog for a knowledge's notes and joins: one per distinct set, shared across instances. */
+async function catalogMaker(
+  cfg: RuntimeConfig,
+  warehouse: Warehouse,
+  store: CatalogStore | undefined,
+): Promise<(k: KnowledgeBase) => CatalogCache> {
+  const { CatalogCache, buildCatalog, warehouseCatalogKey } = await import("../context/index.js");
+  const logger = await import("firebase-functions/logger");
+  const made = new Map<string, CatalogCache>();
+  return (knowledge) => {
+    const notes = knowledge.allNotes();
+    const joins = knowledge.declaredJoins();
+    const key = warehouseCatalogKey(cfg.warehouse, notes, joins);
+    let c = made.get(key);
+    if (!c) {
+      c = new CatalogCache(() => buildCatalog(warehouse, notes, { joins }), {
+        maxAgeMs: cfg.catalogMaxAgeMinutes * 60_000,
+        ...(store ? { store, key } : {}),
+        onStoreError: (err) =>
+          logger.warn("catalog store unavailable; built the catalog here", { err: String(err) }),
+      });
+      made.set(key, c);
+    }
+    return c;
+  };
 }

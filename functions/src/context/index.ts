@@ -11,6 +11,7 @@ import { warehouseTables, withinWarehouse } from "./imports/check";
 import { ImportError } from "./imports/errors";
 import { readActiveImports } from "./imports/store";
 import { toContextFiles } from "./imports/to-context";
+import type { ImportedLayer } from "./imports/types";
 
 export { ContextFileError, parseContextFile, validateAgainstWarehouse } from "./authored";
 export { KnowledgeBase, renderKnowledge, linkHints, KNOWLEDGE_HEADINGS } from "./knowledge";
@@ -29,6 +30,14 @@ export interface LoadReport {
   imported: string[];
 }
 
+/** The authored files of `dir` that fit this warehouse, and the committed imports beside them. */
+export interface TeamContextFiles {
+  authored: ContextFile[];
+  /** The committed imports (`imported/*.json`), read but not yet matched to the warehouse. */
+  imports: { file: string; layer: ImportedLayer }[];
+  report: LoadReport;
+}
+
 /**
  * Loads every `*.yaml` / `*.yml` context file in `dir` whose dataset this warehouse has. A file with
  * problems is left out and reported (the agent still answers, without it); `strict` throws instead.
@@ -38,9 +47,20 @@ export async function loadKnowledge(
   warehouse: Warehouse,
   opts: { strict?: boolean } = {},
 ): Promise<{ knowledge: KnowledgeBase; report: LoadReport }> {
+  const files = await loadContextFiles(dir, warehouse, opts);
+  const knowledge = await withImports(files, [], warehouse);
+  return { knowledge, report: files.report };
+}
+
+/** The authored files and committed imports of `dir` (see loadKnowledge). */
+export async function loadContextFiles(
+  dir: string,
+  warehouse: Warehouse,
+  opts: { strict?: boolean } = {},
+): Promise<TeamContextFiles> {
   const report: LoadReport = { loaded: [], skipped: [], failed: [], imported: [] };
   const files: ContextFile[] = [];
-  if (!existsSync(dir)) return { knowledge: new KnowledgeBase([]), report };
+  if (!existsSync(dir)) return { authored: files, imports: [], report };
   const datasets = new Set(
     (await warehouse.listTables()).map((t) => t.id.split(".").slice(0, -1).join(".").toLowerCase()),
   );
@@ -61,33 +81,35 @@ export async function loadKnowledge(
       report.failed.push(err);
     }
   }
-  files.push(...(await importedFiles(dir, warehouse, files, report, opts.strict)));
-  return { knowledge: new KnowledgeBase(files), report };
-}
-
-/**
- * The active imports (imports/store.ts) as context files, as the warehouse is now (drift left out)
- * and without what the authored files already say. An unreadable import is reported and skipped.
- */
-async function importedFiles(
-  dir: string,
-  warehouse: Warehouse,
-  authored: ContextFile[],
-  report: LoadReport,
-  strict = false,
-): Promise<ContextFile[]> {
-  let imports;
+  let imports: { file: string; layer: ImportedLayer }[] = [];
   try {
     imports = readActiveImports(dir);
   } catch (err) {
-    if (!(err instanceof ImportError) || strict) throw err;
+    if (!(err instanceof ImportError) || opts.strict) throw err;
     report.failed.push(new ContextFileError([{ file: err.file, line: 1, message: err.message }]));
-    return [];
   }
-  if (!imports.length) return [];
-  // Only the tables the imports name are described (one metadata call each, at start-up).
+  report.imported.push(...imports.map((i) => i.file));
+  return { authored: files, imports, report };
+}
+
+/**
+ * The knowledge of the authored files with the imports as context files — the committed ones and
+ * `stored` (Firestore's, which win over a committed import of the same project) — as the
+ * warehouse is now (drift left out), without what the authored files already say.
+ */
+export async function withImports(
+  files: Pick<TeamContextFiles, "authored" | "imports">,
+  stored: readonly ImportedLayer[],
+  warehouse: Warehouse,
+): Promise<KnowledgeBase> {
+  const byProject = new Map<string, ImportedLayer>();
+  for (const layer of [...files.imports.map((i) => i.layer), ...stored])
+    byProject.set(`${layer.source}-${layer.project}`, layer);
+  const layers = [...byProject.values()];
+  if (!layers.length) return new KnowledgeBase(files.authored);
+  // Only the tables the imports name are described (one metadata call each).
   const named = new Set(
-    imports.flatMap(({ layer }) => [
+    layers.flatMap((layer) => [
       ...layer.tables.map((t) => t.table),
       ...layer.joins.flatMap((j) => [j.from.table, j.to.table]),
       ...layer.metrics.flatMap((m) => m.tables),
@@ -95,9 +117,8 @@ async function importedFiles(
   );
   const schemas = await warehouseTables(warehouse, (id) => named.has(id));
   const out: ContextFile[] = [];
-  for (const { file, layer } of imports) {
-    out.push(...toContextFiles(withinWarehouse(layer, schemas), [...authored, ...out]));
-    report.imported.push(file);
+  for (const layer of layers) {
+    out.push(...toContextFiles(withinWarehouse(layer, schemas), [...files.authored, ...out]));
   }
-  return out;
+  return new KnowledgeBase([...files.authored, ...out]);
 }

@@ -86,7 +86,10 @@ export type AdminAction =
   | "proposal.reject"
   | "proposal.edit"
   | "schedule.pause"
-  | "schedule.resume";
+  | "schedule.resume"
+  | "import.push"
+  | "import.apply"
+  | "import.dismiss";
 
 /** One audit-log entry as `GET /admin/audit` answers it. */
 export type AuditEntry = { at: string; uid: string; email: string | null } & (
@@ -142,4 +145,47 @@ export interface ProposalView {
 /** `GET /admin/proposals`. */
 export interface ProposalsAnswer {
   proposals: ProposalView[];
+}
+
+/** One change of a re-import against the active one (functions/src/context/imports/diff.ts). */
+export interface ImportChangeView {
+  /** What `POST /admin/context/imports/:id/apply` takes to apply this change alone. */
+  id: string;
+  kind: string;
+  item: string;
+  detail?: string;
+}
+
+/** How much an imported layer holds. */
+export interface ImportLayerSummary {
+  generatedAt: string;
+  checksum: string;
+  tables: number;
+  columns: number;
+  joins: number;
+  metrics: number;
+  metricsWithSql: number;
+  savedQueries: number;
+}
+
+/**
+ * A dbt or LookML project's import (`GET /admin/context/imports`): the layer in use, and the one
+ * pushed since that waits for review, with its changes against the one in use.
+ */
+export interface ContextImportView {
+  id: string;
+  source: "dbt" | "lookml";
+  project: string;
+  active?: ImportLayerSummary & { appliedAt: string; appliedBy: string };
+  pending?: ImportLayerSummary & {
+    pushedAt: string;
+    pushedBy: string;
+    changes: ImportChangeView[];
+    notices: { item: string; message: string }[];
+  };
+}
+
+/** `GET /admin/context/imports`. */
+export interface ContextImportsAnswer {
+  imports: ContextImportView[];
 }

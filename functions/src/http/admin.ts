@@ -19,6 +19,7 @@ import { parse } from "../runs/schemas";
 import { auditAction } from "../access/admin-audit";
 import { GroupName, groupRoutes, knownGroups } from "./groups";
 import { proposalRoutes } from "./proposals";
+import { contextImportRoutes } from "./context-imports";
 
 const email = z.string().trim().toLowerCase().email("must be an email address").max(320);
 const QuotaOverrides = z
@@ -62,6 +63,7 @@ export function adminRoutes(): Router {
   r.get("/admin/audit", readAudit);
   r.use(groupRoutes());
   r.use(proposalRoutes());
+  r.use(contextImportRoutes());
   return r;
 }
 

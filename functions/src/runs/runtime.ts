@@ -47,6 +47,16 @@ export function uploadTarget(): Promise<UploadTarget> {
   return uploads;
 }
 
+let imports: Promise<import("../context/imports/firestore-store.js").ImportStore> | undefined;
+
+/** The imports pushed, reviewed and applied through the admin API (one store per instance, its cache shared). */
+export function importStore(): Promise<import("../context/imports/firestore-store.js").ImportStore> {
+  imports ??= Promise.all([firestore(), import("../context/imports/firestore-store.js")]).then(
+    ([db, m]) => new m.ImportStore(db),
+  );
+  return imports;
+}
+
 let runs: Promise<RunStore> | undefined;
 
 /** The run store (leases, run documents, event logs), beside the thread store. */
@@ -80,7 +90,8 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
         import("../context/approved.js"),
         accessStores(),
         credentialSource(),
-      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }, credentials]) => {
+        importStore(),
+      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }, credentials, imports]) => {
         const approved = new ApprovedQueries(db);
         return agent.createGraphFactory({
           config: config(),
@@ -88,6 +99,8 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
           ...(credentials ? { credentials } : {}),
           catalogStore: new FirestoreCatalogStore(db, config().catalogsCollection),
           approvedQueries: () => approved.current(),
+          // Imports applied in the admin page, in every instance's prompts within seconds.
+          storedImports: () => imports.current(),
           // Every query, ran or refused, on the audit log (written beside the run, never holding it up).
           onQuery: (q) => {
             audit

@@ -3,7 +3,7 @@
  * winning, the warehouse as it is now), data scope prunes it like authored context, and a
  * re-import's diff names what changed. Real DuckDB, the real public fixture (see dbt-import.test.ts).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,7 @@ import { closeWarehouses, getWarehouse } from "../../../functions/src/tools";
 import { limitedScope } from "../../../functions/src/tools/scope";
 import type { Warehouse } from "../../../functions/src/tools/types";
 import { testConfig } from "../agent/harness";
-import { JAFFLE, JAFFLE_DATA, MAP, jaffleFiles } from "./jaffle";
+import { JAFFLE, MAP, changedJaffle, jaffleFiles } from "./jaffle";
 
 let warehouse: Warehouse;
 let layer: ImportedLayer;
@@ -121,26 +121,7 @@ describe("an imported layer in the agent's knowledge", () => {
 
 describe("re-importing: the diff against the active import", () => {
   it("a renamed column and a changed metric filter are listed, and SQL that no longer runs is flagged; nothing else", async () => {
-    // The team renames orders.order_cost to order_cost_usd in the model and the warehouse is rebuilt,
-    // but the semantic model's measure still reads order_cost; and large orders now start at 50.
-    const p = mkdtempSync(path.join(tmp, "p-"));
-    cpSync(path.join(JAFFLE, "target"), path.join(p, "target"), { recursive: true });
-    const manifest = JSON.parse(readFileSync(path.join(p, "target/manifest.json"), "utf8"));
-    const cols = manifest.nodes["model.jaffle_shop.orders"].columns;
-    cols.order_cost_usd = { ...cols.order_cost, name: "order_cost_usd" };
-    delete cols.order_cost;
-    writeFileSync(path.join(p, "target/manifest.json"), JSON.stringify(manifest));
-    const semantic = JSON.parse(readFileSync(path.join(p, "target/semantic_manifest.json"), "utf8"));
-    const large = semantic.metrics.find((m: { name: string }) => m.name === "large_orders");
-    large.filter.where_filters[0].where_sql_template = "{{ Dimension('order_id__order_total_dim') }} >= 50";
-    writeFileSync(path.join(p, "target/semantic_manifest.json"), JSON.stringify(semantic));
-    const orders = path.join(p, "orders.csv");
-    const csv = readFileSync(path.join(JAFFLE_DATA, "orders.csv"), "utf8").split("\n");
-    writeFileSync(orders, [csv[0].replace("order_cost", "order_cost_usd"), ...csv.slice(1)].join("\n"));
-    const rebuilt = await getWarehouse(
-      testConfig({ QUARRY_DUCKDB_FILES: jaffleFiles({ orders }) }).warehouse,
-    );
-
+    const { project: p, warehouse: rebuilt } = await changedJaffle(tmp);
     const dir = contextDir();
     const before = readActiveImport(dir, "dbt", "jaffle_shop")!;
     const after = await importDbtProject(p, rebuilt, { map: MAP });

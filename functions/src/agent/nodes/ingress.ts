@@ -6,7 +6,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import type { AgentDeps } from "../deps";
+import { teamContext, type AgentDeps } from "../deps";
 import { emitPhase } from "../emit";
 import { buildSystemContext } from "../prompt-inputs/system-context";
 import { KnowledgeBase, linkHints, renderKnowledge, type Knowledge } from "../../context/knowledge";
@@ -79,9 +79,10 @@ export function makeIngress(deps: AgentDeps) {
     // Everything below is what this person may see: a run that carries no person sees nothing.
     const person = runPersonOf(config.configurable);
     const scope = person?.scope ?? limitedScope([]);
-    const full = deps.catalog ? await deps.catalog.get().catch(() => undefined) : undefined;
+    const team = await teamContext(deps);
+    const full = team.catalog ? await team.catalog.get().catch(() => undefined) : undefined;
     const catalog = full ? scopedCatalog(full, scope) : undefined;
-    const knowledge = await knowledgeFor(deps, scope, full);
+    const knowledge = await knowledgeFor(deps, team.knowledge, scope, full);
     const chosen = knowledge?.forQuestion(question);
     const linked = catalog
       ? await linkedTables(
@@ -116,13 +117,12 @@ export function makeIngress(deps: AgentDeps) {
  */
 async function knowledgeFor(
   deps: AgentDeps,
+  team: KnowledgeBase | undefined,
   scope: Scope,
   full: Catalog | undefined,
 ): Promise<KnowledgeBase | undefined> {
   const approved = deps.approvedQueries ? await deps.approvedQueries() : [];
-  const all = approved.length
-    ? (deps.knowledge ?? new KnowledgeBase([])).withExamples(approved)
-    : deps.knowledge;
+  const all = approved.length ? (team ?? new KnowledgeBase([])).withExamples(approved) : team;
   if (!all || scope.all) return all;
   // Every dataset name of the whole catalog: a query naming one outside the scope is left out.
   const datasets = [...new Set(full?.tables.flatMap((t) => datasetNamesOf(t.id)) ?? [])];

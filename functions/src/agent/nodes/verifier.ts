@@ -7,7 +7,7 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { AgentDeps } from "../deps";
+import { teamContext, type AgentDeps } from "../deps";
 import { emit, emitPhase, emitUsage } from "../emit";
 import { callModel } from "../model-call";
 import { latestQuestion, messageText } from "../prompt-inputs/history";
@@ -40,7 +40,8 @@ export function makeVerifier(deps: AgentDeps) {
   ): Promise<QuarryUpdate> {
     emitPhase(config, "verifying");
     const batch = latestBatch(state);
-    const problems = findProblems(batch, deps.knowledge?.declaredJoins() ?? []);
+    const { knowledge } = await teamContext(deps);
+    const problems = findProblems(batch, knowledge?.declaredJoins() ?? []);
     const { maxRetries } = deps.agent;
 
     if (problems.length > 0) {
