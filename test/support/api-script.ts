@@ -95,14 +95,29 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
   };
 }
 
+/** "[definition:<term>]" in a question: the planner uses the term's definition from its system prompt. */
+const DEFINITION_WORD = /\[definition:([^\]]+)\]/;
+
 /**
- * The planner's reply for a question with "[sql:<name>]": that SQL as its first query of the turn,
+ * The SQL the system prompt's glossary gives for the term the question names with
+ * "[definition:<term>]" ("- <term>…: … Computed as: <sql>"), as a model that follows the team's
+ * definitions writes it; undefined when the prompt has no such term (the person may not see it).
+ */
+function definitionSql(req: Parameters<Script>[0]): string | undefined {
+  const term = DEFINITION_WORD.exec(questionOf(req))?.[1];
+  if (!term) return undefined;
+  const line = req.system.split("\n- ").find((l) => l.startsWith(`${term} `) || l.startsWith(`${term}:`));
+  return line?.split(" Computed as: ")[1]?.split("\n\n")[0]?.trim();
+}
+
+/**
+ * The planner's reply for a question with "[sql:<name>]" (or "[definition:<term>]"): that SQL as its first query of the turn,
  * then (after the tool's answer, whatever it was) no further query.
  */
 export function scriptedSql(req: Parameters<Script>[0]): ScriptReply | undefined {
   if (req.role !== "planner") return undefined;
   const q = questionOf(req);
-  const sql = SCRIPTED_SQL[SQL_WORD.exec(q)?.[1] ?? ""];
+  const sql = SCRIPTED_SQL[SQL_WORD.exec(q)?.[1] ?? ""] ?? definitionSql(req);
   const table = DESCRIBE_WORD.exec(q)?.[1];
   if (!sql && !table) return undefined;
   const usage = { input: 10, output: 5 };

@@ -146,3 +146,14 @@ export async function warmBlockingFunctions(
     }
   }
 }
+
+/** An ID token for an existing email/password account (the Auth emulator's sign-in, as the page does it). */
+export async function signIn(authUrl: string, email: string, password: string): Promise<TestUser> {
+  type Tokens = { localId: string; idToken: string; refreshToken: string };
+  const body = await identityToolkit<Tokens>(authUrl, "accounts:signInWithPassword", {
+    email,
+    password,
+    returnSecureToken: true,
+  });
+  return { uid: body.localId, email, idToken: body.idToken, refreshToken: body.refreshToken };
+}

@@ -5,6 +5,7 @@ import { e2eScript } from "./e2e-script";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { signUp, warmBlockingFunctions } from "./auth-emulator";
 import { E2E_ACCESS_ENV, E2E_TEST_USER } from "./e2e-access";
+import { jaffleFiles } from "./jaffle";
 
 /**
  * Browser tests: the whole local product as a newcomer with a Gemini API key runs it
@@ -34,6 +35,8 @@ export default async function setup(project: TestProject) {
       rules: "firestore.rules",
       env: {
         QUARRY_WAREHOUSE: "duckdb",
+        // The public dbt fixture's tables beside the sample: context-imports.e2e.ts imports it.
+        QUARRY_DUCKDB_FILES: jaffleFiles(),
         GEMINI_API_KEY: key,
         QUARRY_GEMINI_BASE_URL: `https://${standin.host}`,
         VERTEX_AI_EMULATOR_HOST: "",

@@ -7,6 +7,7 @@ import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
 import { FINANCE_SALARIES_CSV } from "./finance";
+import { jaffleFiles } from "./jaffle";
 
 /**
  * Integration tests: Firestore (Java) + functions + auth emulators on free ports, the DuckDB sample
@@ -41,8 +42,9 @@ export default async function setup(project: TestProject) {
       },
       env: {
         QUARRY_WAREHOUSE: "duckdb",
-        // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts).
-        QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV}`,
+        // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts), and the
+        // public dbt fixture's tables, which context-imports.int.ts imports through the API.
+        QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV},${jaffleFiles()}`,
         QUARRY_RUN_LEASE_SECONDS: "10",
         // OAuth for hosted MCP clients (mcp-oauth.int.ts); its signing key is made and kept in Firestore.
         QUARRY_MCP_OAUTH: "true",

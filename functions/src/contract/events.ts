@@ -195,7 +195,8 @@ export interface DefinitionUse {
   file?: string;
   /**
    * Whether the team stands behind it in Quarry: true for a context file's term (committed by the
-   * team); false for an imported item, which no admin has reviewed in Quarry.
+   * team) and for an imported one an admin applied from the admin page's review; false for an
+   * import no admin reviewed in Quarry (a committed import file, or one pushed with `"apply": true`).
    */
   approved: boolean;
 }

@@ -93,7 +93,7 @@ async function push(req: Request, res: Response): Promise<void> {
   });
   let applied: number | undefined;
   if (body.apply) {
-    const out = await refusing(() => store.apply(record.id, by(req)));
+    const out = await refusing(() => store.apply(record.id, by(req), { reviewed: false }));
     record = out.record;
     applied = out.applied.length;
     await auditAction(req, "import.apply", record.id, { changes: applied, whole: true });
@@ -118,7 +118,9 @@ async function apply(req: Request, res: Response): Promise<void> {
   const body = parse(ApplyBody, req.body ?? {}, "body");
   const store = await importStore();
   if (!(await store.get(id))) throw new QuarryError("not_found:import", `No import ${id}: push it first.`);
-  const { record, applied } = await refusing(() => store.apply(id, by(req), body.changes, body.checksum));
+  const { record, applied } = await refusing(() =>
+    store.apply(id, by(req), { ids: body.changes, checksum: body.checksum, reviewed: true }),
+  );
   await auditAction(req, "import.apply", id, {
     changes: applied.map((c) => c.id),
     whole: !body.changes,

@@ -9,21 +9,9 @@ import { getWarehouse } from "../../../functions/src/tools";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 import type { Warehouse } from "../../../functions/src/tools/types";
 import { testConfig } from "../agent/harness";
+import { JAFFLE, JAFFLE_DATA, MAP, jaffleFiles } from "../../support/jaffle";
 
-const FIXTURE = path.resolve(__dirname, "../../fixtures/dbt");
-export const JAFFLE = path.join(FIXTURE, "jaffle-shop");
-export const JAFFLE_TABLES = ["orders", "order_items", "customers", "products", "locations", "supplies"];
-
-/** `QUARRY_DUCKDB_FILES` for the marts as `jaffle.<table>`; `override` replaces a table's file. */
-export function jaffleFiles(override: Record<string, string> = {}): string {
-  return JAFFLE_TABLES.map(
-    (t) => `jaffle.${t}=${override[t] ?? path.join(FIXTURE, "jaffle-data", `${t}.csv`)}`,
-  ).join(",");
-}
-export const JAFFLE_DATA = path.join(FIXTURE, "jaffle-data");
-
-/** The artifacts' schema (`main`, dbt-duckdb's) is `jaffle` here. */
-export const MAP = { main: "jaffle" };
+export { JAFFLE, JAFFLE_DATA, JAFFLE_TABLES, MAP, jaffleFiles } from "../../support/jaffle";
 
 const QUERY = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0, scope: FULL_SCOPE };
 

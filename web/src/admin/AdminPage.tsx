@@ -1,5 +1,5 @@
 /**
- * The admin section (`/admin`): members, groups, usage, the audit log, proposals and schedules, each a section
+ * The admin section (`/admin`): members, groups, usage, the audit log, proposals, imported definitions and schedules, each a section
  * of its own; a change in members or groups reloads both (a member's groups show in each). The API refuses non-admins anyway; a member who comes here by URL is told it is for admins.
  */
 import { useMemo, useReducer } from "react";
@@ -11,6 +11,7 @@ import { MembersSection } from "./Members";
 import { UsageSection } from "./Usage";
 import { AuditSection } from "./Audit";
 import { ProposalsSection } from "./Proposals";
+import { ImportsSection } from "./Imports";
 import { SchedulesSection } from "./Schedules";
 
 interface Props {
@@ -42,6 +43,7 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
         <a href="#usage">Usage</a>
         <a href="#audit">Audit log</a>
         <a href="#proposals">Proposals</a>
+        <a href="#imports">Imported definitions</a>
         <a href="#schedules">Schedules</a>
       </nav>
       {/* Each section on its own: one that cannot render leaves the others working. */}
@@ -59,6 +61,9 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
       </PartBoundary>
       <PartBoundary label="Proposals">
         <ProposalsSection api={api} />
+      </PartBoundary>
+      <PartBoundary label="Imported definitions">
+        <ImportsSection api={api} />
       </PartBoundary>
       <PartBoundary label="Schedules">
         <SchedulesSection api={api} />

@@ -1,12 +1,14 @@
 /**
  * The admin API (`/admin/*`, admins only) as the admin section uses it: members, groups, usage,
- * the audit log, proposals and schedules. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
+ * the audit log, proposals, imported definitions and schedules. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
  * the same types the routes answer with.
  */
 import type { Auth } from "firebase/auth";
 import type {
   AuditAnswer,
   AuditFilter,
+  ContextImportView,
+  ContextImportsAnswer,
   Group,
   GroupsAnswer,
   Member,
@@ -51,6 +53,10 @@ export function adminApi(apiUrl: string, auth: Auth) {
       call<unknown>(`/admin/proposals/${id}`, "PATCH", edit),
     approve: (id: string) => call<unknown>(`/admin/proposals/${id}/approve`, "POST"),
     reject: (id: string) => call<void>(`/admin/proposals/${id}/reject`, "POST"),
+    contextImports: () => call<ContextImportsAnswer>("/admin/context/imports"),
+    applyImport: (id: string, review: { checksum?: string; changes?: string[] }) =>
+      call<ContextImportView>(`/admin/context/imports/${enc(id)}/apply`, "POST", review),
+    dismissImport: (id: string) => call<void>(`/admin/context/imports/${enc(id)}/pending`, "DELETE"),
     schedules: () => call<SchedulesAnswer>("/admin/schedules"),
     pauseSchedule: (id: string, paused: boolean) =>
       call<ScheduleView>(`/admin/schedules/${enc(id)}`, "PATCH", { paused }),

@@ -14,7 +14,11 @@ export function DefinitionsUsed({ definitions }: { definitions: DefinitionUse[] 
             <span className="muted">
               — {SOURCE[d.source]}
               {d.file ? ` (${d.file})` : ""}
-              {d.approved ? "" : ", imported: not reviewed in Quarry"}
+              {d.approved
+                ? d.source === "authored"
+                  ? ""
+                  : ", imported and reviewed in Quarry"
+                : ", imported: not reviewed in Quarry"}
             </span>
           </li>
         ))}

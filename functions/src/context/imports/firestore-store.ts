@@ -174,15 +174,16 @@ export class ImportStore {
 
   /**
    * Applies the waiting import, whole or the changes `ids` names; what is left stays waiting.
+   * `reviewed`: an admin applied it from the review, so its definitions are named as approved.
    * Throws StaleReviewError when nothing waits or the review was of another push
    * (`checksum` is not the waiting one's, or `ids` names changes it does not have).
    */
   async apply(
     id: string,
     by: string,
-    ids?: readonly string[],
-    checksum?: string,
+    opts: { ids?: readonly string[]; checksum?: string; reviewed: boolean },
   ): Promise<{ record: ImportRecord; applied: ImportChange[] }> {
+    const { ids, checksum } = opts;
     const ref = this.col().doc(id);
     const out = await this.db.runTransaction(async (tx) => {
       const d = (await tx.get(ref)).data() as StoredDoc | undefined;
@@ -199,6 +200,8 @@ export class ImportStore {
       const before = d.active ? unpack(d.active.layer) : undefined;
       const pushed = unpack(d.pending.layer);
       const { layer, applied, left } = applyChanges(before, pushed, ids);
+      if (opts.reviewed) layer.reviewedBy = by;
+      else delete layer.reviewedBy;
       const appliedAt = new Date().toISOString();
       const active = { layer: pack(layer), summary: summarize(layer), appliedAt, appliedBy: by };
       const next: StoredDoc = {

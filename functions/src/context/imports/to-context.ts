@@ -31,7 +31,7 @@ const GENERIC = new Set([
  * with its label and, for LookML, its field's own words as synonyms (a question says "return
  * rate", not "order items return rate").
  */
-function term(m: ImportedMetric, source: ImportedLayer["source"]): GlossaryItem {
+function term(m: ImportedMetric, source: ImportedLayer["source"], reviewed: boolean): GlossaryItem {
   const name = m.name.replace(/[._]/g, " ");
   const field = m.name.includes(".")
     ? m.name.slice(m.name.lastIndexOf(".") + 1).replaceAll("_", " ")
@@ -44,7 +44,7 @@ function term(m: ImportedMetric, source: ImportedLayer["source"]): GlossaryItem 
     (m.noSql ? ` No SQL is given: ${m.noSql}.` : "");
   const origin: GlossaryItem["origin"] = {
     source,
-    approved: false,
+    approved: reviewed,
     ...(m.origin.file ? { file: m.origin.file } : {}),
   };
   return { term: name, synonyms, meaning, ...(m.sql ? { sql: m.sql } : {}), origin };
@@ -92,7 +92,7 @@ export function toContextFiles(layer: ImportedLayer, authored: readonly ContextF
       fileFor(datasetOf(t.table)).tables[bare(t.table)] = entry;
   }
   for (const m of layer.metrics) {
-    const g = term(m, layer.source);
+    const g = term(m, layer.source, !!layer.reviewedBy);
     // Authored (or an earlier import's) names win: the term is left out, a synonym dropped.
     if (taken.has(g.term.toLowerCase())) continue;
     g.synonyms = g.synonyms.filter((n) => !taken.has(n.toLowerCase()));

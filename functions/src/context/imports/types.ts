@@ -93,4 +93,9 @@ export interface ImportedLayer {
   notices: ImportNotice[];
   /** Conditions the team applies to every query of a table (LookML's `sql_always_where`). */
   rules?: string[];
+  /**
+   * The admin who reviewed and applied it in the admin page: its definitions are then named as
+   * approved in answers. Absent for a committed file or an import applied unreviewed (`"apply": true`).
+   */
+  reviewedBy?: string;
 }
