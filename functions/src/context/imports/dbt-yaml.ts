@@ -3,13 +3,17 @@
  * `dbt parse` can still import): `models:` (descriptions, columns, `meta`, and tests under both
  * `tests:` and `data_tests:`, with 1.10's `arguments:`), `sources:`, and MetricFlow's
  * `semantic_models:`, `metrics:` and `saved_queries:` — turned into the shapes the artifacts have
- * (dbt-artifacts.ts), so one importer serves both. The YAML does not say which schema the models
- * are built in: the `*` entry of the map (`--dataset`) does. A syntax error names the file and line.
+ * (dbt-artifacts.ts), so one importer serves both. dbt's latest spec (semantic models and their
+ * metrics declared on the models themselves, dbt-yaml-latest.ts) is read too, beside the legacy
+ * one in the same project. The YAML does not say which schema the models are built in: the `*`
+ * entry of the map (`--dataset`) does. A syntax error names the file and line, and so does a
+ * metric or semantic model defined twice.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { LineCounter, parseDocument } from "yaml";
+import { isMap, isSeq, LineCounter, parseDocument, type Node } from "yaml";
 import type { DbtManifest, DbtSemanticManifest } from "./dbt-artifacts";
+import { checkTopLevelMetric, latestOfModel, latestTypeParams, type Locate } from "./dbt-yaml-latest";
 import { ImportError } from "./errors";
 
 type Obj = Record<string, unknown>;
@@ -46,7 +50,8 @@ function statSafe(p: string): boolean {
   }
 }
 
-function parseYaml(file: string, project: string): { doc: Obj; text: string } {
+/** A file's YAML, its text, and where in it a path (keys and list indices) is written. */
+function parseYaml(file: string, project: string): { doc: Obj; text: string; at: Locate } {
   const text = readFileSync(file, "utf8");
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false });
@@ -58,7 +63,21 @@ function parseYaml(file: string, project: string): { doc: Obj; text: string } {
       `not valid YAML: ${e.message.split("\n")[0]}`,
     );
   }
-  return { doc: obj(doc.toJS()), text };
+  // The line of the path's key (or list item); a path not written: the nearest enclosing one.
+  const lineOf = (p: readonly (string | number)[]): number => {
+    for (let n = p.length; n > 0; n--) {
+      const parent = n === 1 ? doc.contents : doc.getIn(p.slice(0, n - 1), true);
+      const last = p[n - 1];
+      const node: Node | null | undefined = isMap(parent)
+        ? (parent.items.find((i) => (i.key as { value?: unknown } | null)?.value === last)?.key as Node)
+        : isSeq(parent) && typeof last === "number"
+          ? (parent.items[last] as Node)
+          : undefined;
+      if (node?.range) return counter.linePos(node.range[0]).line;
+    }
+    return 1;
+  };
+  return { doc: obj(doc.toJS()), text, at: (p) => `${rel}:${lineOf(p)}` };
 }
 
 /** `ref('orders')` / `ref("orders")` → `orders`. */
@@ -103,13 +122,35 @@ interface Collected {
   texts: string[];
 }
 
+/** Refuses a second item of the same name (dbt does), naming where both are written. */
+function unique(kind: string): (item: Obj, at: string) => void {
+  const seen = new Map<string, string>();
+  return (item, at) => {
+    const name = String(item.name);
+    const first = seen.get(name);
+    if (first) throw new ImportError(at, `the ${kind} "${name}" is defined twice (also at ${first})`);
+    seen.set(name, at);
+  };
+}
+
 function collect(project: string, name: string): Collected {
   const c: Collected = { nodes: [], semanticModels: [], metrics: [], savedQueries: [], texts: [] };
+  const newMetric = unique("metric");
+  const newSemanticModel = unique("semantic model");
+  const addMetric = (m: Obj, file: string, at: string) => {
+    newMetric(m, at);
+    c.metrics.push({ ...m, file });
+  };
+  const addSemanticModel = (sm: Obj, file: string, at: string) => {
+    newSemanticModel(sm, at);
+    c.semanticModels.push({ ...sm, file });
+  };
   for (const file of yamlFiles(project)) {
-    const { doc, text } = parseYaml(file, project);
+    const { doc, text, at } = parseYaml(file, project);
     const rel = path.relative(project, file);
     c.texts.push(text);
-    for (const m of arr(doc.models).map(obj)) {
+    arr(doc.models).forEach((entry, index) => {
+      const m = obj(entry);
       const id = `model.${name}.${String(m.name)}`;
       c.nodes.push({
         unique_id: id,
@@ -136,7 +177,10 @@ function collect(project: string, name: string): Collected {
           });
         });
       }
-    }
+      const latest = latestOfModel(m, at, ["models", index]);
+      if (latest.semanticModel) addSemanticModel(latest.semanticModel, rel, at(["models", index]));
+      for (const x of latest.metrics) addMetric(x.metric, rel, x.at);
+    });
     for (const s of arr(doc.sources).map(obj)) {
       for (const t of arr(s.tables).map(obj)) {
         c.nodes.push({
@@ -152,8 +196,12 @@ function collect(project: string, name: string): Collected {
         });
       }
     }
-    for (const sm of arr(doc.semantic_models).map(obj)) c.semanticModels.push({ ...sm, file: rel });
-    for (const m of arr(doc.metrics).map(obj)) c.metrics.push({ ...m, file: rel });
+    arr(doc.semantic_models).forEach((sm, i) => addSemanticModel(obj(sm), rel, at(["semantic_models", i])));
+    arr(doc.metrics).forEach((x, i) => {
+      const m = obj(x);
+      checkTopLevelMetric(m, at(["metrics", i]));
+      addMetric(m, rel, at(["metrics", i]));
+    });
     for (const q of arr(doc.saved_queries).map(obj)) c.savedQueries.push({ ...q, file: rel });
   }
   return c;
@@ -213,7 +261,8 @@ export function readDbtYaml(project: string): {
       node_relation: { alias: refName(sm.model) ?? String(sm.name), schema_name: "", database: null },
     })),
     metrics: c.metrics.map((m) => {
-      const p = obj(m.type_params);
+      // The latest spec's keys promoted out of type_params put back under it; the legacy ones win.
+      const p = { ...latestTypeParams(m), ...obj(m.type_params) };
       return {
         ...m,
         type: String(m.type ?? "simple").toLowerCase(),
