@@ -124,7 +124,12 @@ describe("imported definitions in the browser", () => {
       .getByText(/^Waiting for review/)
       .waitFor();
     await expect(changes.getByRole("listitem").count()).resolves.toBe(2);
-    await expect(changes.getByRole("listitem").first().textContent()).resolves.toMatch(/>= 50/);
+    const item = (name: string) =>
+      changes.getByRole("listitem").filter({ hasText: `metric changed: ${name}` });
+    await expect(item("large_orders").textContent()).resolves.toMatch(/>= 50/);
+    await expect(item("order_total").textContent()).resolves.toMatch(
+      /described now as: The sum of all orders, tax included\./,
+    );
     // Only the large-orders change: the other is unticked and stays to review.
     await changes.getByLabel("metric changed: order_total").uncheck();
     await screenshot(page, "imports-02-item-by-item");

@@ -31,6 +31,8 @@ const COLLECTIONS = [
   ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
   ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
   ["approved_queries", "p1", { id: "p1", question: "How many orders?", sql: "SELECT 1", approvedBy: "x" }],
+  // Imported dbt and LookML layers: an admin reviews them through the API, never from the client.
+  ["context_imports", "dbt-jaffle_shop", { source: "dbt", project: "jaffle_shop", activeVersion: "v1" }],
   // Personal access tokens (MCP), keyed by a public id and owned by uid: not even the owner may read the hash.
   ["access_tokens", "0123456789abcdef", { uid: ALICE, name: "laptop", hash: "ab".repeat(32) }],
   // Which run an MCP call started (for its cancellation).

@@ -16,6 +16,7 @@ import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { JAFFLE, MAP } from "../../support/jaffle";
+import { seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -80,16 +81,6 @@ async function promptsOf(marker: string): Promise<string> {
   return prompts.map((p) => p.split(marker).join("")).join("\n");
 }
 
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`still ${JSON.stringify(v).slice(0, 500)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 const QUESTION = "What is the order total? [definition:order total]";
 
 beforeAll(async () => {
@@ -103,23 +94,11 @@ beforeAll(async () => {
     ssl: false,
   });
   await db.collection("context_imports").doc(ID).delete();
-  const now = new Date().toISOString();
-  for (const [name, datasets] of Object.entries(GROUPS)) {
-    await db
-      .collection("groups")
-      .doc(name)
-      .set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
-  }
-  for (const [u, role, groups] of [
+  await seedAccess(db, GROUPS, [
     [admin, "admin", []],
     [ann, "member", ["imports-shop"]],
     [jo, "member", ["imports-jaffle"]],
-  ] as const) {
-    await db
-      .collection("members")
-      .doc(u.email)
-      .set({ email: u.email, role, groups, addedBy: "test", addedAt: now, updatedAt: now });
-  }
+  ]);
   await until(
     async () => (await call(api, "/me", { token: jo.idToken })).json as { scope?: { datasets: string[] } },
     (m) => m.scope?.datasets.join() === "jaffle",

@@ -17,6 +17,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
+import { seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 import { connectMcp, makeToken } from "../../support/mcp-client";
 
@@ -53,20 +54,6 @@ async function promptsOf(marker: string): Promise<string[]> {
   return prompts.map((p) => p.split(marker).join(""));
 }
 
-/**
- * Reads `read` until `done` holds (the function's access cache letting go), failing with the last
- * value after `timeoutMs`. Hooks cannot use expect.poll.
- */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
@@ -78,23 +65,11 @@ beforeAll(async () => {
     host: stack.env.FIRESTORE_EMULATOR_HOST,
     ssl: false,
   });
-  const now = new Date().toISOString();
-  for (const [name, datasets] of Object.entries(GROUPS)) {
-    await db
-      .collection("groups")
-      .doc(name)
-      .set({ name, datasets, createdBy: "test", createdAt: now, updatedAt: now });
-  }
-  for (const [u, role, groups] of [
+  await seedAccess(db, GROUPS, [
     [admin, "admin", []],
     [ann, "member", ["scope-shop"]],
     [bob, "member", ["scope-finance"]],
-  ] as const) {
-    await db
-      .collection("members")
-      .doc(u.email)
-      .set({ email: u.email, role, groups, addedBy: "test", addedAt: now, updatedAt: now });
-  }
+  ]);
   // The function reads groups through a short cache: wait until it sees them.
   await until(
     () => me(ann),

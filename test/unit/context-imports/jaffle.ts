@@ -11,7 +11,7 @@ import type { Warehouse } from "../../../functions/src/tools/types";
 import { testConfig } from "../agent/harness";
 import { JAFFLE, JAFFLE_DATA, MAP, jaffleFiles } from "../../support/jaffle";
 
-export { JAFFLE, JAFFLE_DATA, JAFFLE_TABLES, MAP, jaffleFiles } from "../../support/jaffle";
+export { JAFFLE, JAFFLE_TABLES, MAP, jaffleFiles } from "../../support/jaffle";
 
 const QUERY = { userId: "t", threadId: "t", runId: "t", bytesBilledSoFar: 0, scope: FULL_SCOPE };
 

@@ -63,20 +63,10 @@ interface CardProps {
 }
 
 function ImportCard({ api, item, onDone }: CardProps) {
-  const changes = item.pending?.changes ?? [];
-  const [picked, setPicked] = useState<Set<string>>(() => new Set(changes.map((c) => c.id)));
   const [error, busy, run] = useAction();
   const act = async (fn: () => Promise<unknown>) => {
     if (await run(fn)) await onDone();
   };
-  const toggle = (id: string) =>
-    setPicked((p) => {
-      const next = new Set(p);
-      if (next.has(id)) next.delete(id);
-      else next.add(id);
-      return next;
-    });
-  const checksum = item.pending?.checksum;
   const title = `${item.source} project ${item.project}`;
   return (
     <li className="proposal import" aria-label={`Import: ${title}`}>
@@ -92,63 +82,7 @@ function ImportCard({ api, item, onDone }: CardProps) {
         <p className="small muted">Nothing of it in use yet.</p>
       )}
       {item.pending && (
-        <>
-          <p className="small">
-            Waiting for review: pushed {new Date(item.pending.pushedAt).toLocaleString()} by{" "}
-            {item.pending.pushedBy} ({counts(item.pending)}).
-          </p>
-          {changes.length === 0 ? (
-            <p className="small muted">It changes nothing against what is in use.</p>
-          ) : (
-            <fieldset className="import-changes">
-              <legend>Changes ({changes.length})</legend>
-              <ul aria-label={`Changes of ${title}`}>
-                {changes.map((c) => (
-                  <ChangeRow key={c.id} change={c} checked={picked.has(c.id)} onToggle={() => toggle(c.id)} />
-                ))}
-              </ul>
-            </fieldset>
-          )}
-          {item.pending.notices.length > 0 && (
-            <details>
-              <summary>Notes from the import ({item.pending.notices.length})</summary>
-              <ul className="small">
-                {item.pending.notices.map((n, i) => (
-                  <li key={i}>
-                    <code>{n.item}</code>: {n.message}
-                  </li>
-                ))}
-              </ul>
-            </details>
-          )}
-          <div className="proposal-actions">
-            <button
-              type="button"
-              className="primary"
-              disabled={busy}
-              onClick={() => void act(() => api.applyImport(item.id, { checksum }))}
-            >
-              Apply all
-            </button>
-            {changes.length > 0 && (
-              <button
-                type="button"
-                disabled={busy || picked.size === 0 || picked.size === changes.length}
-                onClick={() => void act(() => api.applyImport(item.id, { checksum, changes: [...picked] }))}
-              >
-                Apply selected ({picked.size})
-              </button>
-            )}
-            <button
-              type="button"
-              className="danger"
-              disabled={busy}
-              onClick={() => void act(() => api.dismissImport(item.id))}
-            >
-              Dismiss
-            </button>
-          </div>
-        </>
+        <Review api={api} item={item} pending={item.pending} title={title} busy={busy} act={act} />
       )}
       {error && (
         <p role="alert" className="error">
@@ -156,6 +90,88 @@ function ImportCard({ api, item, onDone }: CardProps) {
         </p>
       )}
     </li>
+  );
+}
+
+interface ReviewProps {
+  api: AdminApi;
+  item: ContextImportView;
+  pending: NonNullable<ContextImportView["pending"]>;
+  title: string;
+  busy: boolean;
+  act: (fn: () => Promise<unknown>) => Promise<void>;
+}
+
+/** The push waiting for review: its changes, each ticked to apply, its notes, and what to do with it. */
+function Review({ api, item, pending, title, busy, act }: ReviewProps) {
+  const changes = pending.changes;
+  const [picked, setPicked] = useState<Set<string>>(() => new Set(changes.map((c) => c.id)));
+  const toggle = (id: string) =>
+    setPicked((p) => {
+      const next = new Set(p);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  const checksum = pending.checksum;
+  return (
+    <>
+      <p className="small">
+        Waiting for review: pushed {new Date(pending.pushedAt).toLocaleString()} by {pending.pushedBy} (
+        {counts(pending)}).
+      </p>
+      {changes.length === 0 ? (
+        <p className="small muted">It changes nothing against what is in use.</p>
+      ) : (
+        <fieldset className="import-changes">
+          <legend>Changes ({changes.length})</legend>
+          <ul aria-label={`Changes of ${title}`}>
+            {changes.map((c) => (
+              <ChangeRow key={c.id} change={c} checked={picked.has(c.id)} onToggle={() => toggle(c.id)} />
+            ))}
+          </ul>
+        </fieldset>
+      )}
+      {pending.notices.length > 0 && (
+        <details>
+          <summary>Notes from the import ({pending.notices.length})</summary>
+          <ul className="small">
+            {pending.notices.map((n, i) => (
+              <li key={i}>
+                <code>{n.item}</code>: {n.message}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <div className="proposal-actions">
+        <button
+          type="button"
+          className="primary"
+          disabled={busy}
+          onClick={() => void act(() => api.applyImport(item.id, { checksum }))}
+        >
+          Apply all
+        </button>
+        {changes.length > 0 && (
+          <button
+            type="button"
+            disabled={busy || picked.size === 0 || picked.size === changes.length}
+            onClick={() => void act(() => api.applyImport(item.id, { checksum, changes: [...picked] }))}
+          >
+            Apply selected ({picked.size})
+          </button>
+        )}
+        <button
+          type="button"
+          className="danger"
+          disabled={busy}
+          onClick={() => void act(() => api.dismissImport(item.id))}
+        >
+          Dismiss
+        </button>
+      </div>
+    </>
   );
 }
 

@@ -90,8 +90,12 @@ function metricChanges(before: ImportedMetric, after: ImportedMetric): Change[] 
   if (before.sql && !after.sql && after.failedSql) {
     return [{ kind: "metric broken", item: metric, detail: after.noSql, metric }];
   }
-  if ((before.sql ?? "") !== (after.sql ?? "") || (before.description ?? "") !== (after.description ?? "")) {
+  if ((before.sql ?? "") !== (after.sql ?? "")) {
     return [{ kind: "metric changed", item: metric, detail: after.sql ?? after.noSql, metric }];
+  }
+  if ((before.description ?? "") !== (after.description ?? "")) {
+    const detail = `described now as: ${after.description ?? "(no description)"}`;
+    return [{ kind: "metric changed", item: metric, detail, metric }];
   }
   return [];
 }

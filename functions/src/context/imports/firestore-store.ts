@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Firestore } from "firebase-admin/firestore";
+import type { ContextImportView, ImportLayerSummary } from "../../contract/admin";
 import { applyChanges, StaleReviewError } from "./apply";
 import { diffImports, type ImportChange } from "./diff";
 import { ImportError } from "./errors";
@@ -21,30 +22,10 @@ export const IMPORTS_COLLECTION = "context_imports";
 const MAX_LAYER_BYTES = 700 * 1024;
 
 /** What the admin page shows of a layer: how much it holds. */
-export interface LayerSummary {
-  generatedAt: string;
-  checksum: string;
-  tables: number;
-  columns: number;
-  joins: number;
-  metrics: number;
-  metricsWithSql: number;
-  savedQueries: number;
-}
+type LayerSummary = ImportLayerSummary;
 
 /** An import as `GET /admin/context/imports` answers it. */
-export interface ImportRecord {
-  id: string;
-  source: ImportedLayer["source"];
-  project: string;
-  active?: LayerSummary & { appliedAt: string; appliedBy: string };
-  pending?: LayerSummary & {
-    pushedAt: string;
-    pushedBy: string;
-    changes: ImportChange[];
-    notices: ImportedLayer["notices"];
-  };
-}
+export type ImportRecord = ContextImportView;
 
 interface StoredDoc {
   source: ImportedLayer["source"];
