@@ -136,8 +136,16 @@ describe("the answer, read at a glance", () => {
         .toString(),
     ).toBe("PNG");
 
-    const followUps = turn.getByRole("navigation", { name: "Follow-up questions" });
+    const followUps = page.getByRole("navigation", { name: "Follow-up questions" });
     await expect(followUps.getByRole("button").allTextContents()).resolves.toEqual(MONTH_FOLLOW_UPS);
+    // Above the composer and in view, however long the answer above them.
+    const [asked, composer] = [
+      await followUps.boundingBox(),
+      await page.getByLabel("Your question").boundingBox(),
+    ];
+    expect(asked!.y + asked!.height).toBeLessThanOrEqual(composer!.y);
+    expect(asked!.y).toBeGreaterThanOrEqual(0);
+    expect(asked!.y + asked!.height).toBeLessThanOrEqual(page.viewportSize()!.height);
     await followUps.getByRole("button", { name: MONTH_FOLLOW_UPS[0] }).click();
     await expect.poll(() => page.locator("article.turn").count()).toBe(2);
     await expect(lastTurn(page).locator(".question").textContent()).resolves.toContain(MONTH_FOLLOW_UPS[0]);

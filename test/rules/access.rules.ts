@@ -31,8 +31,12 @@ const COLLECTIONS = [
   ["quota_rate", ALICE, { uid: ALICE, recent: [1, 2, 3] }],
   ["audit", "a1", { kind: "query", uid: ALICE, email: "alice@example.com", sql: "SELECT 1", outcome: "ok" }],
   ["approved_queries", "p1", { id: "p1", question: "How many orders?", sql: "SELECT 1", approvedBy: "x" }],
+  // A person's view: set through the API, not even the person writes it directly.
+  ["preferences", ALICE, { view: "business", updatedAt: "2026-11-29T00:00:00Z" }],
   // Imported dbt and LookML layers: an admin reviews them through the API, never from the client.
   ["context_imports", "dbt-jaffle_shop", { source: "dbt", project: "jaffle_shop", activeVersion: "v1" }],
+  // Share links: the id is the secret, and opening one is the API's scope check — never a client read.
+  ["shares", "AbCdEfGhIjKlMnOpQrStUvWx", { owner: ALICE, threadId: "t1", revokedAt: null }],
   // Personal access tokens (MCP), keyed by a public id and owned by uid: not even the owner may read the hash.
   ["access_tokens", "0123456789abcdef", { uid: ALICE, name: "laptop", hash: "ab".repeat(32) }],
   // Which run an MCP call started (for its cancellation).
@@ -99,6 +103,11 @@ describe.each(Object.entries(people))("access control data is closed to %s", (_w
         .set({ ...data, forged: true }),
     );
     await assertFails(db().doc(`${collection}/${id}`).delete());
+  });
+
+  it("cannot read the share links of its own threads (a link's id is its secret)", async () => {
+    await assertFails(db().collection("shares").where("owner", "==", ALICE).get());
+    await assertFails(db().collection("shares").where("threadId", "==", "t1").get());
   });
 
   it("cannot make itself an admin on the members list", async () => {

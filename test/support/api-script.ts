@@ -70,7 +70,7 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       const failed = await holdOn(key, opts.holds);
       if (failed) return failed;
     }
-    const scripted = scriptedSql(req);
+    const scripted = scriptedSql(req) ?? verifiedQuery(req);
     if (scripted) return scripted;
     const reply = await base(req);
     const pause = req.role === "generator" ? PAUSE_ANSWER_WORD.exec(q)?.[1] : undefined;
@@ -93,6 +93,27 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
     }
     return reply;
   };
+}
+
+/**
+ * The planner's reply when the system prompt gives a verified query for exactly the question asked
+ * ("- Question: <q>\n  Verified query: <sql>"): that SQL, as a model that follows the team's
+ * verified queries sends it; then, after the tool's answer, no further query.
+ */
+export function verifiedQuery(req: Parameters<Script>[0]): ScriptReply | undefined {
+  if (req.role !== "planner") return undefined;
+  const q = questionOf(req).trim();
+  const block = req.system.split("\n- Question: ").find((b) => b.startsWith(`${q}\n`));
+  // The SQL runs to the next line that is not indented (continuation lines of a multi-line query are).
+  const sql = block
+    ?.split("\n  Verified query: ")[1]
+    ?.split(/\n(?=\S)/)[0]
+    ?.trim();
+  if (!sql) return undefined;
+  const usage = { input: 10, output: 5 };
+  if (currentTurnOf(req).some((t) => t.role === "tool" && t.toolName === "bq_query"))
+    return { text: "The results answer the question.", usage };
+  return { toolCalls: [{ name: "bq_query", args: { sql } }], usage };
 }
 
 /** "[definition:<term>]" in a question: the planner uses the term's definition from its system prompt. */

@@ -8,10 +8,11 @@
  * month" queries months as text (strftime → VARCHAR) sorted by revenue, as a real model wrote it,
  * and its answer ends with three follow-up questions after the marker; "[markdown]" gets an answer
  * with bold, a list, a table, a link and HTML tags (which the page must show as text);
- * "[sql:<name>]" sends one of api-script.ts' SCRIPTED_SQL as the planner's query.
+ * "[sql:<name>]" sends one of api-script.ts' SCRIPTED_SQL as the planner's query; a question the
+ * prompt gives a verified query for (other than revenue by month) is answered with that query.
  */
 import type { HoldServer } from "./hold-control";
-import { scriptedSql } from "./api-script";
+import { scriptedSql, verifiedQuery } from "./api-script";
 import { FOLLOW_UPS_MARKER } from "../../functions/src/contract/follow-ups";
 import { currentTurnOf, questionOf, smartScript, type Script } from "./scripted-model-script";
 
@@ -69,6 +70,8 @@ export function e2eScript(opts: { holds?: HoldServer } = {}): Script {
       if (used.includes("list_tables") && !used.includes("bq_query"))
         return { toolCalls: [{ name: "bq_query", args: { sql: MONTH_SQL } }] };
     }
+    const verified = REVENUE_BY_MONTH.test(q) ? undefined : verifiedQuery(req);
+    if (verified) return verified;
     if (req.role === "generator" && q.includes(MARKDOWN_WORD)) return { text: MARKDOWN_ANSWER };
     const reply = await base(req);
     if (req.role === "generator" && REVENUE_BY_MONTH.test(q) && req.system.includes(FOLLOW_UPS_MARKER)) {

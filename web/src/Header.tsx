@@ -1,9 +1,10 @@
 /** The page's top bar: conversations drawer, preferences, the model, who is signed in (and their role), the bell, schedules, account, admin, sign out. */
 import type { ReactNode } from "react";
-import type { Role } from "@quarry/functions/contract";
+import type { Role, View } from "@quarry/functions/contract";
 import type { ClientConfig } from "./config";
 import type { Settings } from "./settings/useSettings";
 import { BigQueryControl, type BigQueryConnection } from "./access/BigQueryConnect";
+import { MenuIcon } from "./icons/Icons";
 
 interface Props {
   cfg: ClientConfig;
@@ -11,6 +12,9 @@ interface Props {
   role: Role;
   settings: Settings;
   setPref: (patch: Partial<Settings>) => void;
+  /** How answers are shown (kept by the server: GET|PATCH /me/preferences). */
+  view: View;
+  onView: (view: View) => void;
   drawer: boolean;
   onDrawer: (open: boolean) => void;
   adminOpen: boolean;
@@ -38,11 +42,11 @@ export function Header(p: Props) {
           aria-controls="sidebar"
           onClick={() => p.onDrawer(!p.drawer)}
         >
-          ☰
+          <MenuIcon />
         </button>
       )}
       <h1>Quarry</h1>
-      <Prefs settings={p.settings} setPref={p.setPref} />
+      <Prefs settings={p.settings} setPref={p.setPref} view={p.view} onView={p.onView} />
       {p.cfg.model?.ready && (
         <span className="model small muted" title="The AI model answering">
           {p.cfg.model.providerName} · {p.cfg.model.model}
@@ -82,9 +86,16 @@ function PageLink(p: { path: string; name: string; open: boolean; onOpen: (open:
   );
 }
 
-function Prefs({ settings, setPref }: Pick<Props, "settings" | "setPref">) {
+function Prefs({ settings, setPref, view, onView }: Pick<Props, "settings" | "setPref" | "view" | "onView">) {
   return (
     <div className="prefs">
+      <label>
+        <span className="sr-only">View</span>
+        <select value={view} onChange={(e) => onView(e.target.value as View)} aria-label="View">
+          <option value="analyst">Analyst view</option>
+          <option value="business">Business view</option>
+        </select>
+      </label>
       <label>
         <span className="sr-only">Theme</span>
         <select

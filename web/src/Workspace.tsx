@@ -1,15 +1,17 @@
-/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`), the schedules (`/schedules`) or the thread list (a drawer on phones) and the conversation. */
+/** The signed-in page: header, then the admin section (`/admin`), the account page (`/account`), the schedules (`/schedules`), a shared conversation (`/s/<id>`) or the thread list (a drawer on phones) and the conversation. */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { User } from "firebase/auth";
 import type { Client } from "@langchain/langgraph-sdk";
 import type { Me } from "@quarry/functions/contract";
-import { createApiClient, sendFeedback } from "./api/client";
+import { createApiClient, requestVerification, sendFeedback } from "./api/client";
+import { usePreferences } from "./settings/usePreferences";
+import type { View } from "@quarry/functions/contract";
 import { isLocal, type ClientConfig } from "./config";
 import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
-import { useAccountRoute, useAdminRoute, useSchedulesRoute, useThreadRoute } from "./route";
+import { useAccountRoute, useAdminRoute, useSchedulesRoute, useShareRoute, useThreadRoute } from "./route";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
@@ -23,6 +25,8 @@ import { ConnectBigQueryContext, useBigQuery } from "./access/BigQueryConnect";
 import { Bell } from "./schedules/Bell";
 import { SchedulesPage } from "./schedules/SchedulesPage";
 import { useScheduleDialog } from "./schedules/useScheduleDialog";
+import { ShareBar } from "./share/ShareBar";
+import { SharedConversationPage } from "./share/SharedConversationPage";
 
 interface Props {
   cfg: ClientConfig;
@@ -46,10 +50,12 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const [accountOpen, goAccount] = useAccountRoute();
   const [schedulesOpen, goSchedules] = useSchedulesRoute();
   const [, goThread] = useThreadRoute();
+  const shareId = useShareRoute();
   const [drawer, setDrawer] = useState(false);
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
   const setPref = (patch: Partial<Settings>) => void update(patch).catch(() => undefined);
+  const prefs = usePreferences(cfg.apiUrl, fb.auth);
   // An older server's /me says nothing: BigQuery runs as its service account.
   const bigquery = useBigQuery(cfg.apiUrl, fb.auth, me.bigquery ?? { identity: "service" });
   const connect = bigquery.identity.identity === "user" ? bigquery.connect : undefined;
@@ -63,6 +69,8 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           role={me.role}
           settings={settings}
           setPref={setPref}
+          view={prefs.view}
+          onView={(v) => void prefs.setView(v)}
           drawer={drawer}
           onDrawer={setDrawer}
           adminOpen={adminOpen}
@@ -81,6 +89,17 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           <AccountPage apiUrl={cfg.apiUrl} auth={fb.auth} />
         ) : schedulesOpen ? (
           <SchedulesPage apiUrl={cfg.apiUrl} auth={fb.auth} onOpenThread={goThread} />
+        ) : shareId ? (
+          <SharedConversationPage
+            key={shareId}
+            apiUrl={cfg.apiUrl}
+            auth={fb.auth}
+            shareId={shareId}
+            settings={settings}
+            onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
+            view={prefs.view}
+            onOpenThread={goThread}
+          />
         ) : (
           <ChatArea
             cfg={cfg}
@@ -89,6 +108,7 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
             client={client}
             settings={settings}
             setPref={setPref}
+            view={prefs.view}
             drawer={drawer}
             setDrawer={setDrawer}
           />
@@ -105,6 +125,7 @@ interface ChatAreaProps {
   client: Client;
   settings: Settings;
   setPref: (patch: Partial<Settings>) => void;
+  view: View;
   drawer: boolean;
   setDrawer: (open: boolean) => void;
 }
@@ -137,8 +158,15 @@ function useConversationFiles(
   });
 }
 
+/** Votes on the open conversation's answers (none before it exists). */
+function feedbackSender(cfg: ClientConfig, fb: FirebaseHandles, threadId: string | null) {
+  if (!threadId) return undefined;
+  return (questionId: string, score: 1 | -1, note?: string) =>
+    sendFeedback(cfg.apiUrl, fb.auth, threadId, { questionId, score, ...(note ? { note } : {}) });
+}
+
 /** The thread list and the open conversation (or the set-up card when there is no model). */
-function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer }: ChatAreaProps) {
+function ChatArea({ cfg, fb, user, client, settings, setPref, view, drawer, setDrawer }: ChatAreaProps) {
   const [threadId, go] = useThreadRoute();
   const { threads, error, refresh } = useThreads(fb.db, client, user.uid);
   const onThreadCreated = useCallback((id: string) => go(id), [go]);
@@ -188,25 +216,25 @@ function ChatArea({ cfg, fb, user, client, settings, setPref, drawer, setDrawer 
       {cfg.model && !cfg.model.ready ? (
         <SetupCard model={cfg.model} local={isLocal(cfg)} />
       ) : (
-        <Chat
-          chat={chat}
-          settings={settings}
-          onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
-          firstScreen={firstScreen}
-          files={files}
-          attachmentMaxMb={cfg.limits.attachmentMaxMb}
-          onSchedule={threadId ? (turn) => scheduler.open(turn, threadId) : undefined}
-          onFeedback={
-            threadId
-              ? (questionId, score, note) =>
-                  sendFeedback(cfg.apiUrl, fb.auth, threadId, {
-                    questionId,
-                    score,
-                    ...(note ? { note } : {}),
-                  })
-              : undefined
-          }
-        />
+        <div className="conversation">
+          {threadId && <ShareBar key={threadId} apiUrl={cfg.apiUrl} auth={fb.auth} threadId={threadId} />}
+          <Chat
+            chat={chat}
+            settings={settings}
+            onPageSizeChange={(n) => setPref({ pageSize: n as Settings["pageSize"] })}
+            firstScreen={firstScreen}
+            files={files}
+            attachmentMaxMb={cfg.limits.attachmentMaxMb}
+            onSchedule={threadId ? (turn) => scheduler.open(turn, threadId) : undefined}
+            view={view}
+            onVerify={
+              threadId
+                ? (questionId) => requestVerification(cfg.apiUrl, fb.auth, threadId, questionId)
+                : undefined
+            }
+            onFeedback={feedbackSender(cfg, fb, threadId)}
+          />
+        </div>
       )}
       {scheduler.dialog}
     </div>

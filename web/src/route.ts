@@ -1,6 +1,7 @@
 /**
  * The page's place lives in the URL: the open thread (`/t/<id>`), so a reload or a shared link
- * reopens it, the admin section (`/admin`), the account page (`/account`) and the person's schedules (`/schedules`). Every route hook listens to `popstate`; `navigate`
+ * reopens it, the admin section (`/admin`), the account page (`/account`), the person's schedules (`/schedules`)
+ * and a shared conversation (`/s/<shareId>`). Every route hook listens to `popstate`; `navigate`
  * pushes a path and announces it the same way, so all of them follow.
  */
 import { useCallback, useEffect, useState } from "react";
@@ -9,6 +10,7 @@ const PATTERN = /^\/t\/([0-9A-Za-z-]{1,128})\/?$/;
 const ADMIN = /^\/admin\/?$/;
 const ACCOUNT = /^\/account\/?$/;
 const SCHEDULES = /^\/schedules\/?$/;
+const SHARE = /^\/s\/([A-Za-z0-9_-]{1,64})\/?$/;
 
 function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
@@ -36,6 +38,7 @@ function usePathValue<T>(read: (path: string) => T): T {
 const isAdminPath = (path: string) => ADMIN.test(path);
 const isAccountPath = (path: string) => ACCOUNT.test(path);
 const isSchedulesPath = (path: string) => SCHEDULES.test(path);
+const shareFromPath = (path: string) => SHARE.exec(path)?.[1] ?? null;
 
 export function useThreadRoute(): [string | null, (id: string | null, replace?: boolean) => void] {
   const id = usePathValue(threadFromPath);
@@ -64,4 +67,9 @@ export function useSchedulesRoute(): [boolean, (open: boolean) => void] {
   const open = usePathValue(isSchedulesPath);
   const go = useCallback((next: boolean) => navigate(next ? "/schedules" : "/"), []);
   return [open, go];
+}
+
+/** The shared conversation open (`/s/<shareId>`), if any; leaving it is opening anything else. */
+export function useShareRoute(): string | null {
+  return usePathValue(shareFromPath);
 }

@@ -1,7 +1,8 @@
 /**
  * The audit log (`audit/{id}`, server-only, `expireAt` for a TTL policy of QUARRY_AUDIT_TTL_DAYS):
  * every query that ran or was refused (person, thread, run, SQL, bytes billed, job id, duration,
- * outcome) and every admin action (members, roles, quotas, proposals; by whom). Admins read it
+ * outcome), every admin action (members, roles, quotas, proposals; by whom) and what was done with
+ * shared conversations (a link made, revoked, opened, continued). Admins read it
  * through `GET /admin/audit` (person and date filters, a cursor for the next page) and export it
  * (`npm run audit -- export`).
  */
@@ -30,7 +31,12 @@ export interface AdminAudit {
 /** A file brought into a conversation as a table (or refused): the entry as the admin page reads it. */
 export type UploadAudit = Omit<Extract<AuditEntryView, { kind: "upload" }>, "at">;
 
-type AuditEntry = (QueryAudit | AdminAudit | UploadAudit) & { at: string };
+/** Something done with a shared conversation: a link made, revoked, opened or continued. */
+type ShareAudit = Omit<Extract<AuditEntryView, { kind: "share" }>, "at">;
+
+type Recorded = QueryAudit | AdminAudit | UploadAudit | ShareAudit;
+
+type AuditEntry = Recorded & { at: string };
 
 export interface AuditPage {
   entries: AuditEntry[];
@@ -47,7 +53,7 @@ export class AuditLog {
   ) {}
 
   /** Records one entry (at server time now). */
-  async record(entry: QueryAudit | AdminAudit | UploadAudit): Promise<void> {
+  async record(entry: Recorded): Promise<void> {
     const now = Date.now();
     await this.db.collection(this.collection).add({
       ...entry,
@@ -79,7 +85,7 @@ export class AuditLog {
     const docs = snap.docs.slice(0, q.limit);
     const entries = docs.map((d) => {
       const { at, expireAt: _e, ...rest } = d.data() as { at: { toDate(): Date }; expireAt: unknown };
-      return { ...(rest as QueryAudit | AdminAudit | UploadAudit), at: at.toDate().toISOString() };
+      return { ...(rest as Recorded), at: at.toDate().toISOString() };
     });
     return { entries, ...(snap.docs.length > q.limit ? { next: docs[docs.length - 1].id } : {}) };
   }

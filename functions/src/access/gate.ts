@@ -7,7 +7,7 @@
  * is missing or the members list cannot be read.
  */
 import type { NextFunction, Request, Response } from "express";
-import type { QuotaLimits, Role } from "../contract/access";
+import type { Preferences, QuotaLimits, Role } from "../contract/access";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
@@ -18,6 +18,7 @@ import { scopeFor } from "./scope";
 import type { Scope } from "../tools/scope";
 import { decideAccess, policyConfigured, refusalMessage, type AccessSettings, type Identity } from "./policy";
 import { QuotaStore } from "./quota";
+import { PreferenceStore, effectiveView } from "./preferences";
 import { TokenStore } from "./tokens";
 import { OAuthGrants } from "./oauth-grants";
 
@@ -37,6 +38,8 @@ interface Stores {
   tokens: TokenStore;
   /** MCP clients allowed through OAuth: listed, revoked, checked on each access token. */
   oauthGrants: OAuthGrants;
+  /** Each person's view (business or analyst). */
+  preferences: PreferenceStore;
 }
 
 let stores: Promise<Stores> | undefined;
@@ -52,6 +55,7 @@ export function accessStores(): Promise<Stores> {
       audit: new AuditLog(db, mod.Timestamp, cfg.auditTtlDays),
       tokens: new TokenStore(db, mod.Timestamp),
       oauthGrants: new OAuthGrants(db),
+      preferences: new PreferenceStore(db),
     };
   });
   return stores;
@@ -119,4 +123,15 @@ export function requireAdmin(req: Request, _res: Response, next: NextFunction): 
     );
   }
   next();
+}
+
+/** The view a person gets now (their choice, their group's default, or analyst). */
+export async function preferencesOf(caller: { uid: string; email?: string }): Promise<Preferences> {
+  const { preferences, members, groups } = await accessStores();
+  const [chosen, member, all] = await Promise.all([
+    preferences.chosen(caller.uid),
+    caller.email ? members.get(caller.email) : Promise.resolve(undefined),
+    groups.all(),
+  ]);
+  return effectiveView(chosen, member?.groups ?? [], all);
 }

@@ -12,6 +12,8 @@ export interface GroupDoc {
   name: string;
   /** Datasets (`shop`) and `dataset.table` entries, lower case. */
   datasets: string[];
+  /** The view its members get unless they chose one. */
+  defaultView?: "business" | "analyst";
   createdBy: string;
   createdAt: string;
   updatedAt: string;
@@ -69,13 +71,26 @@ export class GroupStore {
     return created ? doc : undefined;
   }
 
-  /** Replaces a group's datasets; undefined when there is no such group. */
-  async update(name: string, datasets: string[]): Promise<GroupDoc | undefined> {
+  /**
+   * Replaces a group's datasets and/or its default view (`null`: none); undefined when there is no
+   * such group.
+   */
+  async update(
+    name: string,
+    change: { datasets?: string[]; defaultView?: GroupDoc["defaultView"] | null },
+  ): Promise<GroupDoc | undefined> {
     const ref = this.ref(name);
     const doc = await this.db.runTransaction(async (tx) => {
       const before = (await tx.get(ref)).data() as GroupDoc | undefined;
       if (!before) return undefined;
-      const next: GroupDoc = { ...before, datasets, updatedAt: new Date().toISOString() };
+      const { defaultView: _old, ...rest } = before;
+      const view = change.defaultView === undefined ? before.defaultView : change.defaultView;
+      const next: GroupDoc = {
+        ...rest,
+        datasets: change.datasets ?? before.datasets,
+        ...(view ? { defaultView: view } : {}),
+        updatedAt: new Date().toISOString(),
+      };
       tx.set(ref, next);
       return next;
     });

@@ -31,6 +31,8 @@ export interface SystemContext {
   knowledge?: string;
   /** The chosen glossary terms with SQL and a known origin, to name the ones the answer used. */
   definitions?: { term: string; sql: string; origin: GlossaryOrigin }[];
+  /** The verified queries chosen for the question: an answer whose SQL is one of them is marked verified. */
+  verifiedQueries?: { question: string; sql: string }[];
 }
 
 /** One tool call of the current turn and what came of it. */

@@ -47,6 +47,12 @@ function aggregates(sql: string): string[] {
   return out;
 }
 
+/** A SQL text as the comparisons here read it: lower case, unquoted, single-spaced. */
+export const normalSql = (sql: string): string => normal(sql);
+
+/** The aggregate calls a SQL text computes, normalized and without table qualifiers. */
+export const aggregatesOf = (sql: string): string[] => aggregates(normal(sql)).map(unqualified);
+
 /** The tables a definition's SQL reads (`FROM`/`JOIN` names, qualified). */
 function tablesOf(sql: string): string[] {
   return [...sql.matchAll(/\b(?:from|join)\s+([a-z_][\w-]*(?:\.[a-z_][\w-]*)+)/g)].map((m) => m[1]);

@@ -53,3 +53,15 @@ export interface QuotaLimits {
   bytesPerDay: number;
   tokensPerDay: number;
 }
+
+/** How the page shows answers: `business` (the answer, chart, key figures and how it was computed; SQL and rows behind Details) or `analyst` (everything open). */
+export const VIEWS = ["business", "analyst"] as const;
+export type View = (typeof VIEWS)[number];
+
+/** `GET|PATCH /me/preferences`: the person's view, and where it comes from. */
+export interface Preferences {
+  view: View;
+  /** `person`: they chose it; `group`: their group's default (`group` names it); `default`: analyst. */
+  source: "person" | "group" | "default";
+  group?: string;
+}

@@ -3,7 +3,7 @@
  * proposals.ts) and the page's admin section: a shape changed on one side fails the typecheck of
  * the other. `GET /me` is in access.ts.
  */
-import type { QuotaLimits, Role } from "./access";
+import type { QuotaLimits, Role, View } from "./access";
 
 /** A members-list entry (`GET|POST /admin/members`, `PATCH /admin/members/:email`). */
 export interface Member {
@@ -36,6 +36,8 @@ export interface Group {
   datasets: string[];
   /** The emails of the members-list entries in this group, sorted. */
   members: string[];
+  /** The view its members get unless they chose one (`GET /me/preferences`). */
+  defaultView?: View;
   createdBy: string;
   createdAt: string;
   updatedAt: string;
@@ -91,6 +93,12 @@ export type AdminAction =
   | "import.apply"
   | "import.dismiss";
 
+/**
+ * What a person did with a shared conversation (`kind: "share"` entries): made or revoked a link
+ * (its owner), opened one or continued it in a thread of their own (anyone with the link).
+ */
+export type ShareAction = "share.create" | "share.revoke" | "share.open" | "share.continue";
+
 /** One audit-log entry as `GET /admin/audit` answers it. */
 export type AuditEntry = { at: string; uid: string; email: string | null } & (
   | {
@@ -106,6 +114,19 @@ export type AuditEntry = { at: string; uid: string; email: string | null } & (
       error?: AuditError;
     }
   | { kind: "admin"; action: AdminAction; target: string; detail?: Record<string, unknown> }
+  | {
+      kind: "share";
+      action: ShareAction;
+      shareId: string;
+      /** The shared thread. */
+      threadId: string;
+      /** The uid of the conversation's owner. */
+      owner: string;
+      /** `refused`: the person's data scope does not cover the conversation (they were answered not found). */
+      outcome: "ok" | "refused";
+      /** `share.continue`: the person's new thread. */
+      newThreadId?: string;
+    }
   | {
       kind: "upload";
       threadId: string;

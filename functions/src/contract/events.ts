@@ -183,7 +183,47 @@ export type QuarryEvent =
    * LookML) whose aggregates the SQL that ran contains. Also kept on the answer message's
    * `response_metadata.quarry_definitions`, so a reload names them too.
    */
-  | { type: "definitions"; definitions: DefinitionUse[] };
+  | { type: "definitions"; definitions: DefinitionUse[] }
+  /**
+   * How the answer was computed, for a person who does not read SQL: sent before the answer of a
+   * turn that ran SQL, and kept on the answer message's `response_metadata.quarry_computed`.
+   */
+  | { type: "computed"; computed: ComputedFacts };
+
+/** What the planner states beside a query (checked against its SQL before it is shown). */
+export interface StatedFacts {
+  /** The team's terms the query computes, as the context names them. */
+  definitions?: string[];
+  /** Each filter: a column and the values it keeps. */
+  filters?: { column: string; values: string[] }[];
+  /** The period the query covers (`from` inclusive, `to` as the SQL bounds it), ISO dates. */
+  timeRange?: { column?: string; from?: string; to?: string };
+  grain?: "day" | "week" | "month" | "quarter" | "year";
+  /** What a reader should know: a currency or unit, values left out. */
+  caveats?: string[];
+}
+
+/** "How this was computed": the facts of an answer that ran SQL. */
+export interface ComputedFacts {
+  /**
+   * `verified`: every query is a verified query of the team (`by: "verified_query"`, named by its
+   * question) or computes only approved definitions (`by: "definitions"`); `written`: the model wrote
+   * the SQL for this question, and nobody on the data team has checked it.
+   */
+  verification:
+    { status: "verified"; by: "verified_query" | "definitions"; names: string[] } | { status: "written" };
+  /** The team's definitions the SQL used (as the `definitions` event names them). */
+  definitions: DefinitionUse[];
+  /** The tables read. */
+  tables: string[];
+  filters: { column: string; values: string[] }[];
+  timeRange?: StatedFacts["timeRange"];
+  grain?: StatedFacts["grain"];
+  /** Rows cut, and the planner's caveats (a currency, values left out). */
+  caveats: string[];
+  /** The SQL that ran, in order (what "Ask the data team to verify" proposes). */
+  sql: string[];
+}
 
 /** A definition an answer used, and where it was written. */
 export interface DefinitionUse {

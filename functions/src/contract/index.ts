@@ -12,5 +12,6 @@ export * from "./follow-ups";
 export * from "./limits";
 export * from "./protocol";
 export * from "./schedules";
+export * from "./shares";
 export * from "./tokens";
 export * from "./uploads";

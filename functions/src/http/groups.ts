@@ -13,6 +13,7 @@ import { accessStores } from "../access/gate";
 import type { GroupDoc } from "../access/groups";
 import type { MemberDoc } from "../access/members";
 import type { Group, GroupsAnswer } from "../contract/admin";
+import { VIEWS } from "../contract/access";
 import { QuarryError } from "../errors";
 import { FULL_SCOPE, inScope, limitedScope, scopeDatasets } from "../tools/scope";
 import { auditAction } from "../access/admin-audit";
@@ -48,7 +49,11 @@ const Datasets = z
 /** Datasets named in a refusal at most (a message, not a catalog). */
 const MAX_LISTED = 50;
 const NewGroupBody = z.strictObject({ name: GroupName, datasets: Datasets });
-const PatchGroupBody = z.strictObject({ datasets: Datasets });
+const PatchGroupBody = z
+  .strictObject({ datasets: Datasets.optional(), defaultView: z.enum(VIEWS).nullable().optional() })
+  .refine((b) => b.datasets !== undefined || b.defaultView !== undefined, {
+    message: "send datasets and/or defaultView",
+  });
 
 export function groupRoutes(): Router {
   const r = Router();
@@ -68,6 +73,7 @@ function groupView(g: GroupDoc, members: readonly MemberDoc[]): Group {
       .filter((m) => m.groups?.includes(g.name))
       .map((m) => m.email)
       .sort(),
+    ...(g.defaultView ? { defaultView: g.defaultView } : {}),
     createdBy: g.createdBy,
     createdAt: g.createdAt,
     updatedAt: g.updatedAt,
@@ -93,11 +99,15 @@ async function createGroup(req: Request, res: Response): Promise<void> {
 async function patchGroup(req: Request, res: Response): Promise<void> {
   const name = parse(GroupName, req.params.name, "path");
   const body = parse(PatchGroupBody, req.body ?? {}, "body");
-  const datasets = await warehouseEntries(body.datasets);
+  const datasets = body.datasets && (await warehouseEntries(body.datasets));
   const { groups, members } = await accessStores();
-  const doc = await groups.update(name, datasets);
+  const change = {
+    ...(datasets ? { datasets } : {}),
+    ...(body.defaultView !== undefined ? { defaultView: body.defaultView } : {}),
+  };
+  const doc = await groups.update(name, change);
   if (!doc) throw new QuarryError("not_found:group", `There is no group ${name}: create it first.`);
-  await auditAction(req, "group.update", name, { datasets });
+  await auditAction(req, "group.update", name, change);
   res.json(groupView(doc, await members.list()) satisfies Group);
 }
 

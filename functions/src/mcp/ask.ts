@@ -7,7 +7,7 @@
  * cancellation stops the run like Stop (the output's disconnect, with `on_disconnect: cancel`).
  */
 import type { ErrorBody } from "../contract/errors";
-import type { Phase, QuarryEvent, Row } from "../contract/events";
+import type { ComputedFacts, Phase, QuarryEvent, Row } from "../contract/events";
 import { ASSISTANT_ID } from "../contract/protocol";
 import { QuarryError } from "../errors";
 import { threadStore } from "../runs/runtime";
@@ -38,6 +38,7 @@ export class CollectingOutput implements RunOutput {
   result: Extract<QuarryEvent, { type: "result" }> | undefined;
   answer = "";
   followUps: string[] = [];
+  computed: ComputedFacts | undefined;
   clarification: Clarification | undefined;
   error: ErrorBody | undefined;
   private disconnect: (() => void) | undefined;
@@ -80,6 +81,7 @@ export class CollectingOutput implements RunOutput {
       this.result = ev;
       this.sql.push(ev.sql);
     } else if (ev.type === "suggestions") this.followUps = ev.questions;
+    else if (ev.type === "computed") this.computed = ev.computed;
   }
 
   private update(data: Record<string, unknown>): void {
@@ -156,5 +158,6 @@ export async function ask(
       : {}),
     follow_ups: out.followUps,
     ...(out.clarification ? { choices: out.clarification.choices } : {}),
+    ...(out.computed && status === "answered" ? { computed: out.computed } : {}),
   };
 }

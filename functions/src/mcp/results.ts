@@ -4,7 +4,7 @@
  * still see the rows, the SQL and the follow-ups). No I/O, unit-tested.
  */
 import { chartSpec, chooseChart, type ChartType, type VegaLiteSpec } from "../contract/chart";
-import type { ColumnInfo, JsonValue, Row } from "../contract/events";
+import type { ColumnInfo, ComputedFacts, JsonValue, Row } from "../contract/events";
 
 /**
  * The chart Quarry's page would draw for these rows (the contract's `chooseChart`): its type, the
@@ -104,18 +104,48 @@ export interface AskOutput {
   follow_ups: string[];
   /** The choices a clarifying question offers. */
   choices?: string[];
+  /** How the answer was computed, when it ran SQL. */
+  computed?: ComputedFacts;
 }
 
-/** `ask`'s text block: the answer, then what ran and what it returned, then what to ask next. */
-export function askText(out: AskOutput): string {
+/**
+ * `ask`'s text block: the answer, how it was computed, then (analyst view) what ran and what it
+ * returned, then what to ask next. Business view leaves the SQL out; the rows stay.
+ */
+export function askText(out: AskOutput, view: "business" | "analyst" = "analyst"): string {
   const parts = [out.answer];
   if (out.choices?.length) parts.push(`Choices:\n${out.choices.map((c) => `- ${c}`).join("\n")}`);
   if (out.status === "asking")
     parts.push(`Answer with ask {question: "<your answer>", thread_id: "${out.thread_id}"}.`);
-  if (out.sql.length) parts.push(`SQL:\n${out.sql.map((s) => "```sql\n" + s + "\n```").join("\n")}`);
+  if (out.computed) parts.push(`How this was computed:\n${computedLines(out.computed).join("\n")}`);
+  if (out.sql.length && view === "analyst")
+    parts.push(`SQL:\n${out.sql.map((s) => "```sql\n" + s + "\n```").join("\n")}`);
   if (out.result) parts.push(`Result:\n${markdownTable(out.result)}`);
   if (out.follow_ups.length)
     parts.push(`Follow-up questions:\n${out.follow_ups.map((f) => `- ${f}`).join("\n")}`);
   parts.push(`thread_id: ${out.thread_id}`);
   return parts.join("\n\n");
+}
+
+/** "How this was computed" as lines of text (the page shows the same facts). */
+function computedLines(c: ComputedFacts): string[] {
+  const v = c.verification;
+  const lines = [
+    v.status === "verified"
+      ? `- Verified: ${v.by === "verified_query" ? "the data team's verified query" : "the data team's approved definitions"} (${v.names.join(", ")})`
+      : "- Written for this question: the data team has not verified it",
+  ];
+  for (const d of c.definitions)
+    lines.push(
+      `- Definition: ${d.name} (${d.source}${d.file ? `, ${d.file}` : ""}${d.approved ? ", approved" : ", not reviewed"})`,
+    );
+  if (c.tables.length) lines.push(`- Tables: ${c.tables.join(", ")}`);
+  for (const f of c.filters) lines.push(`- Filter: ${f.column} = ${f.values.join(", ")}`);
+  if (c.timeRange)
+    lines.push(
+      `- Period: ${c.timeRange.from ?? "…"} to ${c.timeRange.to ?? "…"}${c.grain ? `, by ${c.grain}` : ""}`,
+    );
+  else if (c.grain) lines.push(`- By ${c.grain}`);
+  for (const caveat of c.caveats) lines.push(`- Note: ${caveat}`);
+  return lines;
 }

@@ -16,6 +16,7 @@ import { QuarryError } from "../errors";
 import { runCallerOf } from "../access/caller";
 import { graphFactory } from "../runs/runtime";
 import { admit, charge, runPerson, type RunCaller } from "../runs/admission";
+import { preferencesOf } from "../access/gate";
 import { personScope } from "../identity";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
 import { appHelpers, registerResultView, RESULT_VIEW_META, type AppHelpers } from "./apps";
@@ -241,7 +242,12 @@ async function askTool(
       { question: input.question, thread_id: threadId },
       { previewRows, output, runId, create: !input.thread_id },
     );
-    return { ok: true, text: askText(out), data: { ...out } };
+    // The text follows the person's view (business: no SQL); the structured result keeps everything.
+    const { view } = await preferencesOf({
+      uid: caller.uid,
+      ...(caller.email ? { email: caller.email } : {}),
+    });
+    return { ok: true, text: askText(out, view), data: { ...out } };
   } finally {
     (await tracked)?.();
   }

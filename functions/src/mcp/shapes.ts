@@ -56,6 +56,31 @@ export const ContextOutputShape = {
   verified_queries: z.array(z.object({ question: z.string(), sql: z.string() })),
 };
 
+/** "How this was computed" (contract ComputedFacts). */
+const Computed = z.object({
+  verification: z.object({
+    status: z.enum(["verified", "written"]),
+    by: z.enum(["verified_query", "definitions"]).optional(),
+    names: z.array(z.string()).optional(),
+  }),
+  definitions: z.array(
+    z.object({
+      name: z.string(),
+      source: z.enum(["authored", "dbt", "lookml"]),
+      file: z.string().optional(),
+      approved: z.boolean(),
+    }),
+  ),
+  tables: z.array(z.string()),
+  filters: z.array(z.object({ column: z.string(), values: z.array(z.string()) })),
+  timeRange: z
+    .object({ column: z.string().optional(), from: z.string().optional(), to: z.string().optional() })
+    .optional(),
+  grain: z.enum(["day", "week", "month", "quarter", "year"]).optional(),
+  caveats: z.array(z.string()),
+  sql: z.array(z.string()),
+});
+
 export const AskOutputShape = {
   thread_id: z.string().describe("Pass it to the next ask to continue this conversation"),
   status: z.enum(["answered", "asking", "stopped", "failed"]),
@@ -64,4 +89,7 @@ export const AskOutputShape = {
   result: z.object(rowsPreview).optional().describe("The last query's first rows"),
   follow_ups: z.array(z.string()),
   choices: z.array(z.string()).optional().describe("The choices of a clarifying question"),
+  computed: Computed.optional().describe(
+    "How the answer was computed: verified or written for this question, definitions, tables, filters, time range",
+  ),
 };

@@ -185,6 +185,30 @@ async function describeInScope(
   }
 }
 
+/** The facts the planner states beside a query (context/computed.ts checks them against the SQL). */
+const QUERY_FACTS = z.object({
+  definitions: z
+    .array(z.string())
+    .optional()
+    .describe("The team's terms from the context that this SQL computes, named as the context names them."),
+  filters: z
+    .array(z.object({ column: z.string(), values: z.array(z.string()) }))
+    .optional()
+    .describe("Each filter: the column and the values it keeps, as written in the SQL."),
+  time_range: z
+    .object({ column: z.string().optional(), from: z.string().optional(), to: z.string().optional() })
+    .optional()
+    .describe("The period covered: ISO dates as the SQL bounds it."),
+  grain: z
+    .enum(["day", "week", "month", "quarter", "year"])
+    .optional()
+    .describe("The time grain of the rows."),
+  caveats: z
+    .array(z.string())
+    .optional()
+    .describe("What a reader must know: the currency or unit, values left out."),
+});
+
 /**
  * Builds the model's tools over a warehouse. Content is bounded text for the model; the artifact
  * (types.ts `ToolArtifact`) carries the full result for the client. Never throws for warehouse
@@ -203,6 +227,9 @@ export function createWarehouseTools(
       sql: z
         .string()
         .describe("One SELECT statement in the warehouse's SQL dialect, without a trailing semicolon."),
+      facts: QUERY_FACTS.optional().describe(
+        "What this SQL computes, for a reader who does not read SQL; each fact must be in the SQL (it is checked).",
+      ),
     }),
     async (input, config) => {
       const sql = input.sql as string;

@@ -82,7 +82,7 @@ export function AuditSection({ api }: { api: AdminApi }) {
   );
 }
 
-/** One audit entry: an admin action, or a query with its outcome, cost and — when it failed or was refused — why. */
+/** One audit entry: an admin action, a shared conversation's link made, revoked, opened or continued, an upload, or a query with its outcome, cost and — when it failed or was refused — why. */
 export function AuditRow({ entry }: { entry: AuditEntry }) {
   const who = entry.email ?? entry.uid;
   const when = new Date(entry.at).toLocaleString();
@@ -90,6 +90,15 @@ export function AuditRow({ entry }: { entry: AuditEntry }) {
     return (
       <li className="audit admin-action">
         <time dateTime={entry.at}>{when}</time> <strong>{who}</strong> {entry.action} {entry.target}
+      </li>
+    );
+  }
+  if (entry.kind === "share") {
+    return (
+      <li className="audit share">
+        <time dateTime={entry.at}>{when}</time> <strong>{who}</strong> {entry.action}
+        {entry.outcome === "refused" && <span className="error"> refused (data outside their scope)</span>} ·
+        conversation <code>{entry.threadId}</code>
       </li>
     );
   }

@@ -1,11 +1,11 @@
 /**
  * Groups: which datasets (`shop`) or single tables (`finance.salaries`) each group's members may
- * see. Create a group with its datasets, change them, delete it (after a confirmation; its members
+ * see, and the view its members get unless they chose one. Create a group with its datasets, change them, delete it (after a confirmation; its members
  * leave it). A member's groups are set in the Members section. The server checks every entry
  * against the warehouse and says which datasets exist when one is unknown.
  */
 import { useCallback, useState, type FormEvent } from "react";
-import type { Group } from "@quarry/functions/contract";
+import type { Group, View } from "@quarry/functions/contract";
 import type { AdminApi } from "./api";
 import { useAction, useLoad } from "./useLoad";
 
@@ -139,6 +139,23 @@ function GroupRow({ api, group, onChanged }: { api: AdminApi; group: Group; onCh
           Save datasets of {group.name}
         </button>
       </form>
+      <label className="small">
+        Default view of its members{" "}
+        <select
+          aria-label={`Default view of ${group.name}`}
+          disabled={busy}
+          value={group.defaultView ?? ""}
+          onChange={(e) =>
+            void act(() =>
+              api.setGroupView(group.name, e.target.value === "" ? null : (e.target.value as View)),
+            )
+          }
+        >
+          <option value="">None (analyst)</option>
+          <option value="analyst">Analyst view</option>
+          <option value="business">Business view</option>
+        </select>
+      </label>
       <p className="muted small">
         {group.members.length ? `Members: ${group.members.join(", ")}.` : "No members yet."} Created by{" "}
         {group.createdBy} on {group.createdAt.slice(0, 10)}.

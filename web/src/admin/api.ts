@@ -20,6 +20,7 @@ import type {
   SchedulesAnswer,
   ScheduleView,
   UsageAnswer,
+  View,
 } from "@quarry/functions/contract";
 import { apiRequest } from "../api/client";
 
@@ -41,6 +42,8 @@ export function adminApi(apiUrl: string, auth: Auth) {
     createGroup: (group: NewGroup) => call<Group>("/admin/groups", "POST", group),
     updateGroup: (name: string, datasets: string[]) =>
       call<Group>(`/admin/groups/${enc(name)}`, "PATCH", { datasets }),
+    setGroupView: (name: string, defaultView: View | null) =>
+      call<Group>(`/admin/groups/${enc(name)}`, "PATCH", { defaultView }),
     removeGroup: (name: string) => call<void>(`/admin/groups/${enc(name)}`, "DELETE"),
     usage: (days = 30) => call<UsageAnswer>(`/admin/usage?days=${days}`),
     audit: (filter: AuditFilter, cursor?: string) => {

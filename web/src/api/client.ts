@@ -83,3 +83,16 @@ export function sendFeedback(
     },
   });
 }
+
+/** "Ask the data team to verify": files the answer to `questionId` as a proposal for the admin page's review. */
+export function requestVerification(
+  apiUrl: string,
+  auth: Auth,
+  threadId: string,
+  questionId: string,
+): Promise<{ proposal_id: string; status: string }> {
+  return apiRequest(apiUrl, auth, `/threads/${threadId}/verify`, {
+    method: "POST",
+    body: { question_id: questionId },
+  });
+}

@@ -1,5 +1,9 @@
 /** The conversation: turns, a composer (Enter sends, Shift+Enter breaks the line) and Stop. */
-import { MAX_QUESTION_CHARS, type FirstScreen as FirstScreenData } from "@quarry/functions/contract";
+import {
+  MAX_QUESTION_CHARS,
+  type FirstScreen as FirstScreenData,
+  type View,
+} from "@quarry/functions/contract";
 import {
   useEffect,
   useRef,
@@ -21,6 +25,8 @@ import { FilesPanel } from "../files/FilesPanel";
 import type { FilesApi } from "../files/useFiles";
 import { AttachmentChips } from "./Attachments";
 import { useAttachments, type AttachmentsApi } from "./useAttachments";
+import { PaperclipIcon } from "../icons/Icons";
+import { FollowUps } from "./FollowUps";
 
 interface Props {
   chat: ChatApi;
@@ -36,6 +42,10 @@ interface Props {
   attachmentMaxMb: number;
   /** Opens "Schedule…" for an answer that ran SQL; absent before the conversation exists. */
   onSchedule?(turn: Turn): void;
+  /** How answers are shown (GET /me/preferences). */
+  view?: View;
+  /** "Ask the data team to verify" the answer to the question with this id; absent before the conversation exists. */
+  onVerify?(questionId: string): Promise<unknown>;
 }
 
 /** Files dropped or pasted, if any (a plain text paste is left to the box). */
@@ -79,10 +89,13 @@ function Notices({ chat }: { chat: ChatApi }) {
   );
 }
 
-type TurnsProps = Pick<Props, "chat" | "settings" | "onPageSizeChange" | "onFeedback" | "onSchedule">;
+type TurnsProps = Pick<
+  Props,
+  "chat" | "settings" | "onPageSizeChange" | "onFeedback" | "onSchedule" | "view" | "onVerify"
+>;
 
 /** The conversation's answers, each in its own boundary, and what the thread has cost so far. */
-function Turns({ chat, settings, onPageSizeChange, onFeedback, onSchedule }: TurnsProps) {
+function Turns({ chat, settings, onPageSizeChange, onFeedback, onSchedule, view, onVerify }: TurnsProps) {
   const { state, streaming } = chat;
   const last = state.turns[state.turns.length - 1];
   return (
@@ -97,8 +110,9 @@ function Turns({ chat, settings, onPageSizeChange, onFeedback, onSchedule }: Tur
             onFeedback={onFeedback ? (score, note) => onFeedback(t.key, score, note) : undefined}
             onAnswer={t === last && !streaming ? (a) => void chat.answer(a) : undefined}
             onAskAgain={streaming ? undefined : (q) => void chat.askAgain(t.key, q)}
-            onAsk={t === last && !streaming ? (q) => void chat.submit(q) : undefined}
             onSchedule={onSchedule && !streaming ? () => onSchedule(t) : undefined}
+            {...(view ? { view } : {})}
+            {...(onVerify ? { onVerify: () => onVerify(t.key) } : {})}
           />
         </PartBoundary>
       ))}
@@ -111,6 +125,17 @@ function Turns({ chat, settings, onPageSizeChange, onFeedback, onSchedule }: Tur
   );
 }
 
+/** The last answer's follow-ups, above the composer: a long answer never pushes them out of sight. */
+function LastFollowUps({ chat }: { chat: ChatApi }) {
+  const last = chat.state.turns[chat.state.turns.length - 1];
+  if (last?.status !== "done" || chat.streaming || !last.suggestions?.length) return null;
+  return (
+    <div className="composer-follow-ups">
+      <FollowUps questions={last.suggestions} onAsk={(q) => void chat.submit(q)} />
+    </div>
+  );
+}
+
 export function Chat({
   chat,
   settings,
@@ -120,6 +145,8 @@ export function Chat({
   files,
   attachmentMaxMb,
   onSchedule,
+  view,
+  onVerify,
 }: Props) {
   const [draft, setDraft] = useState("");
   const attachments = useAttachments(attachmentMaxMb, files.upload);
@@ -166,9 +193,12 @@ export function Chat({
           onPageSizeChange={onPageSizeChange}
           onFeedback={onFeedback}
           onSchedule={onSchedule}
+          view={view}
+          onVerify={onVerify}
         />
         <div ref={end} />
       </div>
+      <LastFollowUps chat={chat} />
       <FilesPanel api={files} />
       <Composer
         input={input}
@@ -243,7 +273,7 @@ function Composer({ input, draft, onDraft, streaming, onSend, onStop, attachment
         title="Attach images, PDFs (with the next question) or CSV, TSV, XLSX, Parquet files (as tables)"
         onClick={() => picker.current?.click()}
       >
-        📎
+        <PaperclipIcon />
       </button>
       <label htmlFor="question" className="sr-only">
         Your question

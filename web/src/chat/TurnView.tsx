@@ -1,5 +1,5 @@
 /** One question and everything the agent did for it: phases, retries, queries, the answer. */
-import { MAX_QUESTION_CHARS, splitFollowUps } from "@quarry/functions/contract";
+import { MAX_QUESTION_CHARS, splitFollowUps, type View } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
 import { Markdown } from "./Markdown";
@@ -7,6 +7,8 @@ import { AttachmentList } from "./Attachments";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
 import type { Phase, Turn } from "./model";
 import { DefinitionsUsed } from "./DefinitionsUsed";
+import { HowComputed } from "./HowComputed";
+import { BusinessResult } from "./BusinessResult";
 import { formatBytes, formatCount } from "../data/format";
 import { QueryCard } from "../results/QueryCard";
 import { ConnectBigQueryButton } from "../access/BigQueryConnect";
@@ -40,28 +42,12 @@ interface Props {
   onAnswer?(answer: string): void;
   /** Asks this turn's question again (same words: regenerate; new words: edit); absent while a run streams. */
   onAskAgain?(question: string): void;
-  /** Asks a new question (a follow-up button); absent where the turn's follow-ups are not offered. */
-  onAsk?(question: string): void;
   /** Opens "Schedule…" for this answer; shown only when it ran SQL. */
   onSchedule?(): void;
-}
-
-/** The questions to ask next, as buttons that ask them. */
-function FollowUps({ questions, onAsk }: { questions: string[]; onAsk(question: string): void }) {
-  return (
-    <nav className="follow-ups" aria-label="Follow-up questions">
-      <h3 className="small muted">Ask next</h3>
-      <ul>
-        {questions.map((q) => (
-          <li key={q}>
-            <button type="button" className="chip" onClick={() => onAsk(q)}>
-              {q}
-            </button>
-          </li>
-        ))}
-      </ul>
-    </nav>
-  );
+  /** `business`: the answer, key figures or chart and how it was computed, SQL and rows behind Details. */
+  view?: View;
+  /** "Ask the data team to verify" for an answer written for this question; absent where it cannot be asked. */
+  onVerify?(): Promise<unknown>;
 }
 
 /** The question, with an Edit button that turns it into a box to change and resend it. */
@@ -159,10 +145,21 @@ function TurnFooter({ turn, onAskAgain, onSchedule }: Pick<Props, "turn" | "onAs
 }
 
 export function TurnView(props: Props) {
-  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onAsk, onSchedule } = props;
+  const { turn, settings, onPageSizeChange, onFeedback, onAnswer, onAskAgain, onSchedule, view, onVerify } =
+    props;
   const live = turn.status === "streaming";
   // The follow-ups' block at the end of the answer is never shown as text (the server sends them apart).
   const answer = splitFollowUps(turn.answer).body;
+  const cards = turn.queries.map((q, i) => (
+    <QueryCard
+      key={q.id}
+      query={q}
+      index={i}
+      question={turn.question}
+      settings={settings}
+      onPageSizeChange={onPageSizeChange}
+    />
+  ));
   return (
     <article className="turn" data-status={turn.status} aria-busy={live}>
       <Question turn={turn} onAskAgain={live ? undefined : onAskAgain} />
@@ -186,16 +183,13 @@ export function TurnView(props: Props) {
             onAnswer={turn.status === "asking" ? onAnswer : undefined}
           />
         )}
-        {turn.queries.map((q, i) => (
-          <QueryCard
-            key={q.id}
-            query={q}
-            index={i}
-            question={turn.question}
-            settings={settings}
-            onPageSizeChange={onPageSizeChange}
-          />
-        ))}
+        {view === "business" ? (
+          <BusinessResult queries={turn.queries} question={turn.question} settings={settings}>
+            {cards}
+          </BusinessResult>
+        ) : (
+          cards
+        )}
         {(answer || (live && turn.phase !== "asking")) && (
           <div className="answer" aria-live={live ? "polite" : undefined}>
             <h2 className="sr-only">Answer</h2>
@@ -203,7 +197,11 @@ export function TurnView(props: Props) {
             {live && answer && <span className="cursor" aria-hidden="true" />}
           </div>
         )}
-        {!!turn.definitions?.length && <DefinitionsUsed definitions={turn.definitions} />}
+        {turn.computed && !live ? (
+          <HowComputed computed={turn.computed} {...(onVerify ? { onVerify } : {})} />
+        ) : (
+          !!turn.definitions?.length && <DefinitionsUsed definitions={turn.definitions} />
+        )}
         {live && turn.reconnecting && (
           <p className="notice" role="status">
             Connection lost — the answer goes on, and continues here when you are back online.
@@ -220,9 +218,6 @@ export function TurnView(props: Props) {
           </p>
         )}
         {turn.status === "error" && turn.errorCode === "auth:bigquery_consent" && <ConnectBigQueryButton />}
-        {turn.status === "done" && !!turn.suggestions?.length && onAsk && (
-          <FollowUps questions={turn.suggestions} onAsk={onAsk} />
-        )}
         {turn.status === "done" && turn.answer && onFeedback && <FeedbackBar send={onFeedback} />}
         {!live && <TurnFooter turn={turn} onAskAgain={onAskAgain} onSchedule={onSchedule} />}
       </div>

@@ -2,7 +2,7 @@
  * What the page shows of a conversation: turns (a question and everything the agent did for it),
  * and how to rebuild them from the checkpointed messages after a reload.
  */
-import type { DefinitionUse, Phase, Usage } from "@quarry/functions/contract";
+import type { ComputedFacts, DefinitionUse, Phase, Usage } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
 import type { QueryView, ResultView } from "../results/query-view";
 import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
@@ -63,6 +63,8 @@ export interface Turn {
   suggestions?: string[];
   /** The team's definitions the answer's SQL used (glossary terms, authored or imported). */
   definitions?: DefinitionUse[];
+  /** How the answer was computed (verified or not, definitions, tables, filters, period, caveats). */
+  computed?: ComputedFacts;
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }
@@ -135,14 +137,13 @@ function isArtifact(a: unknown): a is ToolArtifact {
  */
 export function turnPartsFromMessages(messages: MessageDict[]): Pick<
   Turn,
-  "queries" | "answer" | "clarification" | "suggestions" | "definitions"
+  "queries" | "answer" | "clarification" | "suggestions" | "definitions" | "computed"
 > & {
   stopped?: boolean;
 } {
   const queries: QueryView[] = [];
   let answer = "";
-  let suggestions: string[] | undefined;
-  let definitions: DefinitionUse[] | undefined;
+  let meta: ReturnType<typeof answerMeta> = {};
   let clarification: ClarificationView | undefined;
   let askId: string | undefined;
   let stopped = false;
@@ -169,8 +170,7 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<
       if (!calls.length && text.trim()) {
         answer = text;
         stopped = m.response_metadata?.quarry_stopped === true;
-        suggestions = suggestionsOf(m.response_metadata?.quarry_suggestions);
-        definitions = definitionsOf(m.response_metadata?.quarry_definitions);
+        meta = answerMeta(m);
       }
     } else if (isTool(m) && m.tool_call_id && m.tool_call_id === askId) {
       const text = messageText(m.content);
@@ -206,9 +206,24 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<
     queries: shown,
     answer,
     ...(clarification ? { clarification } : {}),
-    ...(suggestions?.length ? { suggestions } : {}),
-    ...(definitions?.length ? { definitions } : {}),
+    ...(meta.suggestions?.length ? { suggestions: meta.suggestions } : {}),
+    ...(meta.definitions?.length ? { definitions: meta.definitions } : {}),
+    ...(meta.computed ? { computed: meta.computed } : {}),
     ...(stopped ? { stopped } : {}),
+  };
+}
+
+/** What the server keeps on an answer message: follow-ups, definitions used, how it was computed. */
+function answerMeta(m: MessageDict): {
+  suggestions?: string[];
+  definitions?: DefinitionUse[];
+  computed?: ComputedFacts;
+} {
+  const meta = m.response_metadata ?? {};
+  return {
+    suggestions: suggestionsOf(meta.quarry_suggestions),
+    definitions: definitionsOf(meta.quarry_definitions),
+    computed: computedOf(meta.quarry_computed),
   };
 }
 
@@ -229,6 +244,19 @@ function definitionsOf(v: unknown): DefinitionUse[] | undefined {
       typeof d.approved === "boolean" &&
       (d.file === undefined || typeof d.file === "string"),
   );
+}
+
+/** "How this was computed" kept on an answer message, when it has the shape the page draws. */
+function computedOf(v: unknown): ComputedFacts | undefined {
+  const c = v as Partial<ComputedFacts> | undefined;
+  if (!c || typeof c !== "object" || !c.verification || !Array.isArray(c.tables) || !Array.isArray(c.sql))
+    return undefined;
+  return {
+    ...(c as ComputedFacts),
+    definitions: definitionsOf(c.definitions) ?? [],
+    filters: Array.isArray(c.filters) ? c.filters : [],
+    caveats: Array.isArray(c.caveats) ? c.caveats.filter((x) => typeof x === "string") : [],
+  };
 }
 
 /** All turns of a thread from its checkpointed messages (after a reload). */

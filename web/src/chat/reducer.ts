@@ -100,6 +100,8 @@ function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
       return { ...turn, suggestions: ev.questions };
     case "definitions":
       return { ...turn, definitions: ev.definitions };
+    case "computed":
+      return { ...turn, computed: ev.computed };
     default:
       return turn;
   }
@@ -157,6 +159,7 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
       queries: mergeQueries(turn.queries, parts.queries),
       ...(parts.suggestions ? { suggestions: parts.suggestions } : {}),
       ...(parts.definitions ? { definitions: parts.definitions } : {}),
+      ...(parts.computed ? { computed: parts.computed } : {}),
       ...(clarification ? { clarification } : {}),
     };
   });

@@ -6,6 +6,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import type { Firestore } from "firebase/firestore";
 import { plainLine, unreadLabel, useNotifications } from "./notifications";
+import { BellIcon } from "../icons/Icons";
 
 interface Props {
   db: Firestore;
@@ -58,7 +59,7 @@ export function Bell({ db, uid, onOpenThread }: Props) {
         aria-controls={listId}
         onClick={() => setOpen(!open)}
       >
-        🔔
+        <BellIcon />
         {label && (
           <span className="badge unread" data-count={unread}>
             {label}

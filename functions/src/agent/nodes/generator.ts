@@ -23,8 +23,8 @@ import {
   fill,
 } from "../prompts";
 import { splitFollowUps } from "../../contract/follow-ups";
-import type { DefinitionUse } from "../../contract/events";
-import { definitionsUsed } from "../../context/definitions";
+import type { ComputedFacts } from "../../contract/events";
+import { computedFacts, statedFacts, type RanQuery } from "../../context/computed";
 import { visibleFollowUps } from "../prompt-inputs/follow-ups";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
@@ -53,12 +53,20 @@ function generatorMessages(state: QuarryStateType, digestChars: number) {
   return [new SystemMessage(system), ...priorConversation(state.messages), ...question];
 }
 
-/** The team's definitions this turn's successful queries used (context/definitions.ts). */
-function usedDefinitions(state: QuarryStateType): DefinitionUse[] {
-  const chosen = state.systemContext?.definitions ?? [];
-  if (!chosen.length) return [];
-  const ran = state.turnResults.flatMap((r) => (r.artifact.kind === "query" ? [r.artifact.result.sql] : []));
-  return definitionsUsed(chosen, ran);
+/** How this turn's answer was computed (context/computed.ts), when it ran SQL. */
+function computedOf(state: QuarryStateType): ComputedFacts | undefined {
+  const ran: RanQuery[] = [];
+  // The same SQL run again (a re-plan that fixed only its stated facts) counts once, as last run.
+  for (const r of [...state.turnResults].reverse()) {
+    const a = r.artifact;
+    if (a.kind !== "query" || ran.some((q) => q.sql === a.result.sql)) continue;
+    const { sql, truncated, totalRows } = a.result;
+    const stated = statedFacts(r.args);
+    ran.unshift({ sql, truncated, totalRows, ...(stated ? { stated } : {}) });
+  }
+  if (!ran.length) return undefined;
+  const ctx = state.systemContext;
+  return computedFacts(ran, ctx?.definitions ?? [], ctx?.verifiedQueries ?? []);
 }
 
 export function makeGenerator(deps: AgentDeps) {
@@ -67,8 +75,10 @@ export function makeGenerator(deps: AgentDeps) {
     config: LangGraphRunnableConfig,
   ): Promise<QuarryUpdate> {
     emitPhase(config, "answering");
-    const definitions = usedDefinitions(state);
+    const computed = computedOf(state);
+    const definitions = computed?.definitions ?? [];
     if (definitions.length) emit(config, { type: "definitions", definitions });
+    if (computed) emit(config, { type: "computed", computed });
     const messages = generatorMessages(state, deps.digestChars);
     const reply = await callModel(deps, config, { node: "generator", messages, streamToUser: true });
     const delta = usageOfModelCall(reply);
@@ -88,6 +98,7 @@ export function makeGenerator(deps: AgentDeps) {
     if (definitions.length) {
       reply.response_metadata = { ...reply.response_metadata, quarry_definitions: definitions };
     }
+    if (computed) reply.response_metadata = { ...reply.response_metadata, quarry_computed: computed };
     return {
       phase: "answering",
       messages: [reply],

@@ -182,10 +182,16 @@ async function listTables(deps: AgentDeps, config: LangGraphRunnableConfig): Pro
   }
 }
 
-/** The chosen terms that can be named as used: with SQL and a known origin. */
-function definitionsOf(chosen: Knowledge | undefined): Pick<SystemContext, "definitions"> {
+/** The chosen terms that can be named as used (with SQL and a known origin), and the chosen verified queries. */
+function definitionsOf(
+  chosen: Knowledge | undefined,
+): Pick<SystemContext, "definitions" | "verifiedQueries"> {
   const definitions = (chosen?.glossary ?? []).flatMap((g) =>
     g.sql && g.origin ? [{ term: g.term, sql: g.sql, origin: g.origin }] : [],
   );
-  return definitions.length ? { definitions } : {};
+  const verifiedQueries = (chosen?.examples ?? []).map((e) => ({ question: e.question, sql: e.sql }));
+  return {
+    ...(definitions.length ? { definitions } : {}),
+    ...(verifiedQueries.length ? { verifiedQueries } : {}),
+  };
 }

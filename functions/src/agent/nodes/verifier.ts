@@ -41,8 +41,16 @@ export function makeVerifier(deps: AgentDeps) {
     emitPhase(config, "verifying");
     const batch = latestBatch(state);
     const { knowledge } = await teamContext(deps);
-    const problems = findProblems(batch, knowledge?.declaredJoins() ?? []);
+    const found = findProblems(
+      batch,
+      knowledge?.declaredJoins() ?? [],
+      state.systemContext?.definitions ?? [],
+    );
     const { maxRetries } = deps.agent;
+    // Out of retries, stated facts that do not match their SQL are not worth losing the rows over:
+    // the answer goes out without them (computedFacts leaves them out), never with them.
+    const problems =
+      state.retryCount >= maxRetries ? found.filter((p) => p.kind !== "unsupported_facts") : found;
 
     if (problems.length > 0) {
       if (state.retryCount >= maxRetries) {

@@ -6,17 +6,25 @@ import type { DeclaredJoin } from "../../context/catalog";
 import { fanOutRefinement, fanOuts, type FanOut } from "../../context/fan-out";
 import type { ToolArtifact } from "../../tools/types";
 import type { TurnResult } from "../state";
+import { statedFacts, unsupportedFacts } from "../../context/computed";
+import type { DefinitionCandidate } from "../../context/definitions";
 
 export type Problem =
   | { kind: "error"; result: TurnResult; artifact: Extract<ToolArtifact, { kind: "error" }> }
   | { kind: "empty"; result: TurnResult; sql: string }
-  | { kind: "fan_out"; result: TurnResult; sql: string; fanOut: FanOut };
+  | { kind: "fan_out"; result: TurnResult; sql: string; fanOut: FanOut }
+  /** The facts stated beside the query claim what its SQL does not do (context/computed.ts). */
+  | { kind: "unsupported_facts"; result: TurnResult; sql: string; claims: string[] };
 
 /**
  * Errors, empty query results and — with the team's declared joins — sums across a one-to-many
  * join that repeat rows (context/fan-out.ts) in a batch of tool results.
  */
-export function findProblems(results: TurnResult[], joins: readonly DeclaredJoin[] = []): Problem[] {
+export function findProblems(
+  results: TurnResult[],
+  joins: readonly DeclaredJoin[] = [],
+  definitions: readonly DefinitionCandidate[] = [],
+): Problem[] {
   const out: Problem[] = [];
   for (const r of results) {
     const a = r.artifact;
@@ -25,7 +33,9 @@ export function findProblems(results: TurnResult[], joins: readonly DeclaredJoin
       out.push({ kind: "empty", result: r, sql: a.result.sql });
     else if (a.kind === "query") {
       const found = fanOuts(a.result.sql, joins)[0];
+      const claims = unsupportedFacts(statedFacts(r.args), a.result.sql, definitions);
       if (found) out.push({ kind: "fan_out", result: r, sql: a.result.sql, fanOut: found });
+      else if (claims.length) out.push({ kind: "unsupported_facts", result: r, sql: a.result.sql, claims });
     }
   }
   return out;
@@ -44,6 +54,12 @@ const DUCK_CANDIDATE = /column "?([\w.]+)"? not found[\s\S]*?Candidate bindings:
 /** The concrete instruction the planner gets for one problem. */
 export function refinementFor(p: Problem): string {
   if (p.kind === "fan_out") return fanOutRefinement(p.fanOut, p.sql);
+  if (p.kind === "unsupported_facts") {
+    return (
+      `The facts stated with this query do not match its SQL: ${p.claims.join("; ")}.\n${p.sql}\n` +
+      "Fix the SQL so it does what the facts say, or state only what the SQL does, then query again."
+    );
+  }
   if (p.kind === "empty") {
     return (
       `The query returned no rows:\n${p.sql}\n` +
@@ -87,7 +103,9 @@ export function failureSummary(problems: Problem[]): string {
         ? `the query \`${oneLine(p.sql)}\` returned no rows`
         : p.kind === "fan_out"
           ? `the query \`${oneLine(p.sql)}\` repeats rows of ${p.fanOut.table} (${p.fanOut.aggregate} across a one-to-many join)`
-          : `${p.result.tool} failed (${p.artifact.category}): ${p.artifact.message}`,
+          : p.kind === "unsupported_facts"
+            ? `the facts stated with \`${oneLine(p.sql)}\` do not match it (${p.claims.join("; ")})`
+            : `${p.result.tool} failed (${p.artifact.category}): ${p.artifact.message}`,
     )
     .join("; ");
 }

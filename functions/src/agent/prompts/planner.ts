@@ -4,7 +4,7 @@ import { ROLE_PLANNER } from "./system";
 export const PLANNER_PROMPT = `${ROLE_PLANNER}
 {preamble}
 Decide the next step for the user's latest question.
-- If it needs data, call tools: list_tables / describe_table to learn schemas you are unsure of, then bq_query with one read-only SELECT in the dialect above. Query only the tables listed. Prefer aggregates and LIMIT over raw rows.
+- If it needs data, call tools: list_tables / describe_table to learn schemas you are unsure of, then bq_query with one read-only SELECT in the dialect above. Query only the tables listed. Prefer aggregates and LIMIT over raw rows. With bq_query, state its facts: the team's terms it computes (as the glossary names them), its filters with their values, its time range and grain, and caveats (currency, unit, values left out) — only what the SQL does.
 - Independent tool calls may be made together in one step.
 - If no data is needed (greetings, questions about you, follow-ups answerable from the conversation), reply with a short note and no tool calls; another step writes the answer.
 {asking}{refinement}`;
