@@ -100,7 +100,8 @@ describe("answers a business user can trust", () => {
   });
 
   it("a written answer says so, and Ask the data team to verify puts it in the admin page's proposals", async () => {
-    const question = `How many orders came through each channel, ${randomUUID().slice(0, 8)}?`;
+    // Its SQL is one no test approves (access.e2e.ts approves the channel query): written, whatever ran before.
+    const question = `How many orders are there, ${randomUUID().slice(0, 8)}? [sql:written]`;
     await askInNewThread(question);
     const how = lastTurn().getByRole("region", { name: "How this was computed" });
     await expect(how.textContent()).resolves.toMatch(/Written for this question/);

@@ -47,6 +47,9 @@ const SCRIPTED_SQL: Record<string, string> = {
   delete: "DELETE FROM shop.orders WHERE order_id = 1",
   // An uploaded table named directly (files.int.ts: another person's or thread's must be refused).
   "upload-targets": "SELECT * FROM uploads.targets",
+  // Answers no test approves (trust tests: "written for this question"), and one trust.int.ts approves.
+  written: "SELECT COUNT(*) AS orders FROM shop.orders WHERE order_id > 0",
+  "to-verify": "SELECT channel, COUNT(*) AS orders FROM shop.orders WHERE order_id > 0 GROUP BY channel",
   "string-agg":
     "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
 };

@@ -218,10 +218,10 @@ describe("groups in the admin API", () => {
       datasets: ["shop", "hr", "finance.salaries", "shop.nope"],
     });
     expect([unknown.status, unknown.json?.error]).toEqual([400, "bad_request:body"]);
-    // The stack's warehouse: the sample `shop` and the file table `finance.salaries`.
+    // The stack's warehouse: the sample `shop`, the file table `finance.salaries` and the dbt fixture's `jaffle`.
     expect(unknown.json?.message).toBe(
       "Invalid body: datasets: the warehouse has no dataset or table hr, shop.nope. " +
-        "Its datasets: finance, shop (or one table of one, as dataset.table).",
+        "Its datasets: finance, jaffle, shop (or one table of one, as dataset.table).",
     );
     const empty = await send("POST", "/admin/groups", { name: "hr", datasets: [] });
     expect([empty.status, String(empty.json?.message)]).toEqual([

@@ -86,6 +86,7 @@ describe("custom events", () => {
       "usage",
       "phase:verifying",
       "phase:answering",
+      "computed",
       "usage",
       "phase:done",
     ]);
