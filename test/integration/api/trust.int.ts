@@ -259,8 +259,14 @@ describe("the business view", () => {
     };
     const text = out.content.find((c) => c.type === "text")!.text;
     expect(out.structuredContent.sql.length).toBeGreaterThan(0);
-    expect(out.structuredContent.computed?.verification.status).toBe("written");
-    expect(text).toMatch(/How this was computed:\n- Written for this question/);
+    // The text says what the structured result says (whether another test's approval made it verified or not).
+    const status = out.structuredContent.computed?.verification.status;
+    expect(["verified", "written"]).toContain(status);
+    expect(text).toMatch(
+      status === "verified"
+        ? /How this was computed:\n- Verified: /
+        : /How this was computed:\n- Written for this question/,
+    );
     expect(text).not.toContain("SQL:");
     // (The stand-in's answer quotes its SQL in words; the SQL block is what business view leaves out.)
     expect(text).not.toContain("```sql");
