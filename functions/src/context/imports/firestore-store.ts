@@ -43,6 +43,20 @@ interface StoredDoc {
   };
 }
 
+/** What `list` reads of a document: everything but the layers. */
+const LISTED_FIELDS = [
+  "source",
+  "project",
+  "active.summary",
+  "active.appliedAt",
+  "active.appliedBy",
+  "pending.summary",
+  "pending.changes",
+  "pending.notices",
+  "pending.pushedAt",
+  "pending.pushedBy",
+];
+
 export const importId = (source: string, project: string) => `${source}-${project.replace(/[^\w.-]+/g, "_")}`;
 
 export function summarize(layer: ImportedLayer): LayerSummary {
@@ -110,7 +124,11 @@ export class ImportStore {
   }
 
   async list(): Promise<ImportRecord[]> {
-    const snap = await this.col().limit(200).get();
+    // The summaries only: a layer (up to 700 KiB each) is never read to list it.
+    const snap = await this.col()
+      .select(...LISTED_FIELDS)
+      .limit(200)
+      .get();
     return snap.docs
       .map((d) => recordOf(d.id, d.data() as StoredDoc))
       .sort((a, b) => a.id.localeCompare(b.id));
