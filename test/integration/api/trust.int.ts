@@ -252,21 +252,17 @@ describe("the business view", () => {
     mcp = await connectMcp(`${api}/mcp`, token);
     const out = (await mcp.callTool({
       name: "ask",
-      arguments: { question: "How many orders are there?" },
+      // Its SQL is one no test approves ("[sql:written]"): the plain question's SQL is the one
+      // access.int.ts approves, which rightly makes that answer verified in the full suite.
+      arguments: { question: "How many orders are there? [sql:written]" },
     })) as {
       content: { type: string; text: string }[];
       structuredContent: { sql: string[]; computed?: Computed };
     };
     const text = out.content.find((c) => c.type === "text")!.text;
     expect(out.structuredContent.sql.length).toBeGreaterThan(0);
-    // The text says what the structured result says (whether another test's approval made it verified or not).
-    const status = out.structuredContent.computed?.verification.status;
-    expect(["verified", "written"]).toContain(status);
-    expect(text).toMatch(
-      status === "verified"
-        ? /How this was computed:\n- Verified: /
-        : /How this was computed:\n- Written for this question/,
-    );
+    expect(out.structuredContent.computed?.verification).toEqual({ status: "written" });
+    expect(text).toMatch(/How this was computed:\n- Written for this question/);
     expect(text).not.toContain("SQL:");
     // (The stand-in's answer quotes its SQL in words; the SQL block is what business view leaves out.)
     expect(text).not.toContain("```sql");
