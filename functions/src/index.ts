@@ -14,6 +14,7 @@ import {
   checkEnvironmentAtLoad,
   functionSecrets,
   scheduleTick as tickCadence,
+  watchdogRetry,
 } from "./config";
 import * as logger from "firebase-functions/logger";
 import { installProcessGuards } from "./runs/abort";
@@ -38,7 +39,8 @@ export const api = onRequest(
 /**
  * Background runs (`POST /threads/:id/runs`): queued by the API, run here to their end with their
  * events in the run's log, so they finish whether or not anyone is connected (an HTTPS function is
- * not guaranteed CPU after its response). Never retried: a run is not repeated behind the user's back.
+ * not guaranteed CPU after its response). Never retried from the start: a run is not repeated
+ * behind the user's back; one whose instance stops is continued from its checkpoint (runWatchdog).
  */
 export const backgroundRun = onTaskDispatched<import("./runs/background").BackgroundTask>(
   {
@@ -52,6 +54,27 @@ export const backgroundRun = onTaskDispatched<import("./runs/background").Backgr
   async (req) => {
     const { runInBackground } = await import("./runs/background.js");
     await runInBackground(req.data);
+  },
+);
+
+/**
+ * Durable runs (docs/runs.md, "What survives what"): each attempt of a run has a watchdog task
+ * here. While the run holds its lease the task fails on purpose and is delivered again an interval
+ * later; once the lease lapsed without an end, the task continues the run from its last stored step
+ * (or closes it after its last continuation). Retried by design: that is how it keeps watching.
+ */
+export const runWatchdog = onTaskDispatched<import("./runs/watchdog-queue").WatchTask>(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    retryConfig: watchdogRetry(),
+    rateLimits: { maxConcurrentDispatches: 100 },
+    secrets: functionSecrets(),
+  },
+  async (req) => {
+    const { watchRun } = await import("./runs/continuation.js");
+    await watchRun(req.data);
   },
 );
 

@@ -40,9 +40,13 @@ export function adminAuth(): Promise<Auth> {
  * `scheduledRun`), deployed or in the emulator — which knows queues by the function's bare name
  * only (firebase-tools#7793).
  */
-export async function enqueueTask<T extends object>(functionName: string, task: T): Promise<void> {
+export async function enqueueTask<T extends object>(
+  functionName: string,
+  task: T,
+  options?: import("firebase-admin/functions").TaskOptions,
+): Promise<void> {
   const [a, { getFunctions }] = await Promise.all([adminApp(), import("firebase-admin/functions")]);
   const { inEmulator, region } = config();
   const queue = inEmulator ? functionName : `locations/${region}/functions/${functionName}`;
-  await getFunctions(a).taskQueue<T>(queue).enqueue(task);
+  await getFunctions(a).taskQueue<T>(queue).enqueue(task, options);
 }

@@ -13,6 +13,8 @@
  * - "[sql:<name>]" makes the planner's first query of the turn one of SCRIPTED_SQL, exactly as a
  *   model might send it (in a Markdown fence, or a statement built to exhaust memory);
  * - "[describe:<table>]" makes the planner's first call of the turn describe_table of that table;
+ * - "[hold-replan:<key>]" holds the planner's model call like "[hold:<key>]", but only once the turn
+ *   has a tool result (the planner called again after a query: durable.int.ts cuts a run there);
  * - "[follow-ups]" makes the answer end with follow-up questions, one of which names a column of
  *   `finance.salaries` (`grade`): the server offers it only to people whose prompt showed it.
  */
@@ -50,6 +52,8 @@ const SCRIPTED_SQL: Record<string, string> = {
   // Answers no test approves (trust tests: "written for this question"), and one trust.int.ts approves.
   written: "SELECT COUNT(*) AS orders FROM shop.orders WHERE order_id > 0",
   "to-verify": "SELECT channel, COUNT(*) AS orders FROM shop.orders WHERE order_id > 0 GROUP BY channel",
+  // Durable runs (durable.int.ts): a query whose BigQuery job the stand-in holds running.
+  "held-job": "SELECT COUNT(*) AS orders FROM shop.orders WHERE 1 = 1 /* held job */",
   "string-agg":
     "SELECT string_agg(a.order_id::VARCHAR || repeat('y', 100), ',') AS everything FROM shop.order_items a, shop.products b",
 };
@@ -68,7 +72,7 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       };
     }
     const word = req.role === "planner" ? HOLD_WORD : req.role === "generator" ? HOLD_ANSWER_WORD : undefined;
-    const key = word?.exec(q)?.[1];
+    const key = word?.exec(q)?.[1] ?? replanKey(req);
     if (key) {
       const failed = await holdOn(key, opts.holds);
       if (failed) return failed;
@@ -96,6 +100,15 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
     }
     return reply;
   };
+}
+
+const HOLD_REPLAN_WORD = /\[hold-replan:([\w-]+)\]/;
+
+/** The hold of a planner call made after a tool result of this turn ("[hold-replan:<key>]"). */
+function replanKey(req: Parameters<Script>[0]): string | undefined {
+  if (req.role !== "planner") return undefined;
+  const key = HOLD_REPLAN_WORD.exec(questionOf(req))?.[1];
+  return key && currentTurnOf(req).some((t) => t.role === "tool") ? key : undefined;
 }
 
 /**

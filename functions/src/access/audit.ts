@@ -44,6 +44,9 @@ export interface AuditPage {
   next?: string;
 }
 
+/** Firestore's ALREADY_EXISTS: the step's entry is there already. */
+const ALREADY_EXISTS = 6;
+
 export class AuditLog {
   constructor(
     private readonly db: Firestore,
@@ -52,14 +55,28 @@ export class AuditLog {
     private readonly collection = "audit",
   ) {}
 
-  /** Records one entry (at server time now). */
-  async record(entry: Recorded): Promise<void> {
+  /**
+   * Records one entry (at server time now). With `key` (a query step's job id) the entry is that
+   * document, created once: the same step run again by a continued run is not audited twice.
+   */
+  async record(entry: Recorded, key?: string): Promise<void> {
     const now = Date.now();
-    await this.db.collection(this.collection).add({
+    const doc = {
       ...entry,
       at: this.timestamp.fromMillis(now),
       expireAt: this.timestamp.fromMillis(now + this.ttlDays * 86_400_000),
-    });
+    };
+    if (!key) {
+      await this.db.collection(this.collection).add(doc);
+      return;
+    }
+    await this.db
+      .collection(this.collection)
+      .doc(key)
+      .create(doc)
+      .catch((err: unknown) => {
+        if ((err as { code?: unknown }).code !== ALREADY_EXISTS) throw err;
+      });
   }
 
   /** Entries newest first, filtered by person (uid or email) and time range, a page at a time. */

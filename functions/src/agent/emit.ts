@@ -8,8 +8,19 @@ export function emit(config: LangGraphRunnableConfig, event: QuarryEvent): void 
   config.writer?.(event);
 }
 
+/**
+ * A phase starts. It carries LangGraph's step of the node that starts it: the run's progress at
+ * this boundary is the checkpoint of the step before (runs/durable.ts), whatever the graph has
+ * done since by the time the event is handled.
+ */
 export function emitPhase(config: LangGraphRunnableConfig, phase: Phase, detail?: string): void {
-  emit(config, detail === undefined ? { type: "phase", phase } : { type: "phase", phase, detail });
+  const step = (config.metadata as { langgraph_step?: unknown } | undefined)?.langgraph_step;
+  emit(config, {
+    type: "phase",
+    phase,
+    ...(detail === undefined ? {} : { detail }),
+    ...(typeof step === "number" ? { step } : {}),
+  });
 }
 
 /** Emits the turn's and the thread's usage after a node added `delta` to it. */

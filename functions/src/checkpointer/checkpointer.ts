@@ -87,6 +87,14 @@ export class FirestoreCheckpointer extends BaseCheckpointSaver {
     return `${this.threadPath(threadId)}/${CHECKPOINTS}/${checkpointDocId(ns, checkpointId)}`;
   }
 
+  /**
+   * The document of one checkpoint (its pending writes included, not its blobs), for an app that
+   * deletes checkpoints of a namespace of its own in a commit of its own (a run's progress).
+   */
+  checkpointRef(threadId: string, ns: string, checkpointId: string) {
+    return this.firestore.doc(this.docPath(threadId, ns, checkpointId));
+  }
+
   private writeContext(): WriteContext {
     return {
       firestore: this.firestore,

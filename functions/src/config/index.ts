@@ -14,7 +14,8 @@ import type { Env } from "./define";
 import { readModelConfig, type ModelConfig } from "./model";
 import { readOAuthConfig, type OAuthConfig } from "./oauth";
 import { assertEmulatorEnvironment, readPlatformConfig, type PlatformConfig } from "./platform";
-import { readRunsConfig, type RunsConfig } from "./runs";
+import { readRunsConfig, watchdogRetryOf, type RunsConfig } from "./runs";
+import { DEPLOY_SETTINGS } from "./deploy";
 import { readSchedulesConfig, scheduleTickCadence, type SchedulesConfig } from "./schedules";
 import { readUploadsConfig, type UploadsConfig } from "./uploads";
 import { readWarehouseConfig, type WarehouseConfig } from "./warehouse";
@@ -73,6 +74,11 @@ export function config(): RuntimeConfig {
 /** The `scheduleTick` function's cadence (`every N minutes`), read when the entry loads. */
 export function scheduleTick(): string {
   return scheduleTickCadence(process.env);
+}
+
+/** The run watchdog queue's retries (`runWatchdog`), read when the entry loads. */
+export function watchdogRetry() {
+  return watchdogRetryOf(process.env, DEPLOY_SETTINGS.timeoutSeconds.read(process.env));
 }
 
 /** Checked when the function entry loads so a bad local setup is reported at start, not as a hang. */

@@ -128,7 +128,7 @@ export const ZERO_USAGE: Usage = Object.freeze({
 });
 
 export type QuarryEvent =
-  | { type: "phase"; phase: Phase; detail?: string }
+  | { type: "phase"; phase: Phase; detail?: string; step?: number }
   /** The SQL about to run, after its dry run. */
   | {
       type: "sql";

@@ -5,7 +5,16 @@
  * guard recognises and drops.
  */
 class RunAbortedError extends Error {
-  constructor(readonly why: "cancelled" | "disconnected" | "lease-lost" | "storage-lost" | "not-started") {
+  constructor(
+    readonly why:
+      | "cancelled"
+      | "disconnected"
+      | "lease-lost"
+      | "storage-lost"
+      | "not-started"
+      /** Let go on purpose (its client left for good): a task continues it (runs/continuation.ts). */
+      | "handed-over",
+  ) {
     super(`run ${why}`);
     this.name = "RunAbortedError";
   }

@@ -36,6 +36,24 @@ import type { WriteBatch } from "firebase-admin/firestore";
 
 import type { FirestoreCheckpointer } from "../checkpointer/index.js";
 import { NULL_TASK_ID, hasPendingTasks } from "./langgraph-internals";
+import type { LogCommit } from "./event-log";
+
+/**
+ * The namespace of runs' progress checkpoints: one document per run (`quarry~progress!{runId}`),
+ * beside the thread's chain and never in its history, holding the run's latest finished step so a
+ * continuation (runs/continuation.ts) resumes there instead of at the question.
+ */
+export const PROGRESS_NS = "quarry~progress";
+
+/** What a progress checkpoint's metadata says of its run. */
+export interface ProgressMark {
+  runId: string;
+  attempt: number;
+  /** The run's checkpoint in the chain: the parent of the checkpoint it ends with. */
+  kept: string;
+  /** The progress checkpoint's own id (its document is named after the run). */
+  id: string;
+}
 
 /**
  * A thread's empty start, committed with its document (`along` adds the document): LangGraph's
@@ -94,6 +112,12 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   private failure?: { err: unknown };
   /** Called once if a queued write fails: the run should stop. */
   onFailure: (err: unknown) => void = () => {};
+  /** A continuation: the run's last checkpoint stores every channel (its parent predates the steps before the hand-over). */
+  private full = false;
+  /** The checkpoint the last progress write held. */
+  private progressed?: string;
+  /** The last few checkpoints LangGraph made in this run, by their step (the progress picks one). */
+  private readonly byStep = new Map<number, { checkpoint: Checkpoint; metadata: CheckpointMetadata }>();
 
   constructor(
     private readonly saver: FirestoreCheckpointer,
@@ -126,6 +150,41 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       (err: unknown) => this.settleStarted.reject(err),
     );
     await done;
+  }
+
+  /**
+   * A continuation (runs/continuation.ts): the lease is already this attempt's and the run's
+   * checkpoint in the chain is `kept`; the graph resumes from the prefetched tuple (its progress).
+   */
+  continueFrom(kept: string): void {
+    this.firstPutMade = true;
+    this.keptId = kept;
+    this.full = true;
+    this.settleStarted.resolve();
+  }
+
+  /**
+   * The run's progress, when a step finished since the last: a commit that stores its latest
+   * checkpoint as the run's progress checkpoint (PROGRESS_NS) together with what the caller adds
+   * — the event log's write of the same boundary, so a stored progress always has its events.
+   */
+  progress(run: { runId: string; attempt: number }, step?: number): LogCommit | undefined {
+    const l = this.latest;
+    if (!this.holdBack || !l || !this.keptId || this.failure) return;
+    // The step before the one starting (`step`): the graph may have gone further meanwhile, and
+    // the events of those steps are not in this boundary's log write.
+    const { checkpoint: at, metadata: meta } =
+      (step !== undefined ? this.byStep.get(step - 1) : undefined) ?? l;
+    if (at.id === this.progressed) return;
+    this.progressed = at.id;
+    const mark: ProgressMark = { ...run, kept: this.keptId, id: at.id };
+    const config = {
+      configurable: { thread_id: l.config.configurable?.thread_id, checkpoint_ns: PROGRESS_NS },
+    };
+    const metadata = { ...meta, quarry_run: mark } as CheckpointMetadata;
+    // One document per run, overwritten at each boundary; every channel is stored (it has no parent).
+    const checkpoint = { ...at, id: run.runId };
+    return (along) => this.saver.putAlong(config, checkpoint, metadata, { ...at.channel_versions }, along);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -178,6 +237,8 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     if (this.holdBack) {
       // Kept later (flow, drain) unless a later step supersedes it; its versions carry over.
       const versions = { ...(this.latest?.versions ?? {}), ...newVersions };
+      this.byStep.set(metadata.step, { checkpoint, metadata });
+      this.byStep.delete(metadata.step - 4);
       this.latest = { config, checkpoint, metadata, versions, writes: [] };
       return stored;
     }
@@ -203,8 +264,11 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     if (!this.holdBack) await written;
   }
 
-  /** Queues the latest checkpoint (as the child of the last kept one) and its pending writes. */
-  private keepLatest(): void {
+  /**
+   * Queues the latest checkpoint (as the child of the last kept one) and its pending writes;
+   * `along` adds to its commit (the run's end: the next attempt's fence, the progress deleted).
+   */
+  private keepLatest(along?: (batch: WriteBatch) => void): void {
     const l = this.latest;
     if (!l || this.failure) return;
     this.latest = undefined;
@@ -212,7 +276,8 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     const ids = { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns ?? "" };
     const parent = { configurable: { ...ids, ...(this.keptId ? { checkpoint_id: this.keptId } : {}) } };
     this.keptId = l.checkpoint.id;
-    void this.enqueue(() => this.saver.put(parent, l.checkpoint, l.metadata, l.versions));
+    const versions = this.full ? { ...l.checkpoint.channel_versions } : l.versions;
+    void this.enqueue(() => this.saver.putAlong(parent, l.checkpoint, l.metadata, versions, along));
     const at = { configurable: { ...ids, checkpoint_id: l.checkpoint.id } };
     for (const [writes, taskId, taskPath] of l.writes)
       void this.enqueue(() => this.saver.putWrites(at, writes, taskId, taskPath));
@@ -233,9 +298,12 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     this.pump();
   }
 
-  /** Keeps the latest checkpoint and writes everything queued; rejects with the first failure. */
-  async drain(): Promise<void> {
-    this.keepLatest();
+  /**
+   * Keeps the latest checkpoint and writes everything queued; rejects with the first failure.
+   * `along` (the run's end) rides with the last checkpoint's commit.
+   */
+  async drain(along?: (batch: WriteBatch) => void): Promise<void> {
+    this.keepLatest(along);
     this.flowing = true;
     while (this.queue.length > 0 || this.pumping) {
       this.pump();

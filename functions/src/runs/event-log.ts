@@ -23,6 +23,22 @@ import { LongStringReader, LongStringWriter } from "./log-strings";
 /** Bytes per log document (Firestore's limit for a document is 1 MiB). */
 const DOC_BYTES = 900 * 1024;
 
+/**
+ * Event ids of a continued run: attempt k numbers its events from k·2²⁴ + 1, above every id an
+ * earlier attempt could have sent — logged or not (an event is sent before its write lands) — so a
+ * client rejoining with the last id it saw misses nothing and gets nothing twice. v2's seq packs
+ * the id in 32 bits (http/v2/events.ts): room for 255 attempts of 16 M events.
+ */
+const ATTEMPT_IDS = 2 ** 24;
+
+/** The first event id of attempt `attempt` (0: 1, as a run that never moved). */
+const firstIdOf = (attempt: number) => attempt * ATTEMPT_IDS + 1;
+
+/** Commits a log write's batch itself (a progress checkpoint riding with it: RunCheckpointer.progress). */
+export type LogCommit = (
+  along: (batch: import("firebase-admin/firestore").WriteBatch) => void,
+) => Promise<unknown>;
+
 export interface LoggedEvent {
   id: number;
   event: string;
@@ -58,17 +74,21 @@ export interface RunLogWriterOptions {
   flushBytes?: number;
   /** How long the log is kept (the TTL policy deletes it after). */
   ttlMs: number;
+  /** A continuation's place in the log: its attempt (ids from `firstIdOf`) and the next document number. */
+  continues?: { attempt: number; nextDoc: number };
   /** A Firestore `Timestamp` factory (firebase-admin's, passed in to keep this module light). */
   timestamp: { fromMillis(ms: number): Timestamp };
   onError?: (err: unknown) => void;
 }
 
 export class RunLogWriter {
-  private seq = 0;
+  private seq: number;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private pendingLastId = 0;
-  private nextDoc = 0;
+  private nextDoc: number;
+  /** How the next write is committed, when something rides with it. */
+  private via: LogCommit | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   /** A write is on its way (the drain loop runs). */
@@ -84,7 +104,10 @@ export class RunLogWriter {
   constructor(
     private readonly log: CollectionReference,
     private readonly opts: RunLogWriterOptions,
-  ) {}
+  ) {
+    this.seq = firstIdOf(opts.continues?.attempt ?? 0) - 1;
+    this.nextDoc = opts.continues?.nextDoc ?? 0;
+  }
 
   /** Appends an event and returns its id; written within `flushMs`. */
   append(event: string, data: unknown): number {
@@ -106,8 +129,12 @@ export class RunLogWriter {
 
   private readonly longStrings = new LongStringWriter();
 
-  /** Writes what is pending now (a phase boundary). */
-  boundary(): void {
+  /**
+   * Writes what is pending now (a phase boundary). `via` commits that write's batch, with writes
+   * of its own (the run's progress checkpoint): stored together or not at all.
+   */
+  boundary(via?: LogCommit): void {
+    if (via) this.via = via;
     this.flush();
   }
 
@@ -132,7 +159,7 @@ export class RunLogWriter {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (end) this.end = end;
-    if (this.pendingBytes === 0 && !this.end) return;
+    if (this.pendingBytes === 0 && !this.end && !this.via) return;
     this.wanted = true;
     if (!this.writing) this.chain = this.drain();
   }
@@ -148,32 +175,48 @@ export class RunLogWriter {
         this.pending = [];
         this.pendingBytes = 0;
         this.end = undefined;
-        if (bytes.length || end) await this.write(bytes, lastId, end);
+        const via = this.via;
+        this.via = undefined;
+        if (bytes.length || end || via) await this.write(bytes, lastId, end, via);
       }
     } finally {
       this.writing = false;
     }
   }
 
-  private async write(bytes: Buffer, lastId: number, end: RunEnd | undefined): Promise<void> {
+  private async write(
+    bytes: Buffer,
+    lastId: number,
+    end: RunEnd | undefined,
+    via: LogCommit | undefined,
+  ): Promise<void> {
     if (this.failed) return;
     const expireAt = this.opts.timestamp.fromMillis(Date.now() + this.opts.ttlMs);
-    const batch = this.log.firestore.batch();
-    const parts = Math.max(1, Math.ceil(bytes.length / DOC_BYTES));
-    for (let i = 0; i < parts; i++) {
-      const last = i === parts - 1;
-      const n = this.nextDoc++;
-      const doc: LogDoc = {
-        n,
-        bytes: bytes.subarray(i * DOC_BYTES, (i + 1) * DOC_BYTES),
-        lastId: last ? lastId : 0,
-        expireAt,
-        ...(last && end ? { end } : {}),
-      };
-      batch.create(this.log.doc(docId(n)), doc);
-    }
+    const parts = bytes.length || end ? Math.max(1, Math.ceil(bytes.length / DOC_BYTES)) : 0;
+    const first = this.nextDoc;
+    this.nextDoc += parts;
+    // Documents are created, never overwritten: after a continuation took the run over (its
+    // hand-over document holds the next number), this writer's next write fails, and so stops.
+    const add = (batch: import("firebase-admin/firestore").WriteBatch) => {
+      for (let i = 0; i < parts; i++) {
+        const last = i === parts - 1;
+        const doc: LogDoc = {
+          n: first + i,
+          bytes: bytes.subarray(i * DOC_BYTES, (i + 1) * DOC_BYTES),
+          lastId: last ? lastId : 0,
+          expireAt,
+          ...(last && end ? { end } : {}),
+        };
+        batch.create(this.log.doc(docId(first + i)), doc);
+      }
+    };
     try {
-      await batch.commit();
+      if (via) await via(add);
+      else {
+        const batch = this.log.firestore.batch();
+        add(batch);
+        await batch.commit();
+      }
       this.writes += parts;
     } catch (err) {
       this.failed = err;

@@ -29,6 +29,7 @@ import type { RunLogWriter } from "./event-log";
 import { RunLease } from "./lease";
 import { keepStoppedAnswer } from "./stopped";
 import { RunTranscript, type Chunk } from "./transcript";
+import { DurableRun, type Durability } from "./durable";
 import { PERSON_KEY, type RunPerson } from "../tools/person";
 
 export interface RunSpec {
@@ -37,7 +38,10 @@ export interface RunSpec {
   runId: string;
   leaseMs: number;
   modes: StreamMode[];
-  /** A new question, or the answer to the question the thread is waiting on. */
+  /**
+   * A new question, or the answer to the question the thread is waiting on; `rerun` runs on from
+   * the checkpoint without input (a rerun, or a continuation from the run's progress).
+   */
   input: { type: "human"; content: unknown; id: string } | { resume: string } | { rerun: true };
   checkpointId?: string;
   cancelOnDisconnect: boolean;
@@ -46,6 +50,8 @@ export interface RunSpec {
   /** Who asks and what they may still bill today (the warehouse refuses a query over it). */
   /** Who the run is for (email, budget, scope): the graph's `configurable.quarry_person`. */
   person?: RunPerson;
+  /** Which attempt of the run this is and where its progress goes (runs/durable.ts); absent: not durable. */
+  durable?: Durability;
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
@@ -54,6 +60,8 @@ export interface RunResult {
   error?: ErrorBody;
   /** What the run spent (the turn's usage). */
   usage: Partial<UsageTotals>;
+  /** Let go to a task (its client left for good): the continuation finishes, charges and reports it. */
+  handedOver?: boolean;
 }
 
 /** How a run ended, from why it stopped early (if it did), whether it failed, and whether it asked. */
@@ -84,6 +92,7 @@ class Execution {
   private leased = false;
   private failed = false;
   private shownError: ErrorBody | undefined;
+  private readonly durable: DurableRun | undefined;
 
   constructor(
     private readonly out: RunOutput,
@@ -93,9 +102,12 @@ class Execution {
     private readonly spec: RunSpec,
   ) {
     this.transcript = new RunTranscript(spec.modes);
-    this.lease = new RunLease(store, saver, spec);
+    this.lease = new RunLease(store, saver, { ...spec, attempt: spec.durable?.attempt ?? 0 });
+    this.durable =
+      spec.durable && new DurableRun(store, saver, spec, spec.durable, () => this.stop.stop("handed-over"));
     out.onDisconnect(() => {
       if (spec.cancelOnDisconnect) this.stop.stop("disconnected");
+      else this.durable?.clientLeft();
     });
     saver.onFailure = (err) => {
       logger.warn("checkpoint write failed", {
@@ -126,7 +138,12 @@ class Execution {
       if (this.leased) await this.finish();
     }
     const status = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
-    return { status, usage: this.transcript.usage, ...(this.shownError ? { error: this.shownError } : {}) };
+    return {
+      status,
+      usage: this.transcript.usage,
+      ...(this.shownError ? { error: this.shownError } : {}),
+      ...(this.stop.why === "handed-over" ? { handedOver: true } : {}),
+    };
   }
 
   /** Starts the graph and waits for the lease, keeping the chunks streamed meanwhile. */
@@ -165,8 +182,10 @@ class Execution {
   private handle(chunk: Chunk): void {
     for (const step of this.transcript.steps(chunk)) {
       if ("send" in step) this.send(step.send, step.data);
-      else if ("boundary" in step) this.spec.log?.boundary();
-      else this.saver.flow();
+      else if ("boundary" in step) {
+        if (this.durable) this.durable.boundary(this.spec.log, step.step);
+        else this.spec.log?.boundary();
+      } else this.saver.flow();
     }
   }
 
@@ -181,13 +200,14 @@ class Execution {
     const path = `/threads/${this.spec.threadId}/runs/${this.spec.runId}`;
     // Location tells the SDK where to rejoin the stream: only when there is a log to rejoin from.
     this.out.open({ "Content-Location": path, ...(this.spec.log ? { Location: `${path}/stream` } : {}) });
-    this.send("metadata", { run_id: this.spec.runId, attempt: 1 });
+    this.send("metadata", { run_id: this.spec.runId, attempt: (this.spec.durable?.attempt ?? 0) + 1 });
   }
 
   private async fail(err: unknown): Promise<void> {
     const why = this.stop.why;
     const { threadId, runId } = this.spec;
     if (!this.leased) return this.failBeforeStart(err, why);
+    if (why === "handed-over") return;
     if (this.stop.byPerson) {
       logger.info("run stopped", { threadId, runId, why });
       return;
@@ -223,12 +243,18 @@ class Execution {
    * may land late; nothing queued after it does.
    */
   private async finish(): Promise<void> {
+    if (this.stop.why === "handed-over") {
+      // A task continues it from the progress just stored: nothing more of this attempt is written.
+      this.saver.close(new Error("the run was handed to a task"));
+      return this.out.end();
+    }
     try {
       // A lost lease may already be someone else's: nothing more of this run is written then.
       if (this.stop.why === "lease-lost") this.saver.close(new Error("the run lost its lease"));
       else {
         await this.keepStoppedAnswer();
-        await within(this.spec.leaseMs / 2, this.saver.drain(), "writing the run's checkpoints");
+        const last = this.saver.drain(this.durable?.final());
+        await within(this.spec.leaseMs / 2, last, "writing the run's checkpoints");
       }
     } catch (err) {
       if (!this.failed) this.send("error", toErrorBody(storageError(err, true)).body);

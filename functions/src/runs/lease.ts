@@ -16,6 +16,8 @@ export interface LeaseIds {
   threadId: string;
   runId: string;
   leaseMs: number;
+  /** The attempt holding it (0: the run as started; k: its k-th continuation). */
+  attempt: number;
 }
 
 export class RunLease {
@@ -38,10 +40,11 @@ export class RunLease {
    * renewed in time (stopping is safer than two writers on one thread).
    */
   hold(onCancel: () => void, onLost: () => void): void {
-    const { threadId, runId, leaseMs } = this.ids;
+    const { threadId, runId, leaseMs, attempt } = this.ids;
     this.unwatch = this.store.watchCancel(threadId, runId, onCancel);
     this.renewal = setInterval(() => {
-      within(leaseMs / 3, this.store.renewLease(threadId, runId, leaseMs), "renewing the run lease").then(
+      const renewed = this.store.renewLease(threadId, runId, leaseMs, attempt);
+      within(leaseMs / 3, renewed, "renewing the run lease").then(
         (ours) => ours || onLost(),
         (err: unknown) => {
           logger.warn("lease renewal failed", { threadId, runId, err: String(err) });
@@ -79,7 +82,10 @@ export class RunLease {
     if (!this.saver.firstPutMade) return;
     const { threadId, runId } = this.ids;
     this.saver.started.then(
-      () => this.store.releaseLease(threadId, runId, "idle").catch(() => {}),
+      () =>
+        this.store
+          .releaseLease(threadId, runId, "idle", undefined, undefined, undefined, this.ids.attempt)
+          .catch(() => {}),
       () => {},
     );
   }
@@ -94,10 +100,10 @@ export class RunLease {
     usage: Partial<UsageTotals>,
     values?: ThreadValues,
   ): Promise<void> {
-    const { threadId, runId, leaseMs } = this.ids;
+    const { threadId, runId, leaseMs, attempt } = this.ids;
     await within(
       leaseMs / 2,
-      this.store.releaseLease(threadId, runId, status, usage, values, outcome),
+      this.store.releaseLease(threadId, runId, status, usage, values, outcome, attempt),
       "releasing the run lease",
     ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
   }

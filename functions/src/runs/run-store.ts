@@ -11,6 +11,7 @@ import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../contract/pr
 import { QuarryError } from "../errors";
 import { StorageTimeout, isStale, within } from "../storage";
 import {
+  leaseEnd,
   leaseHolder,
   notFound,
   ownedBy,
@@ -80,6 +81,20 @@ export class RunStore {
   /** A run's event log (`runs/{runId}/log`). */
   log(id: string, runId: string) {
     return runLog(this.runRef(id, runId));
+  }
+
+  /** The thread document and the Firestore client, for the run core's own transactions (takeover.ts). */
+  get parts() {
+    return { db: this.db, thread: (id: string) => this.ref(id), timestamp: this.timestamp };
+  }
+
+  /**
+   * Attempt `attempt`'s fence (`runs/{runId}/fence/a{attempt}`): created once, either by the
+   * attempt before it as it commits the run's last checkpoint, or by the takeover that starts
+   * `attempt` — whichever comes second fails, so a run is finished by one attempt only.
+   */
+  fence(id: string, runId: string, attempt: number): DocumentReference {
+    return this.runRef(id, runId).collection("fence").doc(`a${attempt}`);
   }
 
   /**
@@ -198,10 +213,13 @@ export class RunStore {
     const doc = ownedBy(id, snap, uid);
     if (doc.deleting) throw notFound(id);
     const now = Date.now();
-    if (doc.run && doc.run.expiresAt.toMillis() > now) {
+    if (doc.run && leaseEnd(doc.run) > now) {
+      const lapsed = doc.run.expiresAt.toMillis() <= now;
       throw new QuarryError(
         "conflict:run",
-        `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
+        lapsed
+          ? `Thread ${id}'s run ${doc.run.runId} is being finished after its server stopped. Wait for it, or cancel it.`
+          : `Thread ${id} already has a run in progress (${doc.run.runId}). Wait for it to finish or cancel it.`,
       );
     }
     return {
@@ -211,8 +229,14 @@ export class RunStore {
         runId: run.runId,
         expiresAt: this.timestamp.fromMillis(now + run.leaseMs),
         cancel: false,
+        attempt: 0,
         ...(run.from ? { from: run.from } : {}),
         ...(run.strategy ? { strategy: run.strategy } : {}),
+        ...(run.holder ? { holder: run.holder } : {}),
+        ...(run.graceMs ? { graceMs: run.graceMs } : {}),
+        ...(run.modes ? { modes: run.modes } : {}),
+        ...(run.via ? { via: run.via } : {}),
+        ...(run.schedule ? { schedule: run.schedule } : {}),
       },
       lastRunId: run.runId,
       // The run's number on its thread (v2 events number their seq by it: v2/events.ts).
@@ -278,12 +302,12 @@ export class RunStore {
     await batch.commit();
   }
 
-  /** Extends our lease; false when it is no longer ours (expired and taken). */
-  async renewLease(id: string, runId: string, leaseMs: number): Promise<boolean> {
+  /** Extends our lease; false when it is no longer ours (expired and taken, or continued by another attempt). */
+  async renewLease(id: string, runId: string, leaseMs: number, attempt = 0): Promise<boolean> {
     return this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
       const run = (snap.data() as ThreadDoc | undefined)?.run;
-      if (!run || run.runId !== runId) return false;
+      if (!run || run.runId !== runId || (run.attempt ?? 0) !== attempt || run.handoff) return false;
       tx.update(this.ref(id), { "run.expiresAt": this.timestamp.fromMillis(Date.now() + leaseMs) });
       return true;
     });
@@ -297,11 +321,14 @@ export class RunStore {
     usage?: Partial<UsageTotals>,
     values?: ThreadValues,
     outcome?: RunOutcome,
+    attempt = 0,
   ): Promise<void> {
     await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
       const doc = snap.data() as ThreadDoc | undefined;
       if (!doc) return;
+      // An attempt the run was taken from counts nothing: the attempt that finishes it counts the turn.
+      if (doc.run?.runId === runId && (doc.run.attempt ?? 0) !== attempt) return;
       const update: Record<string, unknown> = { updatedAt: this.timestamp.now() };
       if (doc.run?.runId === runId) {
         update.run = null;
@@ -367,7 +394,7 @@ export class RunStore {
       const held = !!runId && leaseHolder(thread) === runId;
       if (held) {
         // A second past it: another instance's clock wrote the expiry.
-        expiry = setTimeout(emit, Math.max(thread!.run!.expiresAt.toMillis() - Date.now(), 0) + 1_000);
+        expiry = setTimeout(emit, Math.max(leaseEnd(thread!.run!) - Date.now(), 0) + 1_000);
         expiry.unref();
       }
       handlers.onChange({ thread, held, run });

@@ -104,7 +104,7 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
           // Every query, ran or refused, on the audit log (written beside the run, never holding it up).
           onQuery: (q) => {
             audit
-              .record({ kind: "query", uid: q.userId, email: q.userEmail, ...queryFields(q) })
+              .record({ kind: "query", uid: q.userId, email: q.userEmail, ...queryFields(q) }, q.auditKey)
               .catch((err: unknown) =>
                 logger.error("audit entry not written", { err: String(err), sql: q.sql }),
               );
@@ -132,6 +132,6 @@ export function agentGraph(): Promise<Graph> {
 
 /** A query record's fields as the audit log keeps them. */
 function queryFields(q: QueryRecord) {
-  const { userId: _u, userEmail: _e, ...rest } = q;
+  const { userId: _u, userEmail: _e, auditKey: _k, ...rest } = q;
   return rest;
 }

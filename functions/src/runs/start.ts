@@ -16,13 +16,15 @@ import type { RunStreamBody } from "./schemas";
 import { answerText, type CheckedRun } from "./check";
 import type { RunOutput } from "./output";
 import { storageError, within } from "../storage";
-import { leaseHolder, textOf, type ThreadDoc } from "./thread-doc";
+import { leaseHolder, textOf, type RunClaim, type ThreadDoc } from "./thread-doc";
 import type { ThreadStore } from "./thread-store";
 import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
-import { RunLogWriter } from "./event-log";
 import { executeRun, type RunResult } from "./executor";
 import { admit, charge, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
+import { HOLDER, type Durability } from "./durable";
+import { queueWatchdog } from "./watchdog-queue";
+import { openRunLog } from "./open-log";
 
 type Checkpointer = Awaited<ReturnType<typeof checkpointSaver>>;
 
@@ -121,7 +123,8 @@ export async function startRun(
   // The question's id, the client's or ours: the same in the checkpoint and in the thread's values.
   const messageId = message ? (message.id ?? randomUUID()) : undefined;
   const questionId = rerun ? undefined : messageId;
-  const claim = { runId, leaseMs, question, strategy, from, questionId, scopeKey: scope.key };
+  const claim = claimOf(caller, modes, { runId, leaseMs, question, strategy, from, questionId });
+  claim.scopeKey = scope.key;
   runs.refuseUnclaimable(threadId, along[0], uid, claim); // 404 / 409 now, before anything runs
   if (resume !== undefined && !waitingForAnswer(tuple)) {
     throw new QuarryError(
@@ -137,9 +140,9 @@ export async function startRun(
     // A rerun holds back too: its steps are folded like a turn's, into one checkpoint after the one it ran on from.
     rerun || holdsBack({ resume: resume !== undefined, tuple }),
   );
-  // A rerun has no first checkpoint of its own before the graph's first step (the model call):
-  // its lease is taken now, alone, so its tokens stream as they come.
+  // A rerun has no first checkpoint before its first model call: its lease is taken now, alone.
   if (rerun) await runSaver.claimAlone((along) => runs.commitAlone(along));
+  const durable = watchFromStart(runSaver, saver, { threadId, runId, attempt: 0 });
   const result = await executeRun(out, runs, runSaver, build(runSaver), {
     threadId,
     uid,
@@ -153,11 +156,47 @@ export async function startRun(
     cancelOnDisconnect: cancelsOnDisconnect(body),
     person: runPerson(caller, scope, admission.bytesLeft, along[0].data() as ThreadDoc | undefined),
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
+    ...(durable ? { durable } : {}),
   });
-  // Bytes and tokens are charged as spent: once the run has let go of its thread.
+  // Charged as spent, once the run let go of its thread (a run handed to a task is charged there).
   const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
-  await charge(caller, spent, { threadId, runId });
+  if (!result.handedOver) await charge(caller, spent, { threadId, runId });
   return result;
+}
+
+/** What the run's lease records: the claim, with what a continuation needs to run it the same way. */
+function claimOf(caller: RunCaller, modes: string[], claim: RunClaim): RunClaim {
+  const { runOrphanMs } = config();
+  return {
+    ...claim,
+    ...{ holder: HOLDER, modes, ...(runOrphanMs ? { graceMs: runOrphanMs } : {}) },
+    ...(caller.via ? { via: caller.via } : {}),
+    ...(caller.schedule ? { schedule: caller.schedule } : {}),
+  };
+}
+
+/**
+ * A durable run (continuations on): its watchdog is queued once its lease is taken (beside the
+ * first commit, never holding it up; a run refused before that needs none). Returns the run's
+ * durability, or undefined when continuations are off.
+ */
+function watchFromStart(
+  saver: RunCheckpointer,
+  checkpoints: Durability["checkpoints"],
+  task: { threadId: string; runId: string; attempt: number },
+): Durability | undefined {
+  if (!config().runOrphanMs) return undefined;
+  saver.started.then(
+    () =>
+      queueWatchdog(task).catch((err: unknown) =>
+        logger.warn("run watchdog not queued: the run is not continued if its instance stops", {
+          ...task,
+          err: String(err),
+        }),
+      ),
+    () => {},
+  );
+  return { attempt: 0, ttlMs: config().runLogTtlMs, checkpoints };
 }
 
 /**
@@ -184,16 +223,6 @@ async function afterBusyRun(
   if (!stopped) return { ...read, checkpointId: asked };
   const checkpointId = stopped.from ?? asked;
   return { ...(await readThread(store, saver, threadId, checkpointId)), checkpointId };
-}
-
-/** A new event log for the run (`threads/{id}/runs/{runId}/log`). */
-async function openRunLog(runs: RunStore, threadId: string, runId: string): Promise<RunLogWriter> {
-  const { Timestamp } = await import("firebase-admin/firestore");
-  return new RunLogWriter(runs.log(threadId, runId), {
-    ttlMs: config().runLogTtlMs,
-    timestamp: Timestamp,
-    onError: (err) => logger.warn("run log write failed", { threadId, runId, err: String(err) }),
-  });
 }
 
 /**

@@ -4,6 +4,7 @@
  * instances. Pure: the store (thread-store.ts) reads and writes it.
  */
 import type { UploadRef } from "../tools/uploads/types";
+import type { ScheduledTurn, Via } from "../tools/person";
 import type { DocumentSnapshot, Timestamp } from "firebase-admin/firestore";
 import { ZERO_USAGE, type Usage } from "../contract/events";
 import {
@@ -27,6 +28,15 @@ export interface RunClaim {
   /** The checkpoint the run starts from, if the thread has one. */
   from?: string;
   strategy?: MultitaskStrategy;
+  /** The process taking it (`host:pid`). */
+  holder?: string;
+  /** How long past its expiry the lease still holds while the run is continued (`LeaseRecord.graceMs`). */
+  graceMs?: number;
+  /** The stream modes the run logs. */
+  modes?: string[];
+  /** How the run came and whose schedule it runs (a continuation runs it the same way). */
+  via?: Via;
+  schedule?: ScheduledTurn;
 }
 
 /** The agent's usage counters summed over the thread's runs, plus the number of runs. */
@@ -45,6 +55,25 @@ interface LeaseRecord {
   from?: string;
   /** What the run asked a busy thread to do (the run object's `multitask_strategy`). */
   strategy?: MultitaskStrategy;
+  /**
+   * Which attempt holds it: 0 for the run as started, k for its k-th continuation
+   * (runs/continuation.ts). Renewals and the release compare it, so an instance that lost the run
+   * to a continuation can no longer touch it.
+   */
+  attempt?: number;
+  /** The process holding it (`host:pid`): logs, and the tests that stop it. */
+  holder?: string;
+  /**
+   * How long past `expiresAt` the run still counts as running (its watchdog continues it within
+   * this): readers wait and new runs are refused. 0 or absent: a lapsed lease holds nothing.
+   */
+  graceMs?: number;
+  /** The stream modes the run logs (a continuation logs the same). */
+  modes?: string[];
+  /** The instance let the run go on purpose (its client left for good): a task continues it now. */
+  handoff?: boolean;
+  via?: Via;
+  schedule?: ScheduledTurn;
 }
 
 export interface ThreadDoc {
@@ -159,7 +188,46 @@ export function toThread(id: string, doc: ThreadDoc) {
   };
 }
 
-/** The run holding the thread's lease now, if any (a lease that ran out holds nothing). */
-export function leaseHolder(doc: ThreadDoc | undefined): string | undefined {
-  return doc?.run && doc.run.expiresAt.toMillis() > Date.now() ? doc.run.runId : undefined;
+/**
+ * Until when the lease holds the thread: its expiry, plus the grace in which a lapsed run is
+ * continued by its watchdog (none once a cancel was asked for: a stopped run is not continued).
+ */
+export function leaseEnd(run: LeaseRecord): number {
+  return run.expiresAt.toMillis() + (run.cancel ? 0 : (run.graceMs ?? 0));
+}
+
+/**
+ * The run holding the thread's lease now, if any: a lease that ran out holds nothing, unless its
+ * run is within its grace (it is being continued: runs/continuation.ts).
+ */
+export function leaseHolder(doc: ThreadDoc | undefined, now = Date.now()): string | undefined {
+  return doc?.run && leaseEnd(doc.run) > now ? doc.run.runId : undefined;
+}
+
+/** What a run's watchdog (attempt `attempt` of run `runId`) finds on the thread. */
+export type WatchVerdict =
+  /** The run ended, was replaced, or a later attempt has it (with a watchdog of its own). */
+  | "done"
+  /** Its instance still holds it: look again later. */
+  | "held"
+  /** It lapsed after a cancel: close it as cancelled. */
+  | "cancelled"
+  /** It lapsed and has continuations left: take it over and finish it. */
+  | "continue"
+  /** It lapsed after its last continuation: end it with the worded error. */
+  | "give-up";
+
+/** The watchdog's decision, from the thread document alone. Pure. */
+export function watchVerdict(
+  doc: ThreadDoc | undefined,
+  runId: string,
+  attempt: number,
+  limit: number,
+  now = Date.now(),
+): WatchVerdict {
+  const run = doc?.run;
+  if (!run || run.runId !== runId || (run.attempt ?? 0) !== attempt) return "done";
+  if (run.expiresAt.toMillis() > now && !run.handoff) return "held";
+  if (run.cancel) return "cancelled";
+  return attempt >= limit ? "give-up" : "continue";
 }

@@ -36,6 +36,7 @@ export function auditedWarehouse(inner: Warehouse, onQuery: (record: QueryRecord
         durationMs: Date.now() - started,
         ...(ctx.via ? { via: ctx.via } : {}),
         ...(ctx.scheduleId ? { scheduled: true as const, scheduleId: ctx.scheduleId } : {}),
+        ...(ctx.jobId ? { auditKey: ctx.jobId } : {}),
         ...rest,
       });
     } catch {

@@ -46,6 +46,8 @@ export interface QueryRecord {
   bytesBilled: number;
   estimatedBytes?: number;
   jobId?: string;
+  /** The step's key (QueryContext.jobId): its audit entry's id, so a step run twice is audited once. */
+  auditKey?: string;
   durationMs: number;
 }
 
@@ -69,6 +71,13 @@ export interface QueryContext {
   onEstimate?: (estimate: DryRunResult) => void;
   /** What the person may see: a table outside it is answered like one that does not exist. */
   scope: Scope;
+  /**
+   * The job id to run under (BigQuery), the same for the same step of the same run whichever
+   * instance runs it (`quarry_<run>_<step>_a<attempt>`): a continuation of a run whose instance
+   * stopped attaches to the job already running or done instead of paying for another. It also
+   * keys the query's audit entry, so the step is audited once. Unset: a random id.
+   */
+  jobId?: string;
   /** The way the question came in when it was not the page (for the audit log). */
   via?: Via;
   /** The schedule whose run this query is (the audit log marks it scheduled). */

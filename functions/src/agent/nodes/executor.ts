@@ -3,6 +3,7 @@
  * signal. A failing, throwing or hanging tool becomes a tool message the planner can act on
  * ("Error (<category>): …" + an error artifact), never a crash of the run.
  */
+import { createHash } from "node:crypto";
 import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentDeps } from "../deps";
@@ -94,6 +95,7 @@ async function runOne(
     userId: state.userId,
     threadId: state.threadId,
     runId,
+    ...(runId ? { jobId: stepJobId(runId, id, state.retryCount) } : {}),
     bytesBilledSoFar: state.bytesBilled,
     ...personContext(config, state),
     signal,
@@ -203,4 +205,14 @@ function personContext(
       ? { personBytesLeft: Math.max(person.bytesLeft - spentThisTurn, 0) }
       : {}),
   };
+}
+
+/**
+ * The BigQuery job id of one query step: the same for the same run, planned call and verifier
+ * attempt on whichever instance runs it (the call id comes from the stored plan), so a run
+ * continued after its instance stopped attaches to the job it had started (docs/runs.md).
+ */
+function stepJobId(runId: string, callId: string, attempt: number): string {
+  const step = createHash("sha256").update(callId).digest("hex").slice(0, 16);
+  return `quarry_${runId.replace(/[^A-Za-z0-9_-]/g, "_")}_${step}_a${attempt}`;
 }

@@ -8,7 +8,8 @@
  * updates, messages, custom); lifecycle and input events, which LangGraph synthesises in its own
  * run loop (not from a log), are framed here the way its protocol types declare them.
  *
- * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes: it
+ * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes (a
+ * continued run's ids start at attempt × 2²⁴, event-log.ts, far below 2³²): it
  * increases along a thread's runs (the run number is taken with the run's lease), and never
  * repeats, which the hook relies on (it drops an `event_id` it has seen).
  */
@@ -76,6 +77,9 @@ export class ProtocolView {
     if (!this.started) this.start(out);
     switch (e.event) {
       case "metadata":
+        // A continuation (runs/continuation.ts): the answer its earlier attempt was streaming was
+        // cut and is written again, so that message ends with an error rather than as finished.
+        if (((e.data as { attempt?: number } | undefined)?.attempt ?? 1) > 1) this.cutMessage(out);
         break;
       case "messages":
         this.message(out, e.data as [Record<string, unknown>, Record<string, unknown> | undefined]);
@@ -174,6 +178,14 @@ export class ProtocolView {
     }
     this.open.text += text;
     out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
+  }
+
+  private cutMessage(out: Frame): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    const message = "The server writing this answer stopped; it is written again below.";
+    out.message(open.node, { event: "error", message, code: "unavailable:run" });
   }
 
   private finishMessage(out: Frame): void {

@@ -283,8 +283,9 @@ export class BigQueryWarehouse implements Warehouse {
     const bq = await this.client(uid).catch((err: unknown) => Promise.reject(this.fail(err, uid)));
 
     // Our own job id makes the insert idempotent: a retry after a dropped connection either creates
-    // the job or is told it exists (409), and then takes it — the query never runs twice.
-    const jobId = `quarry_${randomUUID()}`;
+    // the job or is told it exists (409), and then takes it — the query never runs twice. A run's
+    // step has the same id on any instance (ctx.jobId): a continuation attaches to its job at once.
+    const jobId = ctx.jobId ?? `quarry_${randomUUID()}`;
     let job: Job;
     try {
       [job] = await this.withRetry(
@@ -300,10 +301,8 @@ export class BigQueryWarehouse implements Warehouse {
               jobId,
             });
           } catch (err) {
-            if (attempt === 1 || (err as { code?: unknown }).code !== 409) throw err;
-            const existing = bq.job(jobId, { location });
-            await this.withRetry(() => existing.getMetadata(), false, uid);
-            return [existing];
+            if ((attempt === 1 && !ctx.jobId) || (err as { code?: unknown }).code !== 409) throw err;
+            return [await this.attach(bq, jobId, location, dry.sql, uid)];
           }
         },
         true,
@@ -313,6 +312,20 @@ export class BigQueryWarehouse implements Warehouse {
       throw this.fail(err, uid);
     }
     return this.collect(job, dry, ctx, started);
+  }
+
+  /**
+   * The job `jobId` that exists already (our insert was told 409): a retried insert's, or the same
+   * step's on an instance that stopped. Taken only if it runs this very statement.
+   */
+  private async attach(bq: BigQuery, jobId: string, location: string | undefined, sql: string, uid?: string) {
+    const existing = bq.job(jobId, { location });
+    const [meta] = await this.withRetry(() => existing.getMetadata(), false, uid);
+    const ran = (meta as { configuration?: { query?: { query?: string } } }).configuration?.query?.query;
+    if (ran !== undefined && ran !== sql) {
+      throw new WarehouseError("internal", `Job ${jobId} exists with another statement: ask again.`);
+    }
+    return existing;
   }
 
   /**
