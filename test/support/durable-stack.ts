@@ -7,16 +7,17 @@
  * Its own stack because killing function workers must not touch other files' runs, and the
  * lease is short here (6 s) so a stopped run is continued within seconds.
  */
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { Firestore } from "@google-cloud/firestore";
 import { startStack } from "../../scripts/stack.mjs";
 import { apiScript } from "./api-script";
 import { INTEGRATION_ACCESS_ENV, warmBlockingFunctions } from "./auth-emulator";
+import { startFaultProxy } from "./fault-proxy";
 import { BigQueryStandin, type QueryScript, type RestField } from "./bigquery-standin";
 import { holdClient, startHoldServer, type Holds } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
 
-export const BQ_PROJECT = "durable-prj";
+const BQ_PROJECT = "durable-prj";
 const ORDERS = { projectId: BQ_PROJECT, datasetId: "shop", tableId: "orders" };
 const FIELDS: RestField[] = [
   { name: "order_id", type: "INTEGER" },
@@ -27,6 +28,13 @@ export const BILLED = 10_485_760;
 
 export interface DurableStack {
   api: string;
+  /**
+   * The API through a front that closes every client connection when told (`cutClients`): what
+   * Google's front end does to the connections of an instance that stopped. The functions
+   * emulator instead leaves a stopped worker's responses open for ever.
+   */
+  front: string;
+  cutClients(): Promise<void>;
   authUrl: string;
   db: Firestore;
   holds: Holds;
@@ -80,7 +88,9 @@ export async function startDurableStack(): Promise<DurableStack> {
     })
     .onQuery(heldJob);
   await bq.start();
+  const logFile = process.env.QUARRY_STACK_LOG; // keeps the emulators' output for debugging
   const stack = await startStack({
+    ...(logFile ? { onOutput: (chunk: Buffer) => appendFileSync(logFile, chunk) } : {}),
     services: ["firestore", "functions", "auth"],
     ports: {
       firestore: "auto",
@@ -107,6 +117,7 @@ export async function startDurableStack(): Promise<DurableStack> {
     await Promise.all([holds.close(), standin.stop(), bq.stop()]);
     throw err;
   });
+  const front = await startFaultProxy("127.0.0.1", stack.ports.functions);
   const db = new Firestore({
     projectId: stack.env.GCLOUD_PROJECT,
     host: stack.env.FIRESTORE_EMULATOR_HOST,
@@ -115,6 +126,7 @@ export async function startDurableStack(): Promise<DurableStack> {
   const stop = async () => {
     await holds.close();
     await db.terminate();
+    await front.close();
     await stack.stop();
     await standin.stop();
     await bq.stop();
@@ -127,6 +139,10 @@ export async function startDurableStack(): Promise<DurableStack> {
   }
   return {
     api: stack.urls.api!,
+    front: stack.urls.api!.replace(/127\.0\.0\.1:\d+/, front.address),
+    cutClients: async () => {
+      await fetch(`${front.controlUrl}/fail?ms=1`, { method: "POST" });
+    },
     authUrl: stack.urls.auth!,
     db,
     holds: holdClient(holds.url),
@@ -140,6 +156,9 @@ export async function startDurableStack(): Promise<DurableStack> {
   };
 }
 
+/** The functions whose workers serve runs: streamed, queued (background, v2), continued. */
+type Target = "api" | "backgroundRun" | "runWatchdog";
+
 /**
  * Stops the function process that holds thread `threadId`'s run now (SIGKILL), as a crash would:
  * the lease's holder names it (`host:pid`); it must be a worker of this stack's functions
@@ -150,7 +169,7 @@ export async function startDurableStack(): Promise<DurableStack> {
 export async function killRunHolder(
   stack: DurableStack,
   threadId: string,
-  target: "api" | "backgroundRun" | "runWatchdog",
+  target: Target | Target[],
 ): Promise<{ pid: number; attempt: number }> {
   const run = (await stack.db.collection("threads").doc(threadId).get()).get("run") as
     { holder?: string; attempt?: number } | undefined;
@@ -161,7 +180,8 @@ export async function killRunHolder(
   if (!stack.pids.includes(pgrp))
     throw new Error(`process ${pid} (group ${pgrp}) is not one of this stack's`);
   const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-  if (!env.includes(`FUNCTION_TARGET=${target}`))
+  const targets = [target].flat();
+  if (!targets.some((t) => env.includes(`FUNCTION_TARGET=${t}`)))
     throw new Error(
       `process ${pid} is not a ${target} worker: ${env.filter((e) => e.startsWith("FUNCTION_")).join(" ")}`,
     );
@@ -187,3 +207,32 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, what: stri
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * The events run `runId` has stored in its log so far, in order (ids, names, data — a long string
+ * repeated in the log may stand as a reference): what a rejoining client can be given.
+ */
+export async function loggedEvents(
+  stack: DurableStack,
+  threadId: string,
+  runId: string,
+): Promise<{ id: number; event: string; data: unknown }[]> {
+  const docs = await stack.db.collection(`threads/${threadId}/runs/${runId}/log`).orderBy("n").get();
+  const bytes = Buffer.concat(docs.docs.map((d) => Buffer.from(d.get("bytes") as Uint8Array)));
+  return bytes
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => {
+      const [id, event, data] = JSON.parse(line) as [number, string, unknown];
+      return { id, event, data };
+    });
+}
+
+/** Whether the log holds a `messages` event of the answer (the generator's tokens). */
+export const answerLogged = (events: { event: string; data: unknown }[]) =>
+  events.some(
+    (e) =>
+      e.event === "messages" &&
+      (e.data as [unknown, { langgraph_node?: string }])[1]?.langgraph_node === "generator",
+  );

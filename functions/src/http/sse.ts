@@ -1,8 +1,13 @@
 import type { Response } from "express";
 import type { RunOutput } from "../runs/output";
 
-/** Comment heartbeats keep proxies and the client from timing out an idle stream. */
-const HEARTBEAT_MS = 10_000;
+/**
+ * Comment heartbeats keep proxies and the client from timing out an idle stream, and let a client
+ * notice a stream that went silent without closing (its instance stopped behind a proxy that keeps
+ * the connection): the SDK reconnects once it missed three heartbeats (at least 6 s) — to the
+ * run's log, where a continued run goes on (docs/runs.md, "What survives what").
+ */
+const HEARTBEAT_MS = 2_000;
 
 /**
  * A Server-Sent Events writer for an express response: named events with JSON data, comment

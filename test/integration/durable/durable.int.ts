@@ -9,6 +9,8 @@ import { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import {
   BILLED,
+  answerLogged,
+  loggedEvents,
   killRunHolder,
   startDurableStack,
   waitFor,
@@ -48,6 +50,10 @@ async function background(question: string) {
 const leaseOf = async (threadId: string) =>
   (await stack.db.collection("threads").doc(threadId).get()).get("run") as
     { attempt?: number; runId: string } | null | undefined;
+
+/** The id of the thread's last run. */
+const leaseRunId = async (threadId: string) =>
+  (await stack.db.collection("threads").doc(threadId).get()).get("lastRunId") as string | undefined;
 
 /** Joins the run from its start and returns every event (the SDK's join, as a rejoining client). */
 async function joinAll(threadId: string, runId: string): Promise<Ev[]> {
@@ -107,6 +113,15 @@ describe("a run whose function process stops is finished by another, once", () =
     const before = inserts().length;
     const { threadId, runId } = await background(`How many orders? [sql:held-job] ${marker}`);
     await waitFor(() => inserts().length === before + 1, "the query job to be inserted");
+    // Stopped once the step that runs it has started in the log (its plan is then stored as the
+    // run's progress, which rides with the same log write): the job runs meanwhile.
+    await waitFor(
+      async () =>
+        (await loggedEvents(stack, threadId, runId)).some(
+          (e) => e.event === "custom" && (e.data as { type?: string }).type === "sql",
+        ),
+      "the query's sql event in the log",
+    );
     await killRunHolder(stack, threadId, "backgroundRun");
     // The continuation inserts the same job id, is told it exists, and takes that job.
     await waitFor(() => inserts().length === before + 2, "the continuation to insert the job again", 60_000);
@@ -124,5 +139,154 @@ describe("a run whose function process stops is finished by another, once", () =
     expect(audited.docs[0].id).toBe(first.jobReference.jobId);
     const usage = await stack.db.collection("usage").where("uid", "==", ann.uid).get();
     expect(usage.docs.reduce((n, d) => n + Number(d.get("bytes") ?? 0), 0)).toBe(BILLED);
+  });
+
+  it("cut in the generator mid-stream: the SDK's v1 stream rejoins by itself and shows the whole answer once", async () => {
+    const key = stack.holds.newKey("pause-v1");
+    const marker = `durable-v1-${key}`;
+    const thread = await client.threads.create();
+    const events: Ev[] = [];
+    let killedAt = -1;
+    // Through the front, which closes the stopped instance's connections as Google's does.
+    const viaFront = new Client({
+      apiUrl: stack.front,
+      defaultHeaders: { Authorization: `Bearer ${ann.idToken}` },
+    });
+    for await (const ev of viaFront.runs.stream(thread.thread_id, "quarry", {
+      input: ask(`How many orders? [pause-answer:${key}] ${marker}`),
+      streamMode: ["messages-tuple", "values", "custom"],
+      streamResumable: true,
+    }) as AsyncIterable<Ev>) {
+      events.push(ev);
+      if (killedAt < 0 && ev.event === "messages") {
+        const [, meta] = ev.data as [unknown, { langgraph_node?: string }];
+        if (meta?.langgraph_node !== "generator") continue;
+        await stack.holds.waitHeld(key);
+        const runId = (await leaseOf(thread.thread_id))!.runId;
+        await waitFor(
+          async () => answerLogged(await loggedEvents(stack, thread.thread_id, runId)),
+          "the answer's first tokens in the log",
+        );
+        killedAt = events.length;
+        await killRunHolder(stack, thread.thread_id, "api");
+        await stack.cutClients();
+        void stack.holds.waitHeld(key, { count: 2, timeoutMs: 60_000 }).then(() => stack.holds.release(key));
+      }
+    }
+    expect(killedAt).toBeGreaterThan(0);
+    const ids = events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect(events.at(-1)?.event).not.toBe("error");
+    // After the hand-over: the continuation's metadata (attempt 2), then the state as stored.
+    const after = events.slice(killedAt);
+    expect(after.find((e) => e.event === "metadata")?.data).toMatchObject({ attempt: 2 });
+    const state = await client.threads.getState(thread.thread_id);
+    const said = messagesOf(state.values);
+    const answer = said.at(-1)!;
+    expect(answer.type).toBe("ai");
+    expect(said.filter((m) => m.type === "ai" && m.content === answer.content)).toHaveLength(1);
+    // The last values the client saw are the thread's: the answer once, no half-written one.
+    const lastValues = events.filter((e) => e.event === "values").at(-1)!.data;
+    expect(messagesOf(lastValues)).toEqual(said);
+    // Every event the log holds reached the client once, in order; the client's other events are
+    // the ones the stopped process sent after its last log write (never stored, never repeated).
+    const rejoined = (await joinAll(thread.thread_id, String(await leaseRunId(thread.thread_id)))).map((e) =>
+      Number(e.id),
+    );
+    expect(ids.filter((id) => rejoined.includes(id))).toEqual(rejoined);
+    const unstored = ids.filter((id) => !rejoined.includes(id));
+    const lastStored = Math.max(...rejoined.filter((id) => id < 2 ** 24));
+    expect(unstored.every((id) => id > lastStored && id < 2 ** 24)).toBe(true);
+  });
+
+  it("cut in the generator mid-stream: the SDK's v2 ThreadStream ends with the whole answer once", async () => {
+    const key = stack.holds.newKey("pause-v2");
+    const thread = client.threads.stream({ assistantId: "quarry" });
+    const finished: string[] = [];
+    const cut: string[] = [];
+    const watching = (async () => {
+      for await (const ev of (await thread.subscribe({ channels: ["messages"] })) as AsyncIterable<{
+        params: { data: { event?: string; id?: string; content?: { text?: string } } };
+      }>) {
+        const d = ev.params.data;
+        if (d.event === "content-block-finish" && d.content?.text) finished.push(d.content.text);
+        if (d.event === "error") cut.push("error");
+      }
+    })();
+    await thread.run.start({ input: ask(`How many orders? [pause-answer:${key}]`) });
+    await stack.holds.waitHeld(key);
+    const runId = (await leaseOf(thread.threadId))!.runId;
+    await waitFor(
+      async () => answerLogged(await loggedEvents(stack, thread.threadId, runId)),
+      "the answer's first tokens in the log",
+    );
+    await killRunHolder(stack, thread.threadId, ["api", "backgroundRun"]);
+    await stack.holds.waitHeld(key, { count: 2, timeoutMs: 60_000 });
+    await stack.holds.release(key);
+    const values = (await thread.values) as { messages: { type: string; content: string }[] };
+    const answer = values.messages.at(-1)!;
+    expect(answer.type).toBe("ai");
+    await thread.close();
+    await watching.catch(() => {});
+    expect(finished.filter((t) => t === answer.content)).toHaveLength(1);
+    expect(cut).toHaveLength(1);
+  });
+
+  it("a streamed run whose client left for good is finished: the answer is in the thread's state", async () => {
+    const key = stack.holds.newKey("gone");
+    const thread = await client.threads.create();
+    const ac = new AbortController();
+    const stream = client.runs.stream(thread.thread_id, "quarry", {
+      input: ask(`How many orders? ${stack.holds.planner(key)}`),
+      streamMode: ["values"],
+      streamResumable: true,
+      signal: ac.signal,
+    }) as AsyncIterable<Ev>;
+    for await (const _ of stream) break; // the first event, then the client is gone
+    ac.abort();
+    await stack.holds.waitHeld(key);
+    await killRunHolder(stack, thread.thread_id, "api");
+    await stack.holds.release(key);
+    await waitFor(async () => (await leaseOf(thread.thread_id)) === null, "the run to be finished", 90_000);
+    const said = messagesOf((await client.threads.getState(thread.thread_id)).values);
+    expect(said.filter((m) => m.type === "human")).toHaveLength(1);
+    expect(said.at(-1)?.type).toBe("ai");
+    expect(said.at(-1)?.content).toMatch(/orders/i);
+  });
+
+  it("a run stopped more often than the limit ends with the worded error, the thread as at its last checkpoint", async () => {
+    const key = stack.holds.newKey("limit");
+    const question = `How many orders? ${stack.holds.planner(key)}`;
+    const { threadId, runId } = await background(question);
+    // Stopped at the planner's call as started, then in each of its two continuations.
+    for (const [n, target] of [
+      [1, "backgroundRun"],
+      [2, "runWatchdog"],
+      [3, "runWatchdog"],
+    ] as const) {
+      await stack.holds.waitHeld(key, { count: n, timeoutMs: 60_000 });
+      const killed = await killRunHolder(stack, threadId, target);
+      expect(killed.attempt).toBe(n - 1);
+    }
+    const events = await joinAll(threadId, runId);
+    const error = events.find((e) => e.event === "error");
+    expect(error?.data).toMatchObject({
+      error: "unavailable:run",
+      message: expect.stringMatching(/could not be finished.*stopped 3 times.*ask it again/s),
+    });
+    await stack.holds.release(key);
+    const thread = (await stack.db.collection("threads").doc(threadId).get()).data()!;
+    expect(thread.status).toBe("error");
+    expect(thread.run).toBeNull();
+    expect(messagesOf((await client.threads.getState(threadId)).values)).toEqual([
+      { type: "human", content: question },
+    ]);
+    const progress = await stack.db
+      .collectionGroup("checkpoints")
+      .where("checkpoint_ns", "==", "quarry~progress")
+      .get();
+    expect(progress.docs.filter((d) => d.get("thread_id") === threadId)).toHaveLength(0);
+    expect((await client.runs.get(threadId, runId)).status).toBe("error");
   });
 });

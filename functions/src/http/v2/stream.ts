@@ -79,7 +79,7 @@ export async function streamEvents(req: Request, res: Response): Promise<void> {
   const sse = new SseWriter(res);
   sse.open({});
   // A first byte at once: a proxy that holds a response back until its body starts (the functions
-  // emulator does) would keep the headers until the first matching event or heartbeat — up to 10 s
+  // emulator does) would keep the headers until the first matching event or heartbeat — up to 2 s
   // on a stream of channels the run has not reached — and the SDK opens its next subscription
   // only once this one has answered.
   sse.comment("open");
