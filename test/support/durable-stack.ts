@@ -44,6 +44,8 @@ export interface DurableStack {
   releaseJob(): void;
   /** Process groups of the stack (a function worker belongs to the functions emulator's). */
   pids: number[];
+  /** The function's configuration as the emulated function has it (for an app served in this process). */
+  env: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -89,6 +91,18 @@ export async function startDurableStack(): Promise<DurableStack> {
     .onQuery(heldJob);
   await bq.start();
   const logFile = process.env.QUARRY_STACK_LOG; // keeps the emulators' output for debugging
+  const env = {
+    QUARRY_WAREHOUSE: "bigquery",
+    BIGQUERY_EMULATOR_HOST: bq.url.replace("http://", ""),
+    QUARRY_BQ_PROJECT: BQ_PROJECT,
+    QUARRY_BQ_DATASETS: `${BQ_PROJECT}.shop`,
+    QUARRY_RUN_LEASE_SECONDS: "6",
+    QUARRY_RUN_WATCHDOG_SECONDS: "1",
+    QUARRY_RUN_CONTINUATIONS: "2",
+    ...INTEGRATION_ACCESS_ENV,
+    VERTEX_AI_EMULATOR_HOST: standin.host,
+    NODE_EXTRA_CA_CERTS: standin.certFile,
+  };
   const stack = await startStack({
     ...(logFile ? { onOutput: (chunk: Buffer) => appendFileSync(logFile, chunk) } : {}),
     services: ["firestore", "functions", "auth"],
@@ -101,18 +115,7 @@ export async function startDurableStack(): Promise<DurableStack> {
       eventarc: "auto",
       tasks: "auto",
     },
-    env: {
-      QUARRY_WAREHOUSE: "bigquery",
-      BIGQUERY_EMULATOR_HOST: bq.url.replace("http://", ""),
-      QUARRY_BQ_PROJECT: BQ_PROJECT,
-      QUARRY_BQ_DATASETS: `${BQ_PROJECT}.shop`,
-      QUARRY_RUN_LEASE_SECONDS: "6",
-      QUARRY_RUN_WATCHDOG_SECONDS: "1",
-      QUARRY_RUN_CONTINUATIONS: "2",
-      ...INTEGRATION_ACCESS_ENV,
-      VERTEX_AI_EMULATOR_HOST: standin.host,
-      NODE_EXTRA_CA_CERTS: standin.certFile,
-    },
+    env,
   }).catch(async (err: unknown) => {
     await Promise.all([holds.close(), standin.stop(), bq.stop()]);
     throw err;
@@ -152,6 +155,15 @@ export async function startDurableStack(): Promise<DurableStack> {
       heldJob.pendingPolls = 0;
     },
     pids: stack.pids,
+    env: {
+      ...env,
+      FIRESTORE_EMULATOR_HOST: stack.env.FIRESTORE_EMULATOR_HOST,
+      FIREBASE_AUTH_EMULATOR_HOST: stack.env.FIREBASE_AUTH_EMULATOR_HOST,
+      GCLOUD_PROJECT: stack.env.GCLOUD_PROJECT,
+      CLOUD_TASKS_EMULATOR_HOST: `127.0.0.1:${stack.ports.tasks}`,
+      // Queues are known by the function's bare name in the emulator (services.ts).
+      FUNCTIONS_EMULATOR: "true",
+    },
     stop,
   };
 }

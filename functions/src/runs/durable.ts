@@ -33,7 +33,8 @@ export interface Durability {
 export class DurableRun {
   /** The client left for good: let the run go at the next boundary. */
   private handOffWanted = false;
-  private handingOff = false;
+  /** Settles once a hand-over is done (or failed: the lease then lapses and the watchdog takes it). */
+  handedOff: Promise<void> | undefined;
 
   constructor(
     private readonly store: RunStore,
@@ -47,10 +48,10 @@ export class DurableRun {
   /** A phase boundary: the log's write carries the run's progress (and hands the run off if asked). */
   boundary(log: RunLogWriter | undefined, step?: number): void {
     const progress = this.saver.progress({ runId: this.ids.runId, attempt: this.d.attempt }, step);
+    if (this.handOffWanted && !this.handedOff) return this.handOff(log, progress);
     if (!progress) return log?.boundary();
-    const commit: LogCommit = this.handOffWanted && !this.handingOff ? this.thenHandOff(progress) : progress;
-    if (log) log.boundary(commit);
-    else void commit(() => {}).catch((err: unknown) => this.warn("progress not stored", err));
+    if (log) log.boundary(progress);
+    else void progress(() => {}).catch((err: unknown) => this.warn("progress not stored", err));
   }
 
   /** The streamed client is gone and the run outlives it: a task finishes it instead of this instance. */
@@ -68,18 +69,36 @@ export class DurableRun {
     };
   }
 
-  /** Once the progress (with its events) is stored, the lease is let go and a task continues from there. */
-  private thenHandOff(progress: LogCommit): LogCommit {
-    this.handingOff = true;
-    return async (along) => {
-      await progress(along);
-      const { threadId, runId } = this.ids;
-      if (await handOver(this.store, threadId, runId, this.d.attempt)) {
-        await queueWatchdog({ threadId, runId, attempt: this.d.attempt }, { now: true });
-        logger.info("run handed to a task: its client left", { threadId, runId });
-        this.stop();
+  /**
+   * Hands the run off at this boundary: the step just starting is stopped before it does anything,
+   * the progress so far (the step before) is stored with this boundary's events, the lease is
+   * let go and a watchdog task queued to run now — it goes on from exactly here. `handedOff`
+   * settles once that is done (the executor waits for it before it lets the request end).
+   */
+  private handOff(log: RunLogWriter | undefined, progress: LogCommit | undefined): void {
+    this.stop();
+    let stored!: () => void;
+    const landed = new Promise<void>((resolve) => (stored = resolve));
+    const commit: LogCommit = async (along) => {
+      try {
+        await (progress ?? ((a) => this.store.commitAlone(a)))(along);
+      } finally {
+        stored();
       }
     };
+    if (log) log.boundary(commit);
+    else void commit(() => {}).catch(() => {});
+    const { threadId, runId } = this.ids;
+    this.handedOff = landed
+      .then(() => handOver(this.store, threadId, runId, this.d.attempt))
+      .then(async (ours) => {
+        if (!ours) return;
+        await queueWatchdog({ threadId, runId, attempt: this.d.attempt }, { now: true });
+        logger.info("run handed to a task: its client left", { threadId, runId });
+      })
+      .catch((err: unknown) =>
+        this.warn("hand-over failed: the run is continued once its lease lapses", err),
+      );
   }
 
   private warn(what: string, err: unknown) {

@@ -244,8 +244,12 @@ class Execution {
    */
   private async finish(): Promise<void> {
     if (this.stop.why === "handed-over") {
-      // A task continues it from the progress just stored: nothing more of this attempt is written.
+      // A task continues it from the progress stored at its last boundary: nothing more of this
+      // attempt is written once that is stored and the lease let go.
       this.saver.close(new Error("the run was handed to a task"));
+      await within(this.spec.leaseMs / 2, this.durable!.handedOff!, "handing the run to a task").catch(
+        () => {},
+      );
       return this.out.end();
     }
     try {

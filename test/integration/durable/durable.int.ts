@@ -4,9 +4,13 @@
  * while the run is held at a known point, and the run is continued by its watchdog task on another
  * process from its last stored step — the stand-ins show what was done again and what was not.
  */
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
+import { trustCertificate } from "../../support/vertex-standin-cert";
 import {
   BILLED,
   answerLogged,
@@ -63,7 +67,7 @@ async function joinAll(threadId: string, runId: string): Promise<Ev[]> {
   return out;
 }
 
-describe("a run whose function process stops is finished by another, once", () => {
+describe("a run whose function process stops is finished by another, once", { timeout: 150_000 }, () => {
   it("cut in the planner's second model call: the planner is asked again, the steps before it are not", async () => {
     const key = stack.holds.newKey("replan");
     const marker = `durable-plan-${key}`;
@@ -288,5 +292,59 @@ describe("a run whose function process stops is finished by another, once", () =
       .get();
     expect(progress.docs.filter((d) => d.get("thread_id") === threadId)).toHaveLength(0);
     expect((await client.runs.get(threadId, runId)).status).toBe("error");
+  });
+
+  it("a streamed run whose client leaves is handed to a task at its next boundary: nothing is done twice", async () => {
+    // The function's app served in this process (it sees the client leave; the functions
+    // emulator never tells a function so), on this stack's Firestore, Auth and task queue.
+    Object.assign(process.env, stack.env);
+    trustCertificate(readFileSync(stack.env.NODE_EXTRA_CA_CERTS, "utf8"));
+    const { createApp } = await import("../../../functions/src/app");
+    const server = http.createServer(createApp());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const here = new Client({ apiUrl: url, defaultHeaders: { Authorization: `Bearer ${ann.idToken}` } });
+      const key = stack.holds.newKey("handoff");
+      const marker = `durable-handoff-${key}`;
+      const thread = await here.threads.create();
+      const ac = new AbortController();
+      for await (const _ of here.runs.stream(thread.thread_id, "quarry", {
+        input: ask(`How many orders? ${stack.holds.planner(key)} ${marker}`),
+        streamMode: ["values"],
+        onDisconnect: "continue",
+        signal: ac.signal,
+      }) as AsyncIterable<Ev>)
+        break; // the first event, then the client leaves for good
+      ac.abort();
+      await stack.holds.waitHeld(key);
+      const runId = (await leaseOf(thread.thread_id))!.runId;
+      await stack.holds.release(key);
+      // At its next boundary the run stores its progress and lets its lease go; a runWatchdog
+      // task on the emulated function finishes it from there.
+      await waitFor(async () => (await leaseOf(thread.thread_id)) === null, "the run to be finished", 90_000);
+      const events = await loggedEvents(stack, thread.thread_id, runId);
+      expect(events.filter((e) => e.event === "metadata").map((e) => e.data)).toEqual([
+        { run_id: runId, attempt: 1 },
+        { run_id: runId, attempt: 2 },
+      ]);
+      const said = messagesOf((await client.threads.getState(thread.thread_id)).values);
+      expect(said.at(-1)?.type).toBe("ai");
+      expect(said.at(-1)?.content).toMatch(/orders/i);
+      // No model call was cut or made twice: every call finished, and no prompt was sent twice.
+      const calls = await stack.holds.calls(marker);
+      expect(
+        calls.every((c) => c === "finished"),
+        JSON.stringify(calls),
+      ).toBe(true);
+      const prompts = await stack.holds.prompts(marker);
+      expect(prompts.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(prompts).size).toBe(prompts.length);
+      const thread2 = (await stack.db.collection("threads").doc(thread.thread_id).get()).data()!;
+      expect(thread2.lastRunEnd).toMatchObject({ runId, outcome: "success" });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
