@@ -104,7 +104,9 @@ describe("the v2 view of a hand-over", () => {
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.every((e) => runNoOfSeq(e.seq) === 4)).toBe(true);
-    const messages = events.filter((e) => e.method === "messages").map((e) => e.params.data);
+    const messages = events
+      .filter((e) => e.method === "messages")
+      .map((e) => e.params.data as { event?: string });
     const cut = messages.findIndex((d) => d.event === "error");
     expect(messages[cut]).toMatchObject({ event: "error", code: "unavailable:run" });
     expect(messages.slice(0, cut).some((d) => d.event === "message-finish")).toBe(false);
