@@ -88,6 +88,25 @@ export const scheduledRun = onTaskDispatched<import("./schedules/queue").Schedul
 );
 
 /**
+ * A question asked in Slack (docs/chat.md): acknowledged by `/slack/events` within Slack's 3 s and
+ * answered here, as the linked member, to its end. Never retried: an answer is not posted twice.
+ */
+export const chatRun = onTaskDispatched<import("./chat/queue").ChatTask>(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    retryConfig: { maxAttempts: 1 },
+    rateLimits: { maxConcurrentDispatches: 50 },
+    secrets: functionSecrets(),
+  },
+  async (req) => {
+    const { answerSlackQuestion } = await import("./chat/slack/answer.js");
+    await answerSlackQuestion(req.data.question);
+  },
+);
+
+/**
  * Refuses outsiders at the door: Firebase Auth calls these before it creates an account and before
  * every sign-in, and refuses one whose email is outside the access policy (access/blocking.ts says
  * how, and why an unverified address in the policy is let in). The API still checks every request.

@@ -1,0 +1,32 @@
+/**
+ * The chat channels' routes on the `api` function (docs/chat.md). `/slack/events` and
+ * `/slack/interactions` carry Slack's own signature instead of a Firebase ID token, so they are
+ * mounted before sign-in; every request is verified before anything is read or stored. `POST
+ * /chat/link` is the page's call that links a chat user to the signed-in member: it sits behind
+ * sign-in and the access gate like every API route (`chatLinkRoutes`). Handlers load on first use.
+ */
+import { Router } from "express";
+
+/** Slack's endpoints (before sign-in). */
+export function chatRoutes(): Router {
+  const r = Router();
+  r.post("/slack/events", async (req, res) => {
+    const { slackEvent } = await import("./slack/events.js");
+    await slackEvent(req, res);
+  });
+  r.post("/slack/interactions", async (req, res) => {
+    const { slackInteraction } = await import("./slack/interactions.js");
+    await slackInteraction(req, res);
+  });
+  return r;
+}
+
+/** The page's link call (behind sign-in and the access gate). */
+export function chatLinkRoutes(): Router {
+  const r = Router();
+  r.post("/chat/link", async (req, res) => {
+    const { linkChatUser } = await import("./link.js");
+    await linkChatUser(req, res);
+  });
+  return r;
+}
