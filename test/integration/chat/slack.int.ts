@@ -10,6 +10,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
+import { until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
 import { interactionBody, messageEvent, slackCalls, slackPost } from "../../support/slack";
 
@@ -42,15 +43,13 @@ async function inThread(method: string, threadTs: string): Promise<SlackCall[]> 
 
 /** Waits for the connect link the unlinked `user` was sent privately, and returns its token. */
 async function connectToken(user: string, threadTs: string): Promise<string> {
-  let token = "";
-  await expect
-    .poll(async () => {
-      const sent = (await inThread("chat.postEphemeral", threadTs)).find((c) => c.args.user === user);
-      token = /[?&]token=([^&\s)]+)/.exec(String(sent?.args.text ?? ""))?.[1] ?? "";
-      return token;
-    }, { timeout: 30_000 })
-    .not.toBe("");
-  return decodeURIComponent(token);
+  // `until`, not expect.poll: this also runs in hooks.
+  const text = await until(
+    async () =>
+      String((await inThread("chat.postEphemeral", threadTs)).find((c) => c.args.user === user)?.args.text ?? ""),
+    (t) => /[?&]token=/.test(t),
+  );
+  return decodeURIComponent(/[?&]token=([^&\s)]+)/.exec(text)![1]);
 }
 
 /** A Slack user linked to `member` through a connect link, as the page links them. */
@@ -173,8 +172,13 @@ describe("Slack: a member asks in a DM", () => {
     expect((await send(followUp)).status).toBe(200);
     const both = await answers(asked.event.ts, 2);
     expect(openUrl(both[1])).toBe(openUrl(answer));
-    const runs = await db.collection("threads").doc(threadId!).collection("runs").get();
-    expect(runs.size).toBe(2);
+    // The page shows the same conversation: both questions, once each.
+    const state = await call(api, `/threads/${threadId}/state`, { token: alice.idToken });
+    const messages = (state.json.values as { messages: { type: string; content: unknown }[] }).messages;
+    expect(messages.filter((m) => m.type === "human").map((m) => m.content)).toEqual([
+      "How many orders were placed in total?",
+      "And how many customers are there?",
+    ]);
   });
 
   it("Show SQL answers privately; 👍 and 👎 with a reason are stored as feedback for that turn", async () => {
