@@ -79,7 +79,8 @@ export async function startSlackStandin(): Promise<SlackStandin> {
       }
       const method = /^\/api\/([\w.]+)$/.exec(url.pathname)?.[1];
       if (req.method !== "POST" || !method) return send(404, { ok: false, error: "unknown_method" });
-      if (req.headers.authorization !== `Bearer ${SLACK_TEST.botToken}`) return send(200, { ok: false, error: "invalid_auth" });
+      if (req.headers.authorization !== `Bearer ${SLACK_TEST.botToken}`)
+        return send(200, { ok: false, error: "invalid_auth" });
       const args = parseArgs(Buffer.concat(chunks).toString("utf8"), req.headers["content-type"]);
       const result = answer(method, args);
       calls.push({ method, args, ...(typeof result.ts === "string" ? { ts: result.ts } : {}) });

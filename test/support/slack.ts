@@ -33,7 +33,13 @@ export async function slackPost(
 export function messageEvent(
   user: string,
   text: string,
-  opts: { channel?: string; channelType?: string; threadTs?: string; type?: string; extra?: Record<string, unknown> } = {},
+  opts: {
+    channel?: string;
+    channelType?: string;
+    threadTs?: string;
+    type?: string;
+    extra?: Record<string, unknown>;
+  } = {},
 ) {
   const ts = `${Math.floor(Date.now() / 1000)}.${randomUUID().replace(/\D/g, "").slice(0, 6).padEnd(6, "0")}`;
   return {

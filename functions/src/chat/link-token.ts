@@ -37,10 +37,13 @@ export function verifyLinkToken(key: string, token: string, nowMs: number): Chat
   const expected = Buffer.from(mac(key, payload));
   const given = Buffer.from(got);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw refuse("This connect link was not made by this Quarry: ask Quarry again in the chat for a new one.");
+    throw refuse(
+      "This connect link was not made by this Quarry: ask Quarry again in the chat for a new one.",
+    );
   }
   const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Partial<LinkPayload>;
-  if (typeof parsed.u !== "string" || typeof parsed.e !== "number") throw refuse("This connect link is malformed.");
+  if (typeof parsed.u !== "string" || typeof parsed.e !== "number")
+    throw refuse("This connect link is malformed.");
   if (parsed.e < nowMs) {
     throw refuse("This connect link has expired: ask Quarry again in the chat for a new one.");
   }

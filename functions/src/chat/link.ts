@@ -19,7 +19,10 @@ export async function linkChatUser(req: Request, res: Response): Promise<void> {
   const { token } = parse(LinkBody, req.body ?? {}, "body");
   const key = config().chat.linkKey;
   if (!key) {
-    throw new QuarryError("unavailable:chat", "Chat links are not configured here: set QUARRY_CHAT_LINK_KEY.");
+    throw new QuarryError(
+      "unavailable:chat",
+      "Chat links are not configured here: set QUARRY_CHAT_LINK_KEY.",
+    );
   }
   const user = verifyLinkToken(key, token, Date.now());
   const platform = user.startsWith("slack:") ? "slack" : "google_chat";

@@ -78,7 +78,9 @@ export async function linkOf(user: ChatUserKey): Promise<ChatLink | undefined> {
 /** Links `user` to a member (replacing an earlier link). */
 export async function storeLink(user: ChatUserKey, link: ChatLink): Promise<void> {
   const { FieldValue } = await import("firebase-admin/firestore");
-  await (await firestore())
+  await (
+    await firestore()
+  )
     .collection(LINKS)
     .doc(idOf(user))
     .set({ ...link, user, linkedAt: FieldValue.serverTimestamp() });
@@ -92,13 +94,20 @@ export interface ChatThread {
 
 /** The Quarry thread of a chat thread for this member, if they asked in it before. */
 export async function threadOf(chatThread: string, uid: string): Promise<ChatThread | undefined> {
-  const snap = await (await firestore()).collection(THREADS).doc(idOf(`${chatThread}/${uid}`)).get();
+  const snap = await (
+    await firestore()
+  )
+    .collection(THREADS)
+    .doc(idOf(`${chatThread}/${uid}`))
+    .get();
   return snap.exists ? (snap.data() as ChatThread) : undefined;
 }
 
 /** Remembers which Quarry thread a chat thread is for this member (and the question asked last). */
 export async function storeThread(chatThread: string, uid: string, thread: ChatThread): Promise<void> {
-  await (await firestore())
+  await (
+    await firestore()
+  )
     .collection(THREADS)
     .doc(idOf(`${chatThread}/${uid}`))
     .set({ chatThread, uid, ...thread }, { merge: true });
@@ -111,7 +120,9 @@ export function newAnswerId(): string {
 
 /** Keeps what an answer's buttons act on; returns its id. */
 export async function storeAnswer(answer: ChatAnswer, id: string = newAnswerId()): Promise<string> {
-  await (await firestore())
+  await (
+    await firestore()
+  )
     .collection(ANSWERS)
     .doc(id)
     .set({ ...answer, expireAt: await expireAt(ANSWER_TTL_MS) });

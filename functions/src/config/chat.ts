@@ -91,7 +91,9 @@ export function readChatConfig(env: Env): ChatConfig {
     ...(read.linkKey ? { linkKey: read.linkKey } : {}),
     linkMinutes: s.linkMinutes.read(env),
     ...(missing.length
-      ? { problem: `The Slack app is turned on (QUARRY_SLACK=true) but not configured: set ${missing.join(", ")}.` }
+      ? {
+          problem: `The Slack app is turned on (QUARRY_SLACK=true) but not configured: set ${missing.join(", ")}.`,
+        }
       : {}),
   };
 }

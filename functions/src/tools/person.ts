@@ -8,7 +8,7 @@ import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
 import type { UploadRef } from "./uploads/types";
 
 /** The channels besides the page a question can come through. */
-export const VIA_CHANNELS = ["mcp", "slack", "google_chat"] as const;
+const VIA_CHANNELS = ["mcp", "slack", "google_chat"] as const;
 
 /**
  * Which way a request came in when it was not the page: an MCP client (with the personal access

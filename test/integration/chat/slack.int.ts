@@ -28,7 +28,11 @@ beforeAll(async () => {
   api = stack.urls.api!;
   authUrl = stack.urls.auth!;
   alice = await signUp(authUrl);
-  db = new Firestore({ projectId: stack.env.GCLOUD_PROJECT, host: stack.env.FIRESTORE_EMULATOR_HOST, ssl: false });
+  db = new Firestore({
+    projectId: stack.env.GCLOUD_PROJECT,
+    host: stack.env.FIRESTORE_EMULATOR_HOST,
+    ssl: false,
+  });
 });
 afterAll(async () => {
   await db?.terminate();
@@ -46,7 +50,9 @@ async function connectToken(user: string, threadTs: string): Promise<string> {
   // `until`, not expect.poll: this also runs in hooks.
   const text = await until(
     async () =>
-      String((await inThread("chat.postEphemeral", threadTs)).find((c) => c.args.user === user)?.args.text ?? ""),
+      String(
+        (await inThread("chat.postEphemeral", threadTs)).find((c) => c.args.user === user)?.args.text ?? "",
+      ),
     (t) => /[?&]token=/.test(t),
   );
   return decodeURIComponent(/[?&]token=([^&\s)]+)/.exec(text)![1]);
@@ -78,7 +84,9 @@ const buttonValue = (c: SlackCall, action: string) =>
 
 /** Waits for `count` answers posted in the thread. */
 async function answers(threadTs: string, count: number): Promise<SlackCall[]> {
-  await expect.poll(async () => (await inThread("chat.postMessage", threadTs)).length, { timeout: 45_000 }).toBe(count);
+  await expect
+    .poll(async () => (await inThread("chat.postMessage", threadTs)).length, { timeout: 45_000 })
+    .toBe(count);
   return inThread("chat.postMessage", threadTs);
 }
 
@@ -128,7 +136,11 @@ describe("Slack: linking", () => {
     expect(await inThread("chat.postMessage", asked.event.ts)).toEqual([]);
     expect(await inThread("assistant.threads.setStatus", asked.event.ts)).toEqual([]);
     const tampered = `${token.slice(0, -2)}xx`;
-    const refused = await call(api, "/chat/link", { method: "POST", token: alice.idToken, body: { token: tampered } });
+    const refused = await call(api, "/chat/link", {
+      method: "POST",
+      token: alice.idToken,
+      body: { token: tampered },
+    });
     expect(refused.status).toBe(400);
     expect(refused.json).toMatchObject({ error: "bad_request:chat_link" });
     const anonymous = await call(api, "/chat/link", { method: "POST", body: { token } });
@@ -159,9 +171,13 @@ describe("Slack: a member asks in a DM", () => {
     const thread = await db.collection("threads").doc(threadId!).get();
     expect(thread.get("owner")).toBe(alice.uid);
     // Progress was shown and cleared.
-    const statuses = (await inThread("assistant.threads.setStatus", asked.event.ts)).map((c) => c.args.status);
+    const statuses = (await inThread("assistant.threads.setStatus", asked.event.ts)).map(
+      (c) => c.args.status,
+    );
     expect(statuses[0]).toMatch(/thinking/);
-    await expect.poll(async () => (await inThread("assistant.threads.setStatus", asked.event.ts)).at(-1)?.args.status).toBe("");
+    await expect
+      .poll(async () => (await inThread("assistant.threads.setStatus", asked.event.ts)).at(-1)?.args.status)
+      .toBe("");
     const audit = await db.collection("audit").where("uid", "==", alice.uid).get();
     expect(audit.docs.map((d) => d.data())).toContainEqual(
       expect.objectContaining({ email: alice.email, via: expect.objectContaining({ channel: "slack" }) }),
@@ -205,11 +221,14 @@ describe("Slack: a member asks in a DM", () => {
       );
     expect((await click("quarry_sql")).status).toBe(200);
     await expect
-      .poll(async () => JSON.stringify((await inThread("chat.postEphemeral", asked.event.ts)).map((c) => c.args.blocks)))
+      .poll(async () =>
+        JSON.stringify((await inThread("chat.postEphemeral", asked.event.ts)).map((c) => c.args.blocks)),
+      )
       .toContain("SELECT COUNT(*) AS orders FROM shop.orders");
 
     expect((await click("quarry_up")).status).toBe(200);
-    const feedback = () => db.collection("feedback").where("uid", "==", alice.uid).where("via", "==", "slack").get();
+    const feedback = () =>
+      db.collection("feedback").where("uid", "==", alice.uid).where("via", "==", "slack").get();
     await expect.poll(async () => (await feedback()).docs.map((d) => d.get("score"))).toContain(1);
 
     expect((await click("quarry_down")).status).toBe(200);
@@ -225,7 +244,9 @@ describe("Slack: a member asks in a DM", () => {
         view: {
           callback_id: "quarry_downvote",
           private_metadata: id,
-          state: { values: { reason: { reason: { type: "plain_text_input", value: "Counts cancelled orders" } } } },
+          state: {
+            values: { reason: { reason: { type: "plain_text_input", value: "Counts cancelled orders" } } },
+          },
         },
       }),
       { contentType: "application/x-www-form-urlencoded" },
@@ -234,7 +255,11 @@ describe("Slack: a member asks in a DM", () => {
     const threadId = /\/t\/([\w-]+)$/.exec(openUrl(answer)!)![1];
     const docs = (await feedback()).docs.map((d) => d.data()).filter((d) => d.threadId === threadId);
     expect(docs).toEqual([
-      expect.objectContaining({ score: -1, note: "Counts cancelled orders", sql: "SELECT COUNT(*) AS orders FROM shop.orders" }),
+      expect.objectContaining({
+        score: -1,
+        note: "Counts cancelled orders",
+        sql: "SELECT COUNT(*) AS orders FROM shop.orders",
+      }),
     ]);
   });
 });
@@ -250,10 +275,15 @@ describe("Slack: shared rooms and removed members", () => {
     expect((await send(asked)).status).toBe(200);
     let privateAnswer: SlackCall | undefined;
     await expect
-      .poll(async () => {
-        privateAnswer = (await inThread("chat.postEphemeral", asked.event.ts)).find((c) => buttonValue(c, "quarry_share"));
-        return privateAnswer?.args.user;
-      }, { timeout: 45_000 })
+      .poll(
+        async () => {
+          privateAnswer = (await inThread("chat.postEphemeral", asked.event.ts)).find((c) =>
+            buttonValue(c, "quarry_share"),
+          );
+          return privateAnswer?.args.user;
+        },
+        { timeout: 45_000 },
+      )
       .toBe(user);
     expect(await inThread("chat.postMessage", asked.event.ts)).toEqual([]);
     const share = (who: string) =>
@@ -274,7 +304,11 @@ describe("Slack: shared rooms and removed members", () => {
     const other = await linked(await signUp(authUrl));
     expect((await share(other)).status).toBe(200);
     await expect
-      .poll(async () => (await inThread("chat.postEphemeral", asked.event.ts)).some((c) => c.args.user === other && /Only the person who asked/.test(String(c.args.text))))
+      .poll(async () =>
+        (await inThread("chat.postEphemeral", asked.event.ts)).some(
+          (c) => c.args.user === other && /Only the person who asked/.test(String(c.args.text)),
+        ),
+      )
       .toBe(true);
     expect(await inThread("chat.postMessage", asked.event.ts)).toEqual([]);
     expect((await share(user)).status).toBe(200);
@@ -285,8 +319,17 @@ describe("Slack: shared rooms and removed members", () => {
   it("a removed member is refused in the thread, in words", async () => {
     const outsider = await signUp(authUrl, `slack-outsider${Date.now()}@elsewhere.test`);
     const now = new Date().toISOString();
-    await db.collection("members").doc(outsider.email).set({ email: outsider.email, role: "member", groups: [], addedBy: "test", addedAt: now, updatedAt: now });
-    await expect.poll(async () => (await call(api, "/me", { token: outsider.idToken })).status, { timeout: 10_000 }).toBe(200);
+    await db.collection("members").doc(outsider.email).set({
+      email: outsider.email,
+      role: "member",
+      groups: [],
+      addedBy: "test",
+      addedAt: now,
+      updatedAt: now,
+    });
+    await expect
+      .poll(async () => (await call(api, "/me", { token: outsider.idToken })).status, { timeout: 10_000 })
+      .toBe(200);
     const user = await linked(outsider);
     await db.collection("members").doc(outsider.email).delete();
     const asked = messageEvent(user, "How many orders were placed in total?");

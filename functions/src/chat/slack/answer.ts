@@ -89,13 +89,20 @@ function statusLine(slack: WebClient, q: SlackQuestion) {
 /** Posts the turn's answer (publicly in a DM, privately with Share to thread in a room). */
 async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn: ChatTurn): Promise<void> {
   if (turn.status === "failed" || turn.status === "stopped") {
-    const why = turn.status === "failed" ? `the run failed: ${turn.error ?? "unknown error"}` : "it was stopped";
+    const why =
+      turn.status === "failed" ? `the run failed: ${turn.error ?? "unknown error"}` : "it was stopped";
     await say(slack, q, `Sorry, I could not answer that: ${why}.`);
     return;
   }
   const { out } = turn;
   const answer = turn.status === "asking" ? out.clarification!.question : out.answer;
-  const record = { uid, threadId: turn.threadId, questionId: turn.questionId, runId: turn.runId, sql: out.sql };
+  const record = {
+    uid,
+    threadId: turn.threadId,
+    questionId: turn.questionId,
+    runId: turn.runId,
+    sql: out.sql,
+  };
   const text = answer.slice(0, 3000) || "Quarry answered.";
   const blocksFor = (answerId: string) =>
     answerBlocks({
@@ -107,7 +114,12 @@ async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn:
     });
   if (isDirect(q)) {
     const blocks = blocksFor(await storeAnswer(record));
-    await slack.chat.postMessage({ channel: q.channel, thread_ts: q.threadTs, text, blocks: blocks as never });
+    await slack.chat.postMessage({
+      channel: q.channel,
+      thread_ts: q.threadTs,
+      text,
+      blocks: blocks as never,
+    });
     return;
   }
   // A room: the record keeps the message Share to thread posts (its buttons carry the same id).

@@ -43,8 +43,16 @@ export interface AnswerParts {
 }
 
 function cell(value: JsonValue | undefined): { type: "raw_text"; text: string } {
-  const text = value === null || value === undefined ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
-  return { type: "raw_text", text: text.length > CELL_CHARS ? `${text.slice(0, CELL_CHARS - 1)}…` : text || " " };
+  const text =
+    value === null || value === undefined
+      ? ""
+      : typeof value === "object"
+        ? JSON.stringify(value)
+        : String(value);
+  return {
+    type: "raw_text",
+    text: text.length > CELL_CHARS ? `${text.slice(0, CELL_CHARS - 1)}…` : text || " ",
+  };
 }
 
 /** "3 of 120 rows" (or "all 3 rows"). */
@@ -54,7 +62,7 @@ export function rowsLine(shown: number, total: number, atLeast: boolean): string
 }
 
 /** The first rows as a table block, with the line that says how many there were. */
-export function tableBlocks(result: NonNullable<AnswerParts["result"]>): Block[] {
+function tableBlocks(result: NonNullable<AnswerParts["result"]>): Block[] {
   const columns = result.columns.slice(0, SLACK_TABLE_COLUMNS);
   if (!columns.length) return [];
   const rows = result.rows.slice(0, SLACK_TABLE_ROWS);
@@ -66,7 +74,9 @@ export function tableBlocks(result: NonNullable<AnswerParts["result"]>): Block[]
     { type: "table", rows: [header, ...body] },
     {
       type: "context",
-      elements: [{ type: "mrkdwn", text: `${rowsLine(rows.length, total, result.totalRowsAtLeast === true)}${cut}` }],
+      elements: [
+        { type: "mrkdwn", text: `${rowsLine(rows.length, total, result.totalRowsAtLeast === true)}${cut}` },
+      ],
     },
   ];
 }
@@ -76,7 +86,7 @@ function button(text: string, actionId: string, extra: Record<string, unknown>):
 }
 
 /** The answer's buttons. */
-export function answerActions(parts: Pick<AnswerParts, "threadUrl" | "answerId" | "hasSql">): Block {
+function answerActions(parts: Pick<AnswerParts, "threadUrl" | "answerId" | "hasSql">): Block {
   const value = parts.answerId;
   return {
     type: "actions",

@@ -59,9 +59,13 @@ export function classifySlackEvent(body: Record<string, unknown>): Classified {
     .map((a) => String(a.user_id));
   const why = notAQuestion(event, botUsers);
   if (why) return { ignored: why };
-  const [eventId, team, channel, user, ts] = [body.event_id, body.team_id, event.channel, event.user, event.ts].map(
-    str,
-  );
+  const [eventId, team, channel, user, ts] = [
+    body.event_id,
+    body.team_id,
+    event.channel,
+    event.user,
+    event.ts,
+  ].map(str);
   const text = typeof event.text === "string" ? event.text.replace(MENTION, "").trim() : "";
   if (!eventId || !team || !channel || !user || !ts) return { ignored: "an event without its ids" };
   if (!text) return { ignored: "an empty message" };

@@ -12,7 +12,10 @@ let client: Promise<WebClient> | undefined;
 export function assertSlackConfigured(): { signingSecret: string; botToken: string } {
   const { slack, problem } = config().chat;
   if (!slack.enabled) {
-    throw new QuarryError("unavailable:chat", "The Slack app is not turned on here: set QUARRY_SLACK=true (docs/chat.md).");
+    throw new QuarryError(
+      "unavailable:chat",
+      "The Slack app is not turned on here: set QUARRY_SLACK=true (docs/chat.md).",
+    );
   }
   if (problem || !slack.signingSecret || !slack.botToken) {
     throw new QuarryError("unavailable:chat", problem ?? "The Slack app is not configured (docs/chat.md).");

@@ -26,7 +26,11 @@ interface Payload {
   container?: { channel_id?: string; thread_ts?: string; message_ts?: string };
   message?: { ts?: string; thread_ts?: string };
   actions?: { action_id?: string; value?: string }[];
-  view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string }>> } };
+  view?: {
+    callback_id?: string;
+    private_metadata?: string;
+    state?: { values?: Record<string, Record<string, { value?: string }>> };
+  };
 }
 
 function payloadOf(raw: Buffer): Payload {
@@ -36,7 +40,10 @@ function payloadOf(raw: Buffer): Payload {
   } catch {
     // worded below
   }
-  throw new QuarryError("bad_request:body", "A Slack interaction carries its JSON in the `payload` form field.");
+  throw new QuarryError(
+    "bad_request:body",
+    "A Slack interaction carries its JSON in the `payload` form field.",
+  );
 }
 
 /** Where a private reply to the clicker goes. */
@@ -94,7 +101,8 @@ async function onAction(slack: WebClient, p: Payload): Promise<void> {
   }
   const caller = await clicker(slack, p);
   if (!caller) return;
-  if (action.action_id === ACTIONS.sql) await tell(slack, p, "The SQL behind this answer", sqlBlocks(answer.sql));
+  if (action.action_id === ACTIONS.sql)
+    await tell(slack, p, "The SQL behind this answer", sqlBlocks(answer.sql));
   else if (action.action_id === ACTIONS.up) {
     await vote(answer, caller.uid, 1);
     await tell(slack, p, "Thanks: your 👍 is recorded.");
@@ -117,7 +125,8 @@ export async function slackInteraction(req: Request, res: Response): Promise<voi
   const slack = await slackClient();
   try {
     if (p.type === "block_actions") await onAction(slack, p);
-    else if (p.type === "view_submission" && p.view?.callback_id === DOWNVOTE_MODAL) await onDownvote(slack, p);
+    else if (p.type === "view_submission" && p.view?.callback_id === DOWNVOTE_MODAL)
+      await onDownvote(slack, p);
     else logger.info("slack interaction ignored", { type: String(p.type) });
   } catch (err) {
     const { body, expected } = toErrorBody(err);

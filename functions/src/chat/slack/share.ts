@@ -25,7 +25,11 @@ export function shareButton(answerId: string): Record<string, unknown> {
 }
 
 /** Posts a private answer for the room; false when it is not the clicker's or was not private. */
-export async function shareAnswer(slack: WebClient, answer: ChatAnswer, clickerUid: string | undefined): Promise<boolean> {
+export async function shareAnswer(
+  slack: WebClient,
+  answer: ChatAnswer,
+  clickerUid: string | undefined,
+): Promise<boolean> {
   if (!answer.room || clickerUid !== answer.uid) return false;
   const { text, blocks } = JSON.parse(answer.room.message) as { text: string; blocks: unknown[] };
   await slack.chat.postMessage({

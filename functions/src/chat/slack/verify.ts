@@ -8,7 +8,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { QuarryError } from "../../errors";
 
 /** How far a request's timestamp may be from now (Slack's own advice: five minutes). */
-export const SLACK_MAX_AGE_S = 5 * 60;
+const SLACK_MAX_AGE_S = 5 * 60;
 
 /** The signature Slack would send for `body` at `timestamp`. */
 export function slackSignature(secret: string, timestamp: string, body: string | Buffer): string {
