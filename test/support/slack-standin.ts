@@ -41,8 +41,14 @@ let tsCounter = 0;
 const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++tsCounter).padStart(6, "0")}`;
 
 /** What each method answers (beyond `ok`). */
-function answer(method: string, args: Record<string, unknown>): Record<string, unknown> {
+function answer(method: string, args: Record<string, unknown>, base: string): Record<string, unknown> {
   switch (method) {
+    case "files.getUploadURLExternal": {
+      const id = `F${randomUUID().replace(/-/g, "").slice(0, 10).toUpperCase()}`;
+      return { upload_url: `${base}/upload/${id}`, file_id: id };
+    }
+    case "files.completeUploadExternal":
+      return { files: args.files };
     case "chat.postMessage": {
       const ts = nextTs();
       return { channel: args.channel, ts, message: { ts, text: args.text } };
@@ -58,14 +64,46 @@ function answer(method: string, args: Record<string, unknown>): Record<string, u
   }
 }
 
+/**
+ * The external upload URL (`POST /upload/<id>`: the file as the multipart field `body`, as
+ * `files.uploadV2` sends it; Slack answers `OK - <length>`), and the tests' read of it (`GET
+ * /_test/uploads/<id>`).
+ */
+async function serveUpload(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  raw: Buffer,
+  uploads: Map<string, Buffer>,
+  id: string,
+): Promise<void> {
+  if (req.method === "GET") {
+    const bytes = uploads.get(id);
+    return void (bytes
+      ? res.writeHead(200, { "content-type": "image/png" }).end(bytes)
+      : res.writeHead(404).end());
+  }
+  const form = await new Response(new Uint8Array(raw), {
+    headers: { "content-type": String(req.headers["content-type"]) },
+  }).formData();
+  const file = form.get("body");
+  if (!(file instanceof Blob)) return void res.writeHead(400).end("no file in the `body` field");
+  const bytes = Buffer.from(await file.arrayBuffer());
+  uploads.set(id, bytes);
+  res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${bytes.length}`);
+}
+
 export interface SlackStandin {
   url: string;
   calls: SlackCall[];
+  /** Bytes uploaded to the external upload URLs, by file id. */
+  uploads: Map<string, Buffer>;
   close(): Promise<void>;
 }
 
 export async function startSlackStandin(): Promise<SlackStandin> {
   const calls: SlackCall[] = [];
+  const uploads = new Map<string, Buffer>();
+  let base = "";
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -77,21 +115,25 @@ export async function startSlackStandin(): Promise<SlackStandin> {
         const method = url.searchParams.get("method");
         return send(200, method ? calls.filter((c) => c.method === method) : calls);
       }
+      const upload = /^\/(_test\/)?upload(s?)\/(\w+)$/.exec(url.pathname);
+      if (upload) return void serveUpload(req, res, Buffer.concat(chunks), uploads, upload[3]);
       const method = /^\/api\/([\w.]+)$/.exec(url.pathname)?.[1];
       if (req.method !== "POST" || !method) return send(404, { ok: false, error: "unknown_method" });
       if (req.headers.authorization !== `Bearer ${SLACK_TEST.botToken}`)
         return send(200, { ok: false, error: "invalid_auth" });
       const args = parseArgs(Buffer.concat(chunks).toString("utf8"), req.headers["content-type"]);
-      const result = answer(method, args);
+      const result = answer(method, args, base);
       calls.push({ method, args, ...(typeof result.ts === "string" ? { ts: result.ts } : {}) });
       send(200, { ok: true, ...result });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: base,
     calls,
+    uploads,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

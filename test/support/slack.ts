@@ -75,3 +75,10 @@ export async function slackCalls(method?: string): Promise<SlackCall[]> {
   const res = await fetch(`${base}/_test/calls${method ? `?method=${method}` : ""}`);
   return (await res.json()) as SlackCall[];
 }
+
+/** The bytes uploaded to the stand-in as file `id`. */
+export async function slackUpload(id: string): Promise<Buffer> {
+  const res = await fetch(`${process.env[SLACK_URL_ENV]}/_test/uploads/${id}`);
+  if (!res.ok) throw new Error(`no upload ${id}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}

@@ -12,7 +12,8 @@ import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
 import { until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
-import { interactionBody, messageEvent, slackCalls, slackPost } from "../../support/slack";
+import { interactionBody, messageEvent, slackCalls, slackPost, slackUpload } from "../../support/slack";
+import { darkPixels, readPng } from "../../support/png";
 
 let api: string;
 let authUrl: string;
@@ -195,6 +196,25 @@ describe("Slack: a member asks in a DM", () => {
       "How many orders were placed in total?",
       "And how many customers are there?",
     ]);
+  });
+
+  it("the chart comes as a PNG in the thread, drawn with its labels", async () => {
+    const asked = messageEvent(user, "Orders by channel [sql:to-verify]");
+    await send(asked);
+    await answers(asked.event.ts, 1);
+    let completed: SlackCall | undefined;
+    await expect
+      .poll(async () => (completed = (await inThread("files.completeUploadExternal", asked.event.ts))[0]), {
+        timeout: 30_000,
+      })
+      .toBeDefined();
+    expect(completed!.args.channel_id).toBe(asked.event.channel);
+    const [file] = completed!.args.files as { id: string; title: string }[];
+    const png = readPng(await slackUpload(file.id));
+    expect(png.width).toBe(1280);
+    expect(png.height).toBeGreaterThan(400);
+    // Bars and labels: far from a blank image.
+    expect(darkPixels(png)).toBeGreaterThan(2000);
   });
 
   it("Show SQL answers privately; 👍 and 👎 with a reason are stored as feedback for that turn", async () => {

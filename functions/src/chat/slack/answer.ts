@@ -12,6 +12,7 @@ import { config } from "../../config";
 import { toErrorBody } from "../../errors";
 import { appUrl, threadUrl } from "../../runs/page-links";
 import { askInChat, chatCaller, type ChatTurn } from "../ask";
+import { chartPng } from "../chart-png";
 import { signLinkToken } from "../link-token";
 import { linkOf, newAnswerId, storeAnswer } from "../store";
 import { answerBlocks } from "./blocks";
@@ -120,6 +121,7 @@ async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn:
       text,
       blocks: blocks as never,
     });
+    if (out.result) await uploadChart(slack, q, out.result);
     return;
   }
   // A room: the record keeps the message Share to thread posts (its buttons carry the same id).
@@ -128,6 +130,27 @@ async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn:
   const room = { channel: q.channel, threadTs: q.threadTs, message: JSON.stringify({ text, blocks }) };
   await storeAnswer({ ...record, room }, answerId);
   await whisper(slack, q, text, [...blocks, shareButton(answerId)]);
+}
+
+/**
+ * The answer's chart as a PNG in the thread (files.uploadV2: Slack's external upload). A chart that
+ * cannot be drawn or uploaded is logged: the answer and its table are already there.
+ */
+async function uploadChart(slack: WebClient, q: SlackQuestion, result: Parameters<typeof chartPng>[0]) {
+  try {
+    const png = await chartPng(result);
+    if (!png) return;
+    await slack.files.uploadV2({
+      channel_id: q.channel,
+      thread_ts: q.threadTs,
+      file: png,
+      filename: "chart.png",
+      title: "Chart",
+      alt_text: `Chart of ${result.columns.map((c) => c.name).join(", ")}`,
+    });
+  } catch (err) {
+    logger.warn("slack chart not posted", { err: String(err) });
+  }
 }
 
 /** Answers one Slack question, end to end (the `chatRun` task's body). */
