@@ -6,6 +6,7 @@ import {
   answerBlocks,
   rowsLine,
   sqlBlocks,
+  trustLine,
 } from "../../../functions/src/chat/slack/blocks";
 import { signLinkToken, verifyLinkToken } from "../../../functions/src/chat/link-token";
 import { readChatConfig } from "../../../functions/src/config/chat";
@@ -158,6 +159,23 @@ describe("an answer as Slack blocks", () => {
     expect(rowsLine(10, 500, true)).toBe("10 of more than 500 rows");
     expect(JSON.stringify(sqlBlocks(["SELECT 1"]))).toContain("```SELECT 1```");
     expect(JSON.stringify(sqlBlocks([]))).toContain("ran no SQL");
+  });
+});
+
+describe("how an answer was computed", () => {
+  const facts = { definitions: [], tables: ["shop.orders"], filters: [], caveats: [], sql: ["SELECT 1"] };
+  it("says verified and by what, or written for this question, with the tables", () => {
+    expect(
+      trustLine({
+        ...facts,
+        verification: { status: "verified", by: "verified_query", names: ["Orders by channel"] },
+      }),
+    ).toBe("✅ *Verified*: the team's verified query (Orders by channel) · tables: shop.orders");
+    expect(
+      trustLine({ ...facts, verification: { status: "written" }, caveats: ["Cancelled orders left out"] }),
+    ).toBe(
+      "✍️ *Written for this question*: the data team has not checked this SQL · tables: shop.orders · Cancelled orders left out",
+    );
   });
 });
 

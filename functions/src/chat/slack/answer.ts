@@ -15,7 +15,7 @@ import { askInChat, chatCaller, type ChatTurn } from "../ask";
 import { chartPng } from "../chart-png";
 import { signLinkToken } from "../link-token";
 import { linkOf, newAnswerId, storeAnswer } from "../store";
-import { answerBlocks } from "./blocks";
+import { answerBlocks, trustLine } from "./blocks";
 import type { SlackQuestion } from "./classify";
 import { slackClient } from "./client";
 import { shareButton } from "./share";
@@ -109,6 +109,7 @@ async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn:
     answerBlocks({
       answer,
       ...(out.result ? { result: out.result } : {}),
+      ...(out.computed && turn.status === "answered" ? { trust: trustLine(out.computed) } : {}),
       threadUrl: threadUrl(appUrl(), turn.threadId),
       answerId,
       hasSql: out.sql.length > 0,
