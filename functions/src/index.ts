@@ -88,8 +88,9 @@ export const scheduledRun = onTaskDispatched<import("./schedules/queue").Schedul
 );
 
 /**
- * A question asked in Slack (docs/chat.md): acknowledged by `/slack/events` within Slack's 3 s and
- * answered here, as the linked member, to its end. Never retried: an answer is not posted twice.
+ * A question asked in Slack or Google Chat (docs/chat.md): acknowledged by `/slack/events` or
+ * `/chat/events` within the platform's window and answered here, as the linked member, to its end.
+ * Never retried: an answer is not posted twice.
  */
 export const chatRun = onTaskDispatched<import("./chat/queue").ChatTask>(
   {
@@ -101,8 +102,14 @@ export const chatRun = onTaskDispatched<import("./chat/queue").ChatTask>(
     secrets: functionSecrets(),
   },
   async (req) => {
-    const { answerSlackQuestion } = await import("./chat/slack/answer.js");
-    await answerSlackQuestion(req.data.question);
+    const task = req.data;
+    if (task.platform === "google_chat") {
+      const { answerGoogleChatQuestion } = await import("./chat/google/answer.js");
+      await answerGoogleChatQuestion(task.question);
+    } else {
+      const { answerSlackQuestion } = await import("./chat/slack/answer.js");
+      await answerSlackQuestion(task.question);
+    }
   },
 );
 

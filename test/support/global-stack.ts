@@ -7,6 +7,7 @@ import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
 import { SLACK_TEST, SLACK_URL_ENV, startSlackStandin } from "./slack-standin";
+import { GOOGLE_CHAT_AUDIENCE, GOOGLE_CHAT_URL_ENV, startGoogleChatStandin } from "./google-chat-standin";
 import { FINANCE_SALARIES_CSV } from "./finance";
 import { jaffleFiles } from "./jaffle";
 
@@ -23,6 +24,7 @@ export default async function setup(project: TestProject) {
   const holds = await startHoldServer();
   // Slack's Web API, for the Slack app's tests (test/integration/chat).
   const slack = await startSlackStandin();
+  const googleChat = await startGoogleChatStandin();
   const standin = await startVertexStandin({
     script: apiScript({ holds }),
     tokenDelayMs: 5,
@@ -59,6 +61,11 @@ export default async function setup(project: TestProject) {
         QUARRY_SLACK_SIGNING_SECRET: SLACK_TEST.signingSecret,
         QUARRY_CHAT_LINK_KEY: SLACK_TEST.linkKey,
         QUARRY_SLACK_API_URL: `${slack.url}/api/`,
+        // The Google Chat app: tokens verified with the stand-in's certificates, its API the stand-in.
+        QUARRY_GOOGLE_CHAT: "true",
+        QUARRY_GOOGLE_CHAT_AUDIENCE: GOOGLE_CHAT_AUDIENCE,
+        QUARRY_GOOGLE_CHAT_CERTS_URL: `${googleChat.url}/certs`,
+        QUARRY_GOOGLE_CHAT_API_URL: `${googleChat.url}/`,
         VERTEX_AI_EMULATOR_HOST: standin.host,
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },
@@ -67,6 +74,7 @@ export default async function setup(project: TestProject) {
         QUARRY_TEST_FAULT_URL: proxy.controlUrl,
         [HOLD_URL_ENV]: holds.url,
         [SLACK_URL_ENV]: slack.url,
+        [GOOGLE_CHAT_URL_ENV]: googleChat.url,
         // For tests that run the function's app in their own process (disconnect.int.ts).
         QUARRY_TEST_VERTEX_HOST: standin.host,
         QUARRY_TEST_VERTEX_CERT: standin.certFile,
@@ -81,12 +89,14 @@ export default async function setup(project: TestProject) {
       await teardown();
       await standin.stop();
       await slack.close();
+      await googleChat.close();
       await proxy.close();
     };
   } catch (err) {
     await holds.close();
     await standin.stop();
     await slack.close();
+    await googleChat.close();
     await proxy.close();
     throw err;
   }

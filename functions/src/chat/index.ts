@@ -18,6 +18,11 @@ export function chatRoutes(): Router {
     const { slackInteraction } = await import("./slack/interactions.js");
     await slackInteraction(req, res);
   });
+  // Google Chat's HTTP endpoint: its bearer token, verified before anything.
+  r.post("/chat/events", async (req, res) => {
+    const { googleChatEvent } = await import("./google/events.js");
+    await googleChatEvent(req, res);
+  });
   return r;
 }
 

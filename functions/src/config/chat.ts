@@ -15,6 +15,18 @@ export interface ChatConfig {
     /** The Web API's base URL (a stand-in's in tests). */
     apiUrl: string;
   };
+  google: {
+    /** Whether `/chat/events` serves (QUARRY_GOOGLE_CHAT). */
+    enabled: boolean;
+    /** What Chat's bearer tokens must be for: the project number, or the endpoint's URL. */
+    audience?: string;
+    /** Where the token's signing certificates are (x509 PEMs by key id). */
+    certsUrl: string;
+    /** The Chat API's root URL (a stand-in's in tests). */
+    apiUrl: string;
+    /** Why the Google Chat app cannot serve, naming what to set. */
+    problem?: string;
+  };
   /** The key that signs connect links (QUARRY_CHAT_LINK_KEY). */
   linkKey?: string;
   /** How long a connect link works, minutes. */
@@ -47,6 +59,29 @@ const CHAT_SETTINGS = {
     default: "https://slack.com/api/",
     description: "The Slack Web API's base URL (tests point it at a loopback stand-in).",
   }),
+  google: flag("QUARRY_GOOGLE_CHAT", {
+    concern,
+    default: false,
+    description:
+      "Serve the Google Chat app ([Chat](chat.md#google-chat)): `/chat/events` on the `api` function, answers posted by the `chatRun` task queue.",
+  }),
+  googleAudience: text("QUARRY_GOOGLE_CHAT_AUDIENCE", {
+    concern,
+    description:
+      "What Google Chat's bearer tokens must be issued for, as set in the Chat API's configuration (“Authentication audience”): the project number (tokens issued by `chat@system.gserviceaccount.com`) or the HTTP endpoint URL (Google ID tokens for the email `chat@system.gserviceaccount.com`). Required with `QUARRY_GOOGLE_CHAT=true`.",
+  }),
+  googleCertsUrl: text("QUARRY_GOOGLE_CHAT_CERTS_URL", {
+    concern,
+    defaultText: "Chat's (project number) or Google's (endpoint URL) published certificates",
+    description:
+      "Where the certificates that sign Chat's tokens are fetched (`{key id: PEM}`); tests point it at a stand-in.",
+  }),
+  googleApiUrl: textOr("QUARRY_GOOGLE_CHAT_API_URL", {
+    concern,
+    default: "https://chat.googleapis.com/",
+    description:
+      "The Google Chat API's root URL (tests point it at a loopback stand-in; the emulator then sends it a fixed token).",
+  }),
   linkKey: text("QUARRY_CHAT_LINK_KEY", {
     concern,
     description:
@@ -71,6 +106,34 @@ function missingForSlack(read: { botToken?: string; signingSecret?: string; link
   ].filter(Boolean);
 }
 
+/** Chat's own certificates (its tokens for a project-number audience) and Google's (ID tokens). */
+const CHAT_CERTS =
+  "https://www.googleapis.com/service_accounts/v1/metadata/x509/chat@system.gserviceaccount.com";
+const GOOGLE_CERTS = "https://www.googleapis.com/oauth2/v1/certs";
+
+function readGoogle(env: Env, linkKey: string | undefined): ChatConfig["google"] {
+  const s = CHAT_SETTINGS;
+  const enabled = s.google.read(env);
+  const audience = s.googleAudience.read(env);
+  const missing = enabled
+    ? [
+        audience ? "" : s.googleAudience.doc.name,
+        linkKey && linkKey.length >= 32 ? "" : `${s.linkKey.doc.name} (32 characters or more)`,
+      ].filter(Boolean)
+    : [];
+  return {
+    enabled,
+    ...(audience ? { audience } : {}),
+    certsUrl: s.googleCertsUrl.read(env) ?? (audience?.startsWith("https://") ? GOOGLE_CERTS : CHAT_CERTS),
+    apiUrl: s.googleApiUrl.read(env),
+    ...(missing.length
+      ? {
+          problem: `The Google Chat app is turned on (QUARRY_GOOGLE_CHAT=true) but not configured: set ${missing.join(", ")}.`,
+        }
+      : {}),
+  };
+}
+
 /** The chat settings from an environment, with the problem that keeps Slack from serving, if any. */
 export function readChatConfig(env: Env): ChatConfig {
   const s = CHAT_SETTINGS;
@@ -88,6 +151,7 @@ export function readChatConfig(env: Env): ChatConfig {
       ...(read.signingSecret ? { signingSecret: read.signingSecret } : {}),
       apiUrl: s.slackApiUrl.read(env),
     },
+    google: readGoogle(env, read.linkKey),
     ...(read.linkKey ? { linkKey: read.linkKey } : {}),
     linkMinutes: s.linkMinutes.read(env),
     ...(missing.length
