@@ -3,7 +3,8 @@
  * `/slack/interactions` carry Slack's own signature instead of a Firebase ID token, so they are
  * mounted before sign-in; every request is verified before anything is read or stored. `POST
  * /chat/link` is the page's call that links a chat user to the signed-in member: it sits behind
- * sign-in and the access gate like every API route (`chatLinkRoutes`). Handlers load on first use.
+ * sign-in and the access gate like every API route (`chatLinkRoutes`), with the admins' rooms bound
+ * to groups (`/admin/chat/rooms`). Handlers load on first use.
  */
 import { Router } from "express";
 
@@ -32,6 +33,12 @@ export function chatLinkRoutes(): Router {
   r.post("/chat/link", async (req, res) => {
     const { linkChatUser } = await import("./link.js");
     await linkChatUser(req, res);
+  });
+  // Rooms bound to a group (admins only): loaded with their first request.
+  let rooms: Promise<Router> | undefined;
+  r.use("/admin/chat", (req, res, next) => {
+    rooms ??= import("./rooms.js").then((m) => m.roomRoutes());
+    rooms.then((routes) => routes(req, res, next), next);
   });
   return r;
 }

@@ -4,7 +4,7 @@
  * the run ends — an HTTPS function is not guaranteed any after its response.
  */
 import { enqueueTask } from "../services";
-import type { GoogleChatQuestion } from "./google/events";
+import type { GoogleChatQuestion } from "./google/question";
 import type { SlackQuestion } from "./slack/classify";
 
 /** The task queue (and its function) that answers chat questions. */

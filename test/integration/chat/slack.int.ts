@@ -10,7 +10,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
-import { until } from "../../support/seed-access";
+import { seedAccess, until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
 import { interactionBody, messageEvent, slackCalls, slackPost, slackUpload } from "../../support/slack";
 import { darkPixels, readPng } from "../../support/png";
@@ -357,5 +357,67 @@ describe("Slack: shared rooms and removed members", () => {
     const [refusal] = await answers(asked.event.ts, 1);
     expect(String(refusal.args.text)).toMatch(/cannot answer you/);
     expect(refusal.args.blocks).toBeUndefined();
+  });
+});
+
+describe("Slack: a room an admin bound to a group", () => {
+  const GROUP = "chat-room-shop";
+  const ROOM = `slack:${SLACK_TEST.team}:C0BOUND`;
+  const me = async (u: TestUser) =>
+    (await call(api, "/me", { token: u.idToken })).json as { role?: string; scope?: { datasets: string[] } };
+
+  it("answers there under the group's scope, for everyone; only admins bind rooms", async () => {
+    const user = await linked(alice);
+    const boss = await signUp(authUrl);
+    await seedAccess(db, { [GROUP]: ["shop"] }, [[boss, "admin", []]]);
+    try {
+      await until(
+        () => me(boss),
+        (m) => m.role === "admin",
+      );
+      const bind = (who: TestUser) =>
+        call(api, `/admin/chat/rooms/${encodeURIComponent(ROOM)}`, {
+          method: "PUT",
+          token: who.idToken,
+          body: { group: GROUP },
+        });
+      expect((await bind(alice)).status).toBe(403);
+      const bound = await bind(boss);
+      expect(bound.status).toBe(200);
+      expect(bound.json).toEqual({ room: ROOM, group: GROUP });
+
+      const mention = (text: string) =>
+        messageEvent(user, `<@${SLACK_TEST.botUser}> ${text}`, {
+          type: "app_mention",
+          channel: "C0BOUND",
+          channelType: "channel",
+        });
+      const orders = mention("How many orders were placed in total?");
+      await send(orders);
+      const [answer] = await answers(orders.event.ts, 1);
+      expect(blocksOf(answer).some((b) => b.type === "table")).toBe(true);
+      // finance is outside the group's datasets: refused in this room (with no groups, Alice alone may read it).
+      const pay = mention("How does pay vary across levels? [sql:salaries]");
+      await send(pay);
+      const [refused] = await answers(pay.event.ts, 1);
+      expect(blocksOf(refused).some((b) => b.type === "table")).toBe(false);
+      const audit = await db.collection("audit").where("uid", "==", alice.uid).get();
+      const salaries = audit.docs
+        .map((d) => d.data())
+        .filter((e) => String(e.sql).includes("finance.salaries"));
+      expect(salaries.map((e) => e.outcome)).toContain("refused");
+    } finally {
+      await call(api, `/admin/chat/rooms/${encodeURIComponent(ROOM)}`, {
+        method: "DELETE",
+        token: boss.idToken,
+      });
+      await db.collection("groups").doc(GROUP).delete();
+      await db.collection("members").doc(boss.email).delete();
+      // Later files run with no groups: wait until the function's cache has let go of this one.
+      await until(
+        () => me(alice),
+        (m) => !!m.scope?.datasets.includes("finance"),
+      );
+    }
   });
 });

@@ -2,19 +2,21 @@
  * The `chatRun` task for a Google Chat question: runs it as the linked member (chat/ask.ts) and
  * posts the answer as the app in the question's thread (`spaces.messages.create`, replying in the
  * thread) — in a space privately to the asker (`privateMessageViewer`), so a room never sees what
- * only the asker's scope shows; a removed member or a failed run is told in words.
+ * only the asker's scope shows, unless an admin bound the space to a group (then under that
+ * group's scope, for everyone); a removed member or a failed run is told in words.
  */
 import * as logger from "firebase-functions/logger";
 import { toErrorBody } from "../../errors";
 import { appUrl, threadUrl } from "../../runs/page-links";
 import { askInChat, chatCaller } from "../ask";
+import { inBoundRoom, roomGroup } from "../rooms";
 import { linkOf } from "../store";
 import { trustLine } from "../slack/blocks";
 import { answerMessage } from "./cards";
 import { googleChatClient } from "./client";
-import { userKeyOf, type GoogleChatQuestion } from "./events";
+import { userKeyOf, type GoogleChatQuestion } from "./question";
 
-async function post(q: GoogleChatQuestion, body: Record<string, unknown>): Promise<void> {
+async function post(q: GoogleChatQuestion, body: Record<string, unknown>, forRoom = false): Promise<void> {
   const chat = await googleChatClient();
   await chat.spaces.messages.create({
     parent: q.space,
@@ -22,7 +24,7 @@ async function post(q: GoogleChatQuestion, body: Record<string, unknown>): Promi
     requestBody: {
       ...body,
       thread: { name: q.thread },
-      ...(q.direct ? {} : { privateMessageViewer: { name: q.user } }),
+      ...(q.direct || forRoom ? {} : { privateMessageViewer: { name: q.user } }),
     },
   });
 }
@@ -31,8 +33,11 @@ async function post(q: GoogleChatQuestion, body: Record<string, unknown>): Promi
 export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<void> {
   const link = await linkOf(userKeyOf(q.user));
   if (!link) return; // unlinked since the event: nothing runs (the event answered with the connect link)
+  // In a space an admin bound to a group, the group's scope, and the answer is for everyone.
+  const bound = q.direct ? undefined : await roomGroup(`google_chat:${q.space}`);
   try {
-    const caller = await chatCaller(link, "google_chat");
+    const member = await chatCaller(link, "google_chat");
+    const caller = bound ? await inBoundRoom(member, bound) : member;
     const turn = await askInChat(caller, `google_chat:${q.thread}`, q.text, () => {});
     if (turn.status === "failed" || turn.status === "stopped") {
       const why =
@@ -49,6 +54,7 @@ export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<v
         ...(out.computed && turn.status === "answered" ? { trust: trustLine(out.computed) } : {}),
         threadUrl: threadUrl(appUrl(), turn.threadId),
       }),
+      bound !== undefined,
     );
   } catch (err) {
     const { body, expected } = toErrorBody(err);

@@ -14,6 +14,7 @@ import { appUrl, threadUrl } from "../../runs/page-links";
 import { askInChat, chatCaller, type ChatTurn } from "../ask";
 import { chartPng } from "../chart-png";
 import { signLinkToken } from "../link-token";
+import { inBoundRoom, roomGroup } from "../rooms";
 import { linkOf, newAnswerId, storeAnswer } from "../store";
 import { answerBlocks, trustLine } from "./blocks";
 import type { SlackQuestion } from "./classify";
@@ -88,7 +89,13 @@ function statusLine(slack: WebClient, q: SlackQuestion) {
 }
 
 /** Posts the turn's answer (publicly in a DM, privately with Share to thread in a room). */
-async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn: ChatTurn): Promise<void> {
+async function postAnswer(
+  slack: WebClient,
+  q: SlackQuestion,
+  uid: string,
+  turn: ChatTurn,
+  forRoom: boolean,
+): Promise<void> {
   if (turn.status === "failed" || turn.status === "stopped") {
     const why =
       turn.status === "failed" ? `the run failed: ${turn.error ?? "unknown error"}` : "it was stopped";
@@ -114,7 +121,7 @@ async function postAnswer(slack: WebClient, q: SlackQuestion, uid: string, turn:
       answerId,
       hasSql: out.sql.length > 0,
     });
-  if (isDirect(q)) {
+  if (isDirect(q) || forRoom) {
     const blocks = blocksFor(await storeAnswer(record));
     await slack.chat.postMessage({
       channel: q.channel,
@@ -159,15 +166,19 @@ export async function answerSlackQuestion(q: SlackQuestion): Promise<void> {
   const slack = await slackClient();
   const link = await linkOf(userKey(q));
   if (!link) return offerLink(slack, q);
-  const caller = await chatCaller(link, "slack").catch(async (err: unknown) => {
-    await say(slack, q, `Sorry, I cannot answer you: ${toErrorBody(err).body.message}`);
-    return undefined;
-  });
+  // In a room an admin bound to a group, the group's scope, and the answer is for everyone.
+  const bound = isDirect(q) ? undefined : await roomGroup(`slack:${q.team}:${q.channel}`);
+  const caller = await chatCaller(link, "slack")
+    .then((c) => (bound ? inBoundRoom(c, bound) : c))
+    .catch(async (err: unknown) => {
+      await say(slack, q, `Sorry, I cannot answer you: ${toErrorBody(err).body.message}`);
+      return undefined;
+    });
   if (!caller) return;
   const status = statusLine(slack, q);
   try {
     const turn = await askInChat(caller, `slack:${q.team}:${q.channel}:${q.threadTs}`, q.text, status.phase);
-    await postAnswer(slack, q, caller.uid, turn);
+    await postAnswer(slack, q, caller.uid, turn, bound !== undefined);
   } catch (err) {
     const { body, expected } = toErrorBody(err);
     if (!expected) logger.error("slack question failed", { err: String((err as Error)?.stack ?? err) });
