@@ -19,6 +19,11 @@ export function chatRoutes(): Router {
     const { slackInteraction } = await import("./slack/interactions.js");
     await slackInteraction(req, res);
   });
+  // Charts for chat cards, by signed, expiring URL (chart-url.ts).
+  r.get("/chat/charts/:file", async (req, res) => {
+    const { serveChart } = await import("./chart-url.js");
+    await serveChart(req, res);
+  });
   // Google Chat's HTTP endpoint: its bearer token, verified before anything.
   r.post("/chat/events", async (req, res) => {
     const { googleChatEvent } = await import("./google/events.js");

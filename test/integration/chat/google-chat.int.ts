@@ -9,6 +9,7 @@ import { describe, it, expect, beforeAll } from "vitest";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
+import { darkPixels, readPng } from "../../support/png";
 import {
   GOOGLE_CHAT_AUDIENCE,
   GOOGLE_CHAT_URL_ENV,
@@ -142,6 +143,36 @@ describe("Google Chat: a member asks", () => {
       (m) => m.type === "human",
     );
     expect(humans).toHaveLength(2);
+  });
+
+  it("the card shows the chart from a signed, expiring URL Quarry serves", async () => {
+    const event = messageEvent(user, "Orders by channel [sql:to-verify]");
+    await send(event, await chatToken());
+    const thread = event.message.thread.name;
+    let card = "";
+    await expect
+      .poll(
+        async () =>
+          (card = JSON.stringify(
+            (await posted()).find((c) => (c.body.thread as { name?: string }).name === thread)?.body
+              .cardsV2 ?? "",
+          )),
+        { timeout: 45_000 },
+      )
+      .toContain("imageUrl");
+    const url = JSON.parse(/"imageUrl":("[^"]+")/.exec(card)![1]) as string;
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    const png = readPng(Buffer.from(await res.arrayBuffer()));
+    expect(png.width).toBe(1280);
+    expect(darkPixels(png)).toBeGreaterThan(2000);
+    const tampered = new URL(url);
+    tampered.searchParams.set("exp", String(Number(tampered.searchParams.get("exp")) + 1));
+    expect((await fetch(tampered)).status).toBe(401);
+    const forged = new URL(url);
+    forged.searchParams.set("sig", "x".repeat(43));
+    expect((await fetch(forged)).status).toBe(401);
   });
 
   it("in a space the answer is private to the asker", async () => {

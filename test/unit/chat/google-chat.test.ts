@@ -32,6 +32,18 @@ describe("a Google Chat answer card", () => {
     expect(json).toContain("SELECT a &lt; b");
     expect(json).toContain('"openLink":{"url":"https://q.example/t/t1"}');
   });
+
+  it("shows the chart by its URL when there is one", () => {
+    const message = answerMessage({
+      answer: "a",
+      sql: [],
+      threadUrl: "u",
+      chartUrl: "https://api.example/c.png",
+    });
+    expect(message.cardsV2[0].card.sections[1]).toEqual({
+      widgets: [{ image: { imageUrl: "https://api.example/c.png", altText: "Chart of the answer" } }],
+    });
+  });
 });
 
 describe("Google Chat settings", () => {

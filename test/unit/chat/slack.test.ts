@@ -6,8 +6,8 @@ import {
   answerBlocks,
   rowsLine,
   sqlBlocks,
-  trustLine,
 } from "../../../functions/src/chat/slack/blocks";
+import { trustLine } from "../../../functions/src/chat/trust";
 import { signLinkToken, verifyLinkToken } from "../../../functions/src/chat/link-token";
 import { readChatConfig } from "../../../functions/src/config/chat";
 

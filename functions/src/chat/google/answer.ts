@@ -9,9 +9,11 @@ import * as logger from "firebase-functions/logger";
 import { toErrorBody } from "../../errors";
 import { appUrl, threadUrl } from "../../runs/page-links";
 import { askInChat, chatCaller } from "../ask";
+import { chartPng } from "../chart-png";
+import { chartUrl } from "../chart-url";
 import { inBoundRoom, roomGroup } from "../rooms";
 import { linkOf } from "../store";
-import { trustLine } from "../slack/blocks";
+import { trustLine } from "../trust";
 import { answerMessage } from "./cards";
 import { googleChatClient } from "./client";
 import { userKeyOf, type GoogleChatQuestion } from "./question";
@@ -27,6 +29,17 @@ async function post(q: GoogleChatQuestion, body: Record<string, unknown>, forRoo
       ...(q.direct || forRoom ? {} : { privateMessageViewer: { name: q.user } }),
     },
   });
+}
+
+/** The answer's chart as a signed image URL, or undefined (no chart, or it could not be drawn: logged). */
+async function chartImage(result: Parameters<typeof chartPng>[0], uid: string): Promise<string | undefined> {
+  try {
+    const png = await chartPng(result);
+    return png ? await chartUrl(png, uid) : undefined;
+  } catch (err) {
+    logger.warn("google chat chart not drawn", { err: String(err) });
+    return undefined;
+  }
 }
 
 /** Answers one Google Chat question, end to end (the `chatRun` task's body). */
@@ -45,6 +58,7 @@ export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<v
       return await post(q, { text: `Sorry, I could not answer that: ${why}.` });
     }
     const { out } = turn;
+    const url = out.result ? await chartImage(out.result, caller.uid) : undefined;
     await post(
       q,
       answerMessage({
@@ -53,6 +67,7 @@ export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<v
         sql: out.sql,
         ...(out.computed && turn.status === "answered" ? { trust: trustLine(out.computed) } : {}),
         threadUrl: threadUrl(appUrl(), turn.threadId),
+        ...(url ? { chartUrl: url } : {}),
       }),
       bound !== undefined,
     );

@@ -14,6 +14,8 @@ export interface CardParts {
   sql: string[];
   trust?: string;
   threadUrl: string;
+  /** The chart's image URL (signed, expiring), when there is a chart. */
+  chartUrl?: string;
 }
 
 const cellText = (v: JsonValue | undefined) =>
@@ -38,6 +40,9 @@ export function answerMessage(parts: CardParts) {
   const sections: Record<string, unknown>[] = [
     { widgets: [paragraph(parts.answer.trim() || "I have no written answer for this.")] },
   ];
+  if (parts.chartUrl) {
+    sections.push({ widgets: [{ image: { imageUrl: parts.chartUrl, altText: "Chart of the answer" } }] });
+  }
   if (parts.result?.columns.length)
     sections.push({ header: "Rows", widgets: [paragraph(keyRows(parts.result))] });
   if (parts.trust) sections.push({ widgets: [paragraph(parts.trust)] });

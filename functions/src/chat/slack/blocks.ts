@@ -5,7 +5,7 @@
  * for a reason). Button values carry only the answer record's id: what the buttons act on stays
  * on the server.
  */
-import type { ColumnInfo, ComputedFacts, JsonValue, Row } from "../../contract/events";
+import type { ColumnInfo, JsonValue, Row } from "../../contract/events";
 
 /** Rows a table block shows (Slack allows 100; a chat answer stays short). */
 export const SLACK_TABLE_ROWS = 10;
@@ -109,18 +109,6 @@ export function answerBlocks(parts: AnswerParts): Block[] {
     ...(parts.trust ? [{ type: "context", elements: [{ type: "mrkdwn", text: parts.trust }] }] : []),
     answerActions(parts),
   ];
-}
-
-/** How the answer was computed, in one line: verified (and by what) or written for this question. */
-export function trustLine(computed: ComputedFacts): string {
-  const v = computed.verification;
-  const how =
-    v.status === "verified"
-      ? `✅ *Verified*: ${v.by === "verified_query" ? "the team's verified query" : "approved definitions"} (${v.names.join(", ")})`
-      : "✍️ *Written for this question*: the data team has not checked this SQL";
-  const tables = computed.tables.length ? ` · tables: ${computed.tables.join(", ")}` : "";
-  const caveats = computed.caveats.length ? ` · ${computed.caveats.join("; ")}` : "";
-  return `${how}${tables}${caveats}`.slice(0, 2900);
 }
 
 /** The SQL an answer ran, as a code block for an ephemeral message. */
