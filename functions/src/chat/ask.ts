@@ -10,7 +10,7 @@ import { ASSISTANT_ID } from "../contract/protocol";
 import { resolveAccess } from "../access/gate";
 import type { RunCaller } from "../runs/admission";
 import { checkRun } from "../runs/check";
-import { CollectingOutput } from "../runs/collect";
+import { CollectingOutput, turnStatus } from "../runs/collect";
 import { threadStore } from "../runs/runtime";
 import { startRun } from "../runs/start";
 import type { Via } from "../tools/person";
@@ -65,14 +65,7 @@ export async function askInChat(
   const out = new CollectingOutput(onPhase);
   const runId = randomUUID();
   const run = await startRun(caller, threadId, checked, out, runId);
-  const status =
-    run.status === "cancelled"
-      ? "stopped"
-      : run.status === "error"
-        ? "failed"
-        : out.clarification
-          ? "asking"
-          : "answered";
+  const status = turnStatus(run.status, out);
   const error = run.error?.message ?? out.error?.message;
   return { threadId, runId, questionId, status, out, ...(status === "failed" && error ? { error } : {}) };
 }

@@ -13,7 +13,7 @@ import { threadStore } from "../runs/runtime";
 import { startRun } from "../runs/start";
 import { checkRun } from "../runs/check";
 import { type RunCaller } from "../runs/admission";
-import type { CollectingOutput } from "../runs/collect";
+import { turnStatus, type CollectingOutput } from "../runs/collect";
 import { previewRows, type AskOutput } from "./results";
 
 export interface AskInput {
@@ -52,14 +52,7 @@ export async function ask(
       return { status: "cancelled" as const, error: undefined };
     throw err;
   });
-  const status =
-    run.status === "cancelled"
-      ? "stopped"
-      : run.status === "error"
-        ? "failed"
-        : out.clarification
-          ? "asking"
-          : "answered";
+  const status = turnStatus(run.status, out);
   const answer =
     status === "failed"
       ? `The run failed: ${run.error?.message ?? out.error?.message ?? "unknown error"} (${run.error?.error ?? out.error?.error ?? "internal"})`

@@ -87,3 +87,13 @@ export class CollectingOutput implements RunOutput {
     }
   }
 }
+
+/** How a collected turn ended, as a channel that answers once says it. */
+export function turnStatus(
+  runStatus: string,
+  out: CollectingOutput,
+): "answered" | "asking" | "failed" | "stopped" {
+  if (runStatus === "cancelled") return "stopped";
+  if (runStatus === "error") return "failed";
+  return out.clarification ? "asking" : "answered";
+}

@@ -40,6 +40,11 @@ afterAll(async () => {
 });
 
 const send = (body: unknown) => slackPost(api, "/slack/events", JSON.stringify(body));
+/** An interaction (a button, a modal's submission) as Slack posts it. */
+const interact = (payload: Record<string, unknown>) =>
+  slackPost(api, "/slack/interactions", interactionBody(payload), {
+    contentType: "application/x-www-form-urlencoded",
+  });
 
 /** Calls of `method` in the Slack thread `threadTs`. */
 async function inThread(method: string, threadTs: string): Promise<SlackCall[]> {
@@ -223,22 +228,16 @@ describe("Slack: a member asks in a DM", () => {
     const [answer] = await answers(asked.event.ts, 1);
     const id = buttonValue(answer, "quarry_sql")!;
     expect(id).toBeTruthy();
-    const click = (action: string, extra: Record<string, unknown> = {}) =>
-      slackPost(
-        api,
-        "/slack/interactions",
-        interactionBody({
-          type: "block_actions",
-          team: { id: SLACK_TEST.team },
-          user: { id: user },
-          trigger_id: `trig-${action}`,
-          channel: { id: asked.event.channel },
-          container: { channel_id: asked.event.channel, message_ts: answer.ts, thread_ts: asked.event.ts },
-          actions: [{ action_id: action, value: id }],
-          ...extra,
-        }),
-        { contentType: "application/x-www-form-urlencoded" },
-      );
+    const click = (action: string) =>
+      interact({
+        type: "block_actions",
+        team: { id: SLACK_TEST.team },
+        user: { id: user },
+        trigger_id: `trig-${action}`,
+        channel: { id: asked.event.channel },
+        container: { channel_id: asked.event.channel, message_ts: answer.ts, thread_ts: asked.event.ts },
+        actions: [{ action_id: action, value: id }],
+      });
     expect((await click("quarry_sql")).status).toBe(200);
     await expect
       .poll(async () =>
@@ -254,23 +253,18 @@ describe("Slack: a member asks in a DM", () => {
     expect((await click("quarry_down")).status).toBe(200);
     const opened = (await slackCalls("views.open")).find((c) => c.args.trigger_id === "trig-quarry_down");
     expect(opened?.args.view).toMatchObject({ callback_id: "quarry_downvote", private_metadata: id });
-    const submitted = await slackPost(
-      api,
-      "/slack/interactions",
-      interactionBody({
-        type: "view_submission",
-        team: { id: SLACK_TEST.team },
-        user: { id: user },
-        view: {
-          callback_id: "quarry_downvote",
-          private_metadata: id,
-          state: {
-            values: { reason: { reason: { type: "plain_text_input", value: "Counts cancelled orders" } } },
-          },
+    const submitted = await interact({
+      type: "view_submission",
+      team: { id: SLACK_TEST.team },
+      user: { id: user },
+      view: {
+        callback_id: "quarry_downvote",
+        private_metadata: id,
+        state: {
+          values: { reason: { reason: { type: "plain_text_input", value: "Counts cancelled orders" } } },
         },
-      }),
-      { contentType: "application/x-www-form-urlencoded" },
-    );
+      },
+    });
     expect(submitted.status).toBe(200);
     const threadId = /\/t\/([\w-]+)$/.exec(openUrl(answer)!)![1];
     const docs = (await feedback()).docs.map((d) => d.data()).filter((d) => d.threadId === threadId);
@@ -307,19 +301,14 @@ describe("Slack: shared rooms and removed members", () => {
       .toBe(user);
     expect(await inThread("chat.postMessage", asked.event.ts)).toEqual([]);
     const share = (who: string) =>
-      slackPost(
-        api,
-        "/slack/interactions",
-        interactionBody({
-          type: "block_actions",
-          team: { id: SLACK_TEST.team },
-          user: { id: who },
-          channel: { id: "C0SHARED" },
-          container: { channel_id: "C0SHARED", thread_ts: asked.event.ts },
-          actions: [{ action_id: "quarry_share", value: buttonValue(privateAnswer!, "quarry_share") }],
-        }),
-        { contentType: "application/x-www-form-urlencoded" },
-      );
+      interact({
+        type: "block_actions",
+        team: { id: SLACK_TEST.team },
+        user: { id: who },
+        channel: { id: "C0SHARED" },
+        container: { channel_id: "C0SHARED", thread_ts: asked.event.ts },
+        actions: [{ action_id: "quarry_share", value: buttonValue(privateAnswer!, "quarry_share") }],
+      });
     // Someone else (linked to another member) cannot share it.
     const other = await linked(await signUp(authUrl));
     expect((await share(other)).status).toBe(200);
