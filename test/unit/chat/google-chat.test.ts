@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { answerMessage, keyRows } from "../../../functions/src/chat/google/cards";
 import { readChatConfig } from "../../../functions/src/config/chat";
+import { questionOf } from "../../../functions/src/chat/google/question";
 
 const columns = [
   { name: "channel", type: "STRING" },
@@ -61,5 +62,43 @@ describe("Google Chat settings", () => {
     expect(byNumber.google.certsUrl).toMatch(/x509\/chat@system\.gserviceaccount\.com$/);
     const byUrl = readChatConfig({ ...key, QUARRY_GOOGLE_CHAT_AUDIENCE: "https://api.example/chat/events" });
     expect(byUrl.google.certsUrl).toBe("https://www.googleapis.com/oauth2/v1/certs");
+  });
+});
+
+describe("which Google Chat events are questions", () => {
+  const event = (over: Record<string, unknown> = {}) => ({
+    type: "MESSAGE",
+    space: { name: "spaces/S1", spaceType: "SPACE" },
+    user: { name: "users/1", type: "HUMAN" },
+    message: {
+      name: "spaces/S1/messages/M1",
+      text: "@Quarry top channels?",
+      argumentText: " top channels?",
+      thread: { name: "spaces/S1/threads/T1" },
+    },
+    ...over,
+  });
+
+  it("a person's message, the app's mention left out, in its thread", () => {
+    expect(questionOf(event())).toEqual({
+      message: "spaces/S1/messages/M1",
+      space: "spaces/S1",
+      direct: false,
+      thread: "spaces/S1/threads/T1",
+      user: "users/1",
+      text: "top channels?",
+    });
+    expect(questionOf(event({ space: { name: "spaces/S1", spaceType: "DIRECT_MESSAGE" } }))).toMatchObject({
+      direct: true,
+    });
+  });
+
+  it("not: other event types (added, removed), a bot, an empty message, missing names", () => {
+    expect(questionOf(event({ type: "REMOVED_FROM_SPACE" }))).toBe("event type REMOVED_FROM_SPACE");
+    expect(questionOf(event({ user: { name: "users/2", type: "BOT" } }))).toBe("a bot's message");
+    expect(questionOf(event({ message: { name: "m", argumentText: " ", thread: { name: "t" } } }))).toBe(
+      "an empty message",
+    );
+    expect(questionOf(event({ space: {} }))).toBe("an event without its names");
   });
 });
