@@ -63,7 +63,7 @@ const CHAT_SETTINGS = {
     concern,
     default: false,
     description:
-      "Serve the Google Chat app ([Chat](chat.md#google-chat)): `/chat/events` on the `api` function, answers posted by the `chatRun` task queue.",
+      "Serve the Google Chat app ([Chat](chat.md#google-chat)): `/chat/events` on the `api` function, answers posted by the `chatRun` task queue. Deploy-time too: mounts the `QUARRY_CHAT_LINK_KEY` secret.",
   }),
   googleAudience: text("QUARRY_GOOGLE_CHAT_AUDIENCE", {
     concern,

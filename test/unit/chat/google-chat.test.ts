@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { answerMessage, keyRows } from "../../../functions/src/chat/google/cards";
 import { readChatConfig } from "../../../functions/src/config/chat";
+import { functionSecrets } from "../../../functions/src/config/deploy";
 import { questionOf } from "../../../functions/src/chat/google/question";
 
 const columns = [
@@ -48,6 +49,17 @@ describe("a Google Chat answer card", () => {
 });
 
 describe("Google Chat settings", () => {
+  it("a deploy with either chat app mounts the link key; Slack's secrets only with Slack", () => {
+    const names = (env: Record<string, string>) => functionSecrets(env).map((p) => p.name);
+    expect(names({ QUARRY_GOOGLE_CHAT: "true" })).toEqual(["QUARRY_CHAT_LINK_KEY"]);
+    expect(names({ QUARRY_SLACK: "true" })).toEqual([
+      "QUARRY_SLACK_BOT_TOKEN",
+      "QUARRY_SLACK_SIGNING_SECRET",
+      "QUARRY_CHAT_LINK_KEY",
+    ]);
+    expect(names({ QUARRY_SLACK: "true", FUNCTIONS_EMULATOR: "true" })).toEqual([]);
+  });
+
   it("needs the audience and the link key; the certificates follow the kind of audience", () => {
     expect(readChatConfig({ QUARRY_GOOGLE_CHAT: "true" }).google.problem).toMatch(
       /QUARRY_GOOGLE_CHAT_AUDIENCE.*QUARRY_CHAT_LINK_KEY/,
