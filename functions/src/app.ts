@@ -7,6 +7,7 @@ import { accessProblem, requireAccess } from "./access/gate";
 import { requireUser } from "./access/caller";
 import { mcpRoutes } from "./mcp/index";
 import { oauthRoutes } from "./mcp/oauth/index";
+import { chatLinkRoutes, chatRoutes } from "./chat/index";
 import { publicRoutes } from "./http/public";
 import { MAX_ATTACHMENTS } from "./contract/limits";
 import { UPLOAD_BODY_MAX_BYTES } from "./contract/uploads";
@@ -106,9 +107,12 @@ export function createApp(): express.Express {
   api.use("/mcp", mcpRoutes());
   // OAuth for hosted MCP clients (QUARRY_MCP_OAUTH): how a person gets a token for /mcp.
   api.use(oauthRoutes());
+  // Slack's endpoints (docs/chat.md): Slack's own signature on every request, verified before anything.
+  api.use(chatRoutes());
   api.use(requireUser);
   // Every route below is behind the access gate by construction (members, roles, fail closed).
   api.use(requireAccess);
+  api.use(chatLinkRoutes());
   api.use(lazyRoutes());
 
   app.use("/api", api);

@@ -111,6 +111,32 @@ export const scheduledRun = onTaskDispatched<import("./schedules/queue").Schedul
 );
 
 /**
+ * A question asked in Slack or Google Chat (docs/chat.md): acknowledged by `/slack/events` or
+ * `/chat/events` within the platform's window and answered here, as the linked member, to its end.
+ * Never retried: an answer is not posted twice.
+ */
+export const chatRun = onTaskDispatched<import("./chat/queue").ChatTask>(
+  {
+    region: REGION,
+    memory: MEMORY_MIB,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    retryConfig: { maxAttempts: 1 },
+    rateLimits: { maxConcurrentDispatches: 50 },
+    secrets: functionSecrets(),
+  },
+  async (req) => {
+    const task = req.data;
+    if (task.platform === "google_chat") {
+      const { answerGoogleChatQuestion } = await import("./chat/google/answer.js");
+      await answerGoogleChatQuestion(task.question);
+    } else {
+      const { answerSlackQuestion } = await import("./chat/slack/answer.js");
+      await answerSlackQuestion(task.question);
+    }
+  },
+);
+
+/**
  * Refuses outsiders at the door: Firebase Auth calls these before it creates an account and before
  * every sign-in, and refuses one whose email is outside the access policy (access/blocking.ts says
  * how, and why an unverified address in the policy is let in). The API still checks every request.

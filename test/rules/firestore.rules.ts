@@ -110,6 +110,21 @@ describe("feedback/{id} and catalogs/{key} (server-only)", () => {
   });
 });
 
+describe("the chat apps' collections (server-only)", () => {
+  const CHAT = ["chatEvents", "chatLinks", "chatThreads", "chatAnswers", "chatRooms", "chatCharts"];
+  it.each([ALICE, null])(
+    "%s can neither read nor write them (a link or a binding would be impersonation)",
+    async (uid) => {
+      const db = as(uid);
+      for (const c of CHAT) {
+        await assertFails(db.doc(`${c}/x`).get());
+        await assertFails(db.collection(c).where("uid", "==", ALICE).get());
+        await assertFails(db.doc(`${c}/x`).set({ uid: ALICE }));
+      }
+    },
+  );
+});
+
 describe("settings/{uid}", () => {
   it("the owner reads, creates, updates and deletes their settings", async () => {
     const db = as(ALICE);

@@ -6,6 +6,7 @@ import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { signUp, warmBlockingFunctions } from "./auth-emulator";
 import { E2E_ACCESS_ENV, E2E_TEST_USER } from "./e2e-access";
 import { jaffleFiles } from "./jaffle";
+import { SLACK_TEST, SLACK_URL_ENV, startSlackStandin } from "./slack-standin";
 
 /**
  * Browser tests: the whole local product as a newcomer with a Gemini API key runs it
@@ -21,6 +22,8 @@ import { jaffleFiles } from "./jaffle";
 export default async function setup(project: TestProject) {
   const key = "AIza-e2e-test-key";
   const holds = await startHoldServer();
+  // Slack's Web API, for linking a Slack account through the page (slack-link.e2e.ts).
+  const slack = await startSlackStandin();
   const standin = await startVertexStandin({
     script: e2eScript({ holds }),
     tokenDelayMs: 40,
@@ -42,8 +45,13 @@ export default async function setup(project: TestProject) {
         VERTEX_AI_EMULATOR_HOST: "",
         NODE_EXTRA_CA_CERTS: standin.certFile,
         ...E2E_ACCESS_ENV,
+        QUARRY_SLACK: "true",
+        QUARRY_SLACK_BOT_TOKEN: SLACK_TEST.botToken,
+        QUARRY_SLACK_SIGNING_SECRET: SLACK_TEST.signingSecret,
+        QUARRY_CHAT_LINK_KEY: SLACK_TEST.linkKey,
+        QUARRY_SLACK_API_URL: `${slack.url}/api/`,
       },
-      extraEnv: { [HOLD_URL_ENV]: holds.url },
+      extraEnv: { [HOLD_URL_ENV]: holds.url, [SLACK_URL_ENV]: slack.url },
     });
     // "Continue as test user" then signs in to this verified account (it would otherwise create an
     // unverified one, which the closed policy refuses).
@@ -57,10 +65,12 @@ export default async function setup(project: TestProject) {
       await holds.close();
       await teardown();
       await standin.stop();
+      await slack.close();
     };
   } catch (err) {
     await holds.close();
     await standin.stop();
+    await slack.close();
     throw err;
   }
 }

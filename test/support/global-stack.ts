@@ -6,6 +6,8 @@ import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { startVertexStandin } from "./vertex-standin";
+import { SLACK_TEST, SLACK_URL_ENV, startSlackStandin } from "./slack-standin";
+import { GOOGLE_CHAT_AUDIENCE, GOOGLE_CHAT_URL_ENV, startGoogleChatStandin } from "./google-chat-standin";
 import { FINANCE_SALARIES_CSV } from "./finance";
 import { jaffleFiles } from "./jaffle";
 
@@ -20,6 +22,9 @@ export default async function setup(project: TestProject) {
   const firestorePort = await freePort();
   const proxy = await startFaultProxy("127.0.0.1", firestorePort);
   const holds = await startHoldServer();
+  // Slack's Web API, for the Slack app's tests (test/integration/chat).
+  const slack = await startSlackStandin();
+  const googleChat = await startGoogleChatStandin();
   const standin = await startVertexStandin({
     script: apiScript({ holds }),
     tokenDelayMs: 5,
@@ -50,6 +55,17 @@ export default async function setup(project: TestProject) {
         QUARRY_MCP_OAUTH: "true",
         // The closed access policy: verified addresses of the test users' domain are members.
         ...INTEGRATION_ACCESS_ENV,
+        // The Slack app (chat/), its Web API the loopback stand-in.
+        QUARRY_SLACK: "true",
+        QUARRY_SLACK_BOT_TOKEN: SLACK_TEST.botToken,
+        QUARRY_SLACK_SIGNING_SECRET: SLACK_TEST.signingSecret,
+        QUARRY_CHAT_LINK_KEY: SLACK_TEST.linkKey,
+        QUARRY_SLACK_API_URL: `${slack.url}/api/`,
+        // The Google Chat app: tokens verified with the stand-in's certificates, its API the stand-in.
+        QUARRY_GOOGLE_CHAT: "true",
+        QUARRY_GOOGLE_CHAT_AUDIENCE: GOOGLE_CHAT_AUDIENCE,
+        QUARRY_GOOGLE_CHAT_CERTS_URL: `${googleChat.url}/certs`,
+        QUARRY_GOOGLE_CHAT_API_URL: `${googleChat.url}/`,
         VERTEX_AI_EMULATOR_HOST: standin.host,
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },
@@ -57,6 +73,8 @@ export default async function setup(project: TestProject) {
       extraEnv: {
         QUARRY_TEST_FAULT_URL: proxy.controlUrl,
         [HOLD_URL_ENV]: holds.url,
+        [SLACK_URL_ENV]: slack.url,
+        [GOOGLE_CHAT_URL_ENV]: googleChat.url,
         // For tests that run the function's app in their own process (disconnect.int.ts).
         QUARRY_TEST_VERTEX_HOST: standin.host,
         QUARRY_TEST_VERTEX_CERT: standin.certFile,
@@ -70,11 +88,15 @@ export default async function setup(project: TestProject) {
       await holds.close(); // a run still held gets its error now, not at the hold's timeout
       await teardown();
       await standin.stop();
+      await slack.close();
+      await googleChat.close();
       await proxy.close();
     };
   } catch (err) {
     await holds.close();
     await standin.stop();
+    await slack.close();
+    await googleChat.close();
     await proxy.close();
     throw err;
   }

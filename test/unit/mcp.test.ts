@@ -18,7 +18,7 @@ import { compile, type TopLevelSpec } from "vega-lite";
 import { askText, markdownTable, previewRows, rowsNote } from "../../functions/src/mcp/results";
 import { runSql, type DataDeps } from "../../functions/src/mcp/data-tools";
 import { callKey, cancelledIds } from "../../functions/src/mcp/cancel";
-import { CollectingOutput } from "../../functions/src/mcp/ask";
+import { CollectingOutput } from "../../functions/src/runs/collect";
 import {
   hashToken,
   isPersonalToken,

@@ -11,7 +11,15 @@ import { SetupCard } from "./setup/SetupCard";
 import type { FirebaseHandles } from "./firebase";
 import { Chat } from "./chat/Chat";
 import { useChat } from "./chat/useChat";
-import { useAccountRoute, useAdminRoute, useSchedulesRoute, useShareRoute, useThreadRoute } from "./route";
+import {
+  useAccountRoute,
+  useAdminRoute,
+  useConnectRoute,
+  useSchedulesRoute,
+  useShareRoute,
+  useThreadRoute,
+} from "./route";
+import { ConnectChatPage } from "./chat-link/ConnectChatPage";
 import { useSettings, type Settings } from "./settings/useSettings";
 import { ThreadList } from "./threads/ThreadList";
 import { useThreads } from "./threads/useThreads";
@@ -51,6 +59,7 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
   const [schedulesOpen, goSchedules] = useSchedulesRoute();
   const [, goThread] = useThreadRoute();
   const shareId = useShareRoute();
+  const connectToken = useConnectRoute();
   const [drawer, setDrawer] = useState(false);
   const { settings, update } = useSettings(fb.db, user.uid);
   useTheme(settings.theme);
@@ -83,7 +92,9 @@ export function Workspace({ cfg, fb, user, me, onSignOut }: Props) {
           onSignOut={onSignOut}
           bigquery={bigquery}
         />
-        {adminOpen ? (
+        {connectToken ? (
+          <ConnectChatPage apiUrl={cfg.apiUrl} auth={fb.auth} token={connectToken} />
+        ) : adminOpen ? (
           <AdminPage apiUrl={cfg.apiUrl} auth={fb.auth} isAdmin={me.role === "admin"} />
         ) : accountOpen ? (
           <AccountPage apiUrl={cfg.apiUrl} auth={fb.auth} />

@@ -11,6 +11,7 @@ const ADMIN = /^\/admin\/?$/;
 const ACCOUNT = /^\/account\/?$/;
 const SCHEDULES = /^\/schedules\/?$/;
 const SHARE = /^\/s\/([A-Za-z0-9_-]{1,64})\/?$/;
+const CONNECT = /^\/connect\/?$/;
 
 function threadFromPath(path: string): string | null {
   return PATTERN.exec(path)?.[1] ?? null;
@@ -72,4 +73,13 @@ export function useSchedulesRoute(): [boolean, (open: boolean) => void] {
 /** The shared conversation open (`/s/<shareId>`), if any; leaving it is opening anything else. */
 export function useShareRoute(): string | null {
   return usePathValue(shareFromPath);
+}
+
+/** A chat app's connect link (`/connect?token=…`), if that is what is open: its token. */
+export function useConnectRoute(): string | null {
+  return usePathValue(connectTokenOf);
+}
+
+function connectTokenOf(path: string): string | null {
+  return CONNECT.test(path) ? new URLSearchParams(window.location.search).get("token") : null;
 }

@@ -11,6 +11,7 @@
 import type { Firestore } from "firebase-admin/firestore";
 import type { QuotaFigure, QuotaLimits, Quotas } from "../contract/access";
 import { QuarryError } from "../errors";
+import type { Via } from "../tools/person";
 import { isAlreadyExists, isStale } from "../storage";
 
 /** Tries of one admission before a storage error (each lost only to another admission). */
@@ -125,8 +126,8 @@ function quotaError(
   return new QuarryError(code, message, { headers: { "Retry-After": String(retryAfterS) } });
 }
 
-/** Whose usage it is, and the way it came in when not the page (`mcp`: counted apart as well). */
-type Who = { uid: string; email: string | null; via?: "mcp" };
+/** Whose usage it is, and the way it came in when not the page (`mcp`, a chat app: counted apart as well). */
+type Who = { uid: string; email: string | null; via?: Via["channel"] };
 
 export class QuotaStore {
   constructor(
@@ -247,7 +248,7 @@ export class QuotaStore {
     return {
       uid: who.uid,
       email: who.email,
-      // What came through MCP is counted apart too, so an admin can tell it from the page's.
+      // What came through MCP or a chat app is counted apart too, so an admin can tell it from the page's.
       ...(who.via && Object.keys(inc).length ? { [who.via]: inc } : {}),
       day,
       expireAt: this.timestamp.fromMillis(nextDay(Date.parse(`${day}T00:00:00Z`)) + USAGE_KEEP_DAYS * DAY_MS),

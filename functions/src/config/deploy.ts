@@ -77,6 +77,10 @@ const OAUTH_CLIENT_SECRET = defineSecret("QUARRY_OAUTH_CLIENT_SECRET");
 const TOKEN_KEY = defineSecret("QUARRY_TOKEN_KEY");
 /** OAuth for hosted MCP clients (QUARRY_MCP_OAUTH=true): the keys that sign its access tokens. */
 const OAUTH_JWKS = defineSecret("QUARRY_MCP_OAUTH_JWKS");
+/** The Slack app (QUARRY_SLACK=true): its bot token and signing secret. */
+const SLACK_SECRETS = ["QUARRY_SLACK_BOT_TOKEN", "QUARRY_SLACK_SIGNING_SECRET"];
+/** Either chat app (QUARRY_SLACK or QUARRY_GOOGLE_CHAT): the key that signs connect links and chart URLs. */
+const CHAT_LINK_KEY = "QUARRY_CHAT_LINK_KEY";
 
 /**
  * Secrets the `api` function mounts. The Gemini key is declared only for a deploy that chose it
@@ -91,6 +95,10 @@ export function functionSecrets(env: Env = process.env): ReturnType<typeof defin
     ...(env.QUARRY_MODEL_PROVIDER === "gemini" ? [GEMINI_API_KEY] : []),
     ...(env.QUARRY_BQ_IDENTITY === "user" ? [OAUTH_CLIENT_SECRET, TOKEN_KEY] : []),
     ...(env.QUARRY_MCP_OAUTH === "true" ? [OAUTH_JWKS] : []),
+    ...(env.QUARRY_SLACK === "true" ? SLACK_SECRETS.map((name) => defineSecret(name)) : []),
+    ...(env.QUARRY_SLACK === "true" || env.QUARRY_GOOGLE_CHAT === "true"
+      ? [defineSecret(CHAT_LINK_KEY)]
+      : []),
   ];
 }
 

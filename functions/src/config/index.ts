@@ -8,6 +8,7 @@
  */
 import { readAccessConfig, type AccessConfig } from "./access";
 import { readAgentConfig, type AgentConfig } from "./agent";
+import { readChatConfig, type ChatConfig } from "./chat";
 import { readContextConfig, type ContextConfig } from "./context";
 import { readIdentityConfig, type IdentityConfig } from "./identity";
 import type { Env } from "./define";
@@ -42,6 +43,8 @@ export interface RuntimeConfig extends ContextConfig, PlatformConfig, RunsConfig
   uploads: UploadsConfig;
   /** Scheduled questions, their alerts and delivery. */
   schedules: SchedulesConfig;
+  /** The chat channels: the Slack app, connect links. */
+  chat: ChatConfig;
 }
 
 /** Reads and validates the runtime configuration from an environment (pure, for tests). */
@@ -60,6 +63,7 @@ export function readConfig(env: Env): RuntimeConfig {
     oauth: readOAuthConfig(env, platform.apiUrl, platform.inEmulator),
     uploads: readUploadsConfig(env),
     schedules: readSchedulesConfig(env),
+    chat: readChatConfig(env),
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import { ACCESS_DOCS } from "./access";
 import { AGENT_DOCS } from "./agent";
+import { CHAT_DOCS } from "./chat";
 import { CONTEXT_DOCS } from "./context";
 import type { SettingDoc } from "./define";
 import { DEPLOY_DOCS } from "./deploy";
@@ -31,6 +32,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   ...AGENT_DOCS,
   ...RUNS_DOCS,
   ...SCHEDULES_DOCS,
+  ...CHAT_DOCS,
   ...CONTEXT_DOCS,
   ...PLATFORM_DOCS,
   ...TOOLING_DOCS,

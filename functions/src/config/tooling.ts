@@ -71,6 +71,17 @@ export const TOOLING_DOCS = [
     defaultText: "set by the test stack",
     description: "Tests: the hold server's URL (a run held at a scripted point).",
   }),
+  documented("QUARRY_TEST_SLACK_URL", {
+    ...tooling,
+    defaultText: "set by the test stack",
+    description: "Tests: the Slack Web API stand-in's base URL, where tests read what the Slack app posted.",
+  }),
+  documented("QUARRY_TEST_GOOGLE_CHAT_URL", {
+    ...tooling,
+    defaultText: "set by the test stack",
+    description:
+      "Tests: the Google Chat stand-in's base URL (its token signer and the messages the app posted).",
+  }),
   documented("QUARRY_TEST_VERTEX_HOST", {
     ...tooling,
     defaultText: "set by the test stack",

@@ -91,7 +91,9 @@ export type AdminAction =
   | "schedule.resume"
   | "import.push"
   | "import.apply"
-  | "import.dismiss";
+  | "import.dismiss"
+  | "chat_room.bind"
+  | "chat_room.unbind";
 
 /**
  * What a person did with a shared conversation (`kind: "share"` entries): made or revoked a link

@@ -12,14 +12,13 @@
  * no SQL is a 400; asking twice files it once.
  */
 import { createHash } from "node:crypto";
-import type { BaseMessage } from "@langchain/core/messages";
 import { Router } from "express";
 import { z } from "zod";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { callerOf } from "../access/caller";
-import { agentGraph, threadStore } from "../runs/runtime";
+import { answeredTurn, recordFeedback } from "../runs/feedback";
 import { ThreadIdParam, parse } from "../runs/schemas";
 
 const FeedbackBody = z.strictObject({
@@ -28,50 +27,7 @@ const FeedbackBody = z.strictObject({
   note: z.string().trim().max(1000).optional(),
 });
 
-interface AnsweredTurn {
-  question: string;
-  answer: string;
-  /** The last query of the turn that returned a result (what the answer is based on). */
-  sql?: string;
-}
-
-const text = (m: BaseMessage) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
-
-/** The turn that starts with the human message `questionId`: its question, answer and SQL (pure). */
-function findTurn(messages: BaseMessage[], questionId: string): AnsweredTurn | undefined {
-  const start = messages.findIndex((m) => m.getType() === "human" && m.id === questionId);
-  if (start < 0) return undefined;
-  let end = messages.findIndex((m, i) => i > start && m.getType() === "human");
-  if (end < 0) end = messages.length;
-  const turn = messages.slice(start + 1, end);
-  const answer = [...turn]
-    .reverse()
-    .find((m) => m.getType() === "ai" && !(m as { tool_calls?: unknown[] }).tool_calls?.length);
-  if (!answer) return undefined;
-  let sql: string | undefined;
-  for (const m of turn) {
-    const artifact = (m as { artifact?: { kind?: string; result?: { sql?: string } } }).artifact;
-    if (m.getType() === "tool" && artifact?.kind === "query" && artifact.result?.sql)
-      sql = artifact.result.sql;
-  }
-  return { question: text(messages[start]), answer: text(answer), ...(sql ? { sql } : {}) };
-}
-
 const VerifyBody = z.strictObject({ question_id: z.string().min(1).max(200) });
-
-/** The answered turn `questionId` of the caller's thread, or the 404 that says so. */
-async function answeredTurn(threadId: string, uid: string, questionId: string): Promise<AnsweredTurn> {
-  await (await threadStore()).get(threadId, uid);
-  const state = await (await agentGraph()).getState({ configurable: { thread_id: threadId } });
-  const turn = findTurn((state.values.messages ?? []) as BaseMessage[], questionId);
-  if (!turn) {
-    throw new QuarryError(
-      "not_found:message",
-      `No answered question ${questionId} in this thread: send the id of a question that has an answer.`,
-    );
-  }
-  return turn;
-}
 
 export function feedbackRoutes(): Router {
   const r = Router();
@@ -120,30 +76,14 @@ export function feedbackRoutes(): Router {
     const { uid } = callerOf(req);
     const threadId = parse(ThreadIdParam, req.params.threadId, "path");
     const body = parse(FeedbackBody, req.body ?? {}, "body");
-    const turn = await answeredTurn(threadId, uid, body.question_id);
-    const id = createHash("sha256")
-      .update(`${threadId}/${body.question_id}/${uid}`)
-      .digest("hex")
-      .slice(0, 40);
-    const status = body.score === 1 && turn.sql ? "proposed" : "recorded";
-    const { FieldValue } = await import("firebase-admin/firestore");
-    await (
-      await firestore()
-    )
-      .collection(config().feedbackCollection)
-      .doc(id)
-      .set({
-        uid,
-        threadId,
-        questionId: body.question_id,
-        score: body.score,
-        note: body.note ?? null,
-        question: turn.question,
-        answer: turn.answer.slice(0, 4000),
-        sql: turn.sql ?? null,
-        status,
-        createdAt: FieldValue.serverTimestamp(),
-      });
+    const { id, status } = await recordFeedback({
+      uid,
+      owner: uid,
+      threadId,
+      questionId: body.question_id,
+      score: body.score,
+      ...(body.note ? { note: body.note } : {}),
+    });
     res.status(201).json({ feedback_id: id, status });
   });
   return r;

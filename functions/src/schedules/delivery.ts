@@ -10,7 +10,8 @@ import { config } from "../config";
 import { NOTIFICATIONS_COLLECTION, type ScheduleNotification } from "../contract/schedules";
 import { firestore } from "../services";
 import { privateAddress } from "./schema";
-import { threadUrl, webhookMessage } from "./webhook-message";
+import { webhookMessage } from "./webhook-message";
+import { appUrl, threadUrl } from "../runs/page-links";
 
 /** Webhook attempts, the wait before the second (doubling after), and each attempt's time limit. */
 const WEBHOOK_ATTEMPTS = 3;
@@ -33,11 +34,6 @@ export interface RunNews {
   /** The answer (Markdown) or the error, in words. */
   body: string;
   fired: boolean;
-}
-
-/** The page's address, for links. */
-function appUrl(): string {
-  return config().schedules.appUrl ?? `https://${config().projectId}.web.app`;
 }
 
 /** Writes the owner's notification document; returns its id. */

@@ -6,6 +6,7 @@
  * Markdown table in an answer is rows.
  */
 import { proseLines } from "./answer-text";
+import { threadUrl } from "../runs/page-links";
 
 /** At most this many lines of the answer go into a message. */
 const MESSAGE_ANSWER_LINES = 3;
@@ -36,11 +37,6 @@ export function webhookMessage(input: WebhookMessageInput): { text: string } {
   if (answer) lines.push(answer);
   lines.push(`Open in Quarry: ${threadUrl(input.appUrl, input.threadId)}`);
   return { text: lines.join("\n") };
-}
-
-/** The page's address of a thread (`/t/<id>`, as web/src/route.ts reads it). */
-export function threadUrl(appUrl: string, threadId: string): string {
-  return `${appUrl.replace(/\/+$/, "")}/t/${encodeURIComponent(threadId)}`;
 }
 
 /**

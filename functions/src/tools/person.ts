@@ -7,12 +7,15 @@
 import { FULL_SCOPE, limitedScope, type Scope } from "./scope";
 import type { UploadRef } from "./uploads/types";
 
+/** The channels besides the page a question can come through. */
+const VIA_CHANNELS = ["mcp", "slack", "google_chat"] as const;
+
 /**
- * Which way a request came in when it was not the page: an MCP client, with the personal access
- * token it used (its id, never the secret). Audit and usage entries carry it.
+ * Which way a request came in when it was not the page: an MCP client (with the personal access
+ * token it used: its id, never the secret), or a chat app. Audit and usage entries carry it.
  */
 export interface Via {
-  channel: "mcp";
+  channel: (typeof VIA_CHANNELS)[number];
   /** The personal access token's id, when the call came with one. */
   tokenId?: string;
   /** The OAuth client's id (a client ID metadata document's URL, or a registered id), with an OAuth token. */
@@ -62,10 +65,10 @@ export function runPersonOf(configurable: unknown): RunPerson | undefined {
     ...(typeof raw.schedule?.id === "string" && typeof raw.schedule.sql === "string"
       ? { schedule: { id: raw.schedule.id, sql: raw.schedule.sql } }
       : {}),
-    ...(raw.via?.channel === "mcp"
+    ...(raw.via && VIA_CHANNELS.includes(raw.via.channel)
       ? {
           via: {
-            channel: "mcp",
+            channel: raw.via.channel,
             ...(typeof raw.via.tokenId === "string" ? { tokenId: raw.via.tokenId } : {}),
             ...(typeof raw.via.clientId === "string" ? { clientId: raw.via.clientId } : {}),
           },

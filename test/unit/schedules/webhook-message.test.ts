@@ -1,10 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { evaluate, type Row } from "../../../functions/src/schedules/alerts";
-import {
-  MESSAGE_ANSWER_CHARS,
-  threadUrl,
-  webhookMessage,
-} from "../../../functions/src/schedules/webhook-message";
+import { MESSAGE_ANSWER_CHARS, webhookMessage } from "../../../functions/src/schedules/webhook-message";
+import { threadUrl } from "../../../functions/src/runs/page-links";
 
 const SECRET = "zq-7731-customer@example.com";
 const rows: Row[] = Array.from({ length: 50 }, (_, i) => ({

@@ -1,0 +1,192 @@
+/**
+ * The Google Chat app through the functions emulator: events carry bearer tokens minted by the
+ * stand-in as Chat mints them (test/support/google-chat-standin.ts), verified by the function with
+ * google-auth-library against the stand-in's certificates; the real `@googleapis/chat` client in the
+ * function posts the answer to the stand-in's Chat API, whose record the tests read.
+ */
+import { randomUUID } from "node:crypto";
+import { describe, it, expect, beforeAll } from "vitest";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { call } from "../../support/api-client";
+import { stackEnv } from "../../support/stack-env";
+import { darkPixels, readPng } from "../../support/png";
+import {
+  GOOGLE_CHAT_AUDIENCE,
+  GOOGLE_CHAT_URL_ENV,
+  type ChatApiCall,
+} from "../../support/google-chat-standin";
+
+let api: string;
+let alice: TestUser;
+let standin: string;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  standin = stack.env[GOOGLE_CHAT_URL_ENV];
+  alice = await signUp(stack.urls.auth!);
+});
+
+/** A token as Chat signs it for the app (project-number audience), or with the claims/key given. */
+async function chatToken(claims: Record<string, unknown> = {}, key?: "rogue"): Promise<string> {
+  const res = await fetch(`${standin}/_test/sign${key ? `?key=${key}` : ""}`, {
+    method: "POST",
+    body: JSON.stringify({ iss: "chat@system.gserviceaccount.com", aud: GOOGLE_CHAT_AUDIENCE, ...claims }),
+  });
+  return ((await res.json()) as { token: string }).token;
+}
+
+async function posted(): Promise<ChatApiCall[]> {
+  return (await (await fetch(`${standin}/_test/messages`)).json()) as ChatApiCall[];
+}
+
+const space = `spaces/S${randomUUID().slice(0, 8)}`;
+
+function messageEvent(
+  user: string,
+  text: string,
+  opts: { thread?: string; space?: string; spaceType?: string } = {},
+) {
+  const where = opts.space ?? space;
+  return {
+    type: "MESSAGE",
+    eventTime: new Date().toISOString(),
+    space: { name: where, spaceType: opts.spaceType ?? "DIRECT_MESSAGE" },
+    user: { name: user, type: "HUMAN", displayName: "Test" },
+    message: {
+      name: `${where}/messages/${randomUUID()}`,
+      text,
+      thread: { name: opts.thread ?? `${where}/threads/${randomUUID()}` },
+    },
+  };
+}
+
+async function send(body: unknown, token?: string) {
+  const res = await fetch(`${api}/chat/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}
+
+/** A Chat user linked to `member` through the connect link the app answered with. */
+async function linked(member: TestUser): Promise<string> {
+  const user = `users/${randomUUID().slice(0, 12)}`;
+  const first = await send(messageEvent(user, "hello"), await chatToken());
+  expect(first.status).toBe(200);
+  const token = decodeURIComponent(/[?&]token=([^&\s)]+)/.exec(String(first.json.text))![1]);
+  const res = await call(api, "/chat/link", { method: "POST", token: member.idToken, body: { token } });
+  expect(res.status).toBe(201);
+  return user;
+}
+
+describe("Google Chat: requests are Chat's", () => {
+  it("refuses no token, a key Chat did not publish, the wrong audience or issuer with 401", async () => {
+    const event = messageEvent("users/x", "How many orders?");
+    expect((await send(event)).status).toBe(401);
+    expect((await send(event, await chatToken({}, "rogue"))).status).toBe(401);
+    const wrongAudience = await send(event, await chatToken({ aud: "999" }));
+    expect(wrongAudience.status).toBe(401);
+    expect(wrongAudience.json).toMatchObject({ error: "unauthorized:chat_signature" });
+    expect((await send(event, await chatToken({ iss: "someone@example.com" }))).status).toBe(401);
+    expect((await send(event, await chatToken({ exp: Math.floor(Date.now() / 1000) - 600 }))).status).toBe(
+      401,
+    );
+    expect(await posted()).toEqual([]);
+  });
+});
+
+describe("Google Chat: a member asks", () => {
+  let user: string;
+  beforeAll(async () => {
+    user = await linked(alice);
+  });
+
+  it("an unlinked person gets the connect link at once and nothing runs", async () => {
+    const res = await send(messageEvent("users/stranger", "How many orders?"), await chatToken());
+    expect(res.status).toBe(200);
+    expect(String(res.json.text)).toMatch(/Connect your Quarry account.*\/connect\?token=/);
+    expect(await posted()).toEqual([]);
+  });
+
+  it("a placeholder at once, then the answer as a card in the same thread; a retry makes no second answer", async () => {
+    const event = messageEvent(user, "How many orders were placed in total?");
+    const token = await chatToken();
+    const first = await send(event, token);
+    expect(first.status).toBe(200);
+    expect(first.json).toEqual({ text: "Working on it…" });
+    expect((await send(event, token)).json).toEqual({});
+    const thread = event.message.thread.name;
+    const inThread = async () =>
+      (await posted()).filter((c) => (c.body.thread as { name?: string } | undefined)?.name === thread);
+    await expect.poll(async () => (await inThread()).length, { timeout: 45_000 }).toBe(1);
+    const [answer] = await inThread();
+    expect(answer.parent).toBe(space);
+    expect(answer.query.messageReplyOption).toBe("REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD");
+    expect(answer.authorization).toMatch(/^Bearer /);
+    expect(answer.body.privateMessageViewer).toBeUndefined();
+    const card = JSON.stringify(answer.body.cardsV2);
+    expect(card).toMatch(/orders: \d+/);
+    expect(card).toContain("1 row");
+    expect(card).toContain("SELECT COUNT(*) AS orders FROM shop.orders");
+    const threadId = /\/t\/([\w-]+)"/.exec(card)?.[1];
+    expect(threadId).toBeTruthy();
+
+    // A follow-up in the Chat thread continues the same Quarry thread.
+    await send(messageEvent(user, "And how many customers are there?", { thread }), await chatToken());
+    await expect.poll(async () => (await inThread()).length, { timeout: 45_000 }).toBe(2);
+    expect(JSON.stringify((await inThread())[1].body.cardsV2)).toContain(`/t/${threadId}`);
+    const state = await call(api, `/threads/${threadId}/state`, { token: alice.idToken });
+    const humans = (state.json.values as { messages: { type: string }[] }).messages.filter(
+      (m) => m.type === "human",
+    );
+    expect(humans).toHaveLength(2);
+  });
+
+  it("the card shows the chart from a signed, expiring URL Quarry serves", async () => {
+    const event = messageEvent(user, "Orders by channel [sql:to-verify]");
+    await send(event, await chatToken());
+    const thread = event.message.thread.name;
+    let card = "";
+    await expect
+      .poll(
+        async () =>
+          (card = JSON.stringify(
+            (await posted()).find((c) => (c.body.thread as { name?: string }).name === thread)?.body
+              .cardsV2 ?? "",
+          )),
+        { timeout: 45_000 },
+      )
+      .toContain("imageUrl");
+    const url = JSON.parse(/"imageUrl":("[^"]+")/.exec(card)![1]) as string;
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    const png = readPng(Buffer.from(await res.arrayBuffer()));
+    expect(png.width).toBe(1280);
+    expect(darkPixels(png)).toBeGreaterThan(2000);
+    const tampered = new URL(url);
+    tampered.searchParams.set("exp", String(Number(tampered.searchParams.get("exp")) + 1));
+    expect((await fetch(tampered)).status).toBe(401);
+    const forged = new URL(url);
+    forged.searchParams.set("sig", "x".repeat(43));
+    expect((await fetch(forged)).status).toBe(401);
+  });
+
+  it("in a space the answer is private to the asker", async () => {
+    const room = `spaces/R${randomUUID().slice(0, 8)}`;
+    const event = messageEvent(user, "How many orders were placed in total?", {
+      space: room,
+      spaceType: "SPACE",
+    });
+    const placeholder = await send(event, await chatToken());
+    expect(placeholder.json).toMatchObject({ privateMessageViewer: { name: user } });
+    await expect
+      .poll(async () => (await posted()).filter((c) => c.parent === room).length, { timeout: 45_000 })
+      .toBe(1);
+    const [answer] = (await posted()).filter((c) => c.parent === room);
+    expect(answer.body.privateMessageViewer).toEqual({ name: user });
+  });
+});
