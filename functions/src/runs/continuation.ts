@@ -56,16 +56,8 @@ export async function watchRun(task: WatchTask): Promise<void> {
 async function continueRun(runs: RunStore, task: WatchTask, doc: ThreadDoc): Promise<void> {
   const { threadId, runId } = task;
   const { runLeaseMs: leaseMs, runLogTtlMs: ttlMs, runLog } = config();
-  const taken = await takeOver(runs, {
-    ...task,
-    from: task.attempt,
-    leaseMs,
-    holder: HOLDER,
-    ttlMs,
-    log: runLog,
-  });
-  if (taken === "lost") return;
-  if (taken === "fenced" || "ended" in taken) return finishedAlready(runs, task, taken);
+  const taken = await take(runs, task, false);
+  if (!taken) return;
   const attempt = taken.attempt;
   logger.info("continuing a run whose instance stopped", { threadId, runId, attempt });
   // The next attempt's watchdog, before anything runs: this delivery's instance may stop too.
@@ -171,18 +163,9 @@ async function backgroundStatus(
  */
 async function closeRun(runs: RunStore, task: WatchTask, outcome: "cancelled" | "error"): Promise<void> {
   const { threadId, runId } = task;
-  const { runLeaseMs: leaseMs, runLogTtlMs: ttlMs, runLog, runContinuations } = config();
-  const taken = await takeOver(runs, {
-    ...task,
-    from: task.attempt,
-    leaseMs,
-    holder: HOLDER,
-    ttlMs,
-    log: runLog,
-    closing: true,
-  });
-  if (taken === "lost") return;
-  if (taken === "fenced" || "ended" in taken) return finishedAlready(runs, task, taken);
+  const { runLog, runContinuations } = config();
+  const taken = await take(runs, task, true);
+  if (!taken) return;
   const error =
     outcome === "error"
       ? toErrorBody(
@@ -208,6 +191,27 @@ async function closeRun(runs: RunStore, task: WatchTask, outcome: "cancelled" | 
   await runs.releaseLease(threadId, runId, status, undefined, undefined, outcome, taken.attempt);
   await backgroundStatus(runs, threadId, runId, outcome, error);
   logger.warn("run closed without finishing", { threadId, runId, outcome, attempts: taken.attempt });
+}
+
+/**
+ * Takes attempt `task.attempt` of the lapsed run over (to run it on, or — `closing` — to close it).
+ * Undefined when it is not this watchdog's to take: another took it, or the attempt had finished
+ * and only failed to let go (then it is let go for it).
+ */
+async function take(runs: RunStore, task: WatchTask, closing: boolean) {
+  const { runLeaseMs: leaseMs, runLogTtlMs: ttlMs, runLog } = config();
+  const taken = await takeOver(runs, {
+    ...task,
+    from: task.attempt,
+    leaseMs,
+    holder: HOLDER,
+    ttlMs,
+    log: runLog,
+    ...(closing ? { closing } : {}),
+  });
+  if (taken === "lost") return undefined;
+  if (taken === "fenced" || "ended" in taken) return void (await finishedAlready(runs, task, taken));
+  return taken;
 }
 
 /**
