@@ -7,7 +7,7 @@ import { accessProblem, requireAccess } from "./access/gate";
 import { requireUser } from "./access/caller";
 import { mcpRoutes } from "./mcp/index";
 import { oauthRoutes } from "./mcp/oauth/index";
-import { chatLinkRoutes, chatRoutes } from "./chat/index";
+import { chatLinkRoutes, chatRoomDelivery, chatRoutes } from "./chat/index";
 import { publicRoutes } from "./http/public";
 import { MAX_ATTACHMENTS } from "./contract/limits";
 import { UPLOAD_BODY_MAX_BYTES } from "./contract/uploads";
@@ -132,7 +132,7 @@ function lazyRoutes(): RequestHandler {
       ([http, schedules]) => {
         const r = express.Router();
         r.use(http.apiRoutes());
-        r.use(schedules.scheduleRoutes());
+        r.use(schedules.scheduleRoutes(chatRoomDelivery));
         r.use((unmatched) => {
           throw new QuarryError(
             "not_found:route",

@@ -93,7 +93,7 @@ export const scheduleTick = onSchedule(
 
 /**
  * One scheduled question's run, as its owner, to its end: the saved SQL, the alert, the
- * notification, webhook and mail. Never retried: a scheduled run is not repeated behind its back.
+ * notification, webhook, mail and chat room. Never retried: a scheduled run is not repeated behind its back.
  */
 export const scheduledRun = onTaskDispatched<import("./schedules/queue").ScheduledTask>(
   {
@@ -105,8 +105,11 @@ export const scheduledRun = onTaskDispatched<import("./schedules/queue").Schedul
     secrets: functionSecrets(),
   },
   async (req) => {
-    const { runScheduled } = await import("./schedules/run.js");
-    await runScheduled(req.data);
+    const [{ runScheduled }, { chatRoomDelivery }] = await Promise.all([
+      import("./schedules/run.js"),
+      import("./chat/index.js"),
+    ]);
+    await runScheduled(req.data, { rooms: chatRoomDelivery });
   },
 );
 

@@ -4,7 +4,10 @@
  * signed as Chat signs them (`POST /_test/sign`, RS256 with that key — or with a key nobody
  * published, `?key=rogue`; the private keys never leave this process), and the Chat API's
  * `POST /v1/spaces/<space>/messages` that `@googleapis/chat` calls, recorded for the tests
- * (`GET /_test/messages`). It lives in vitest's global-setup process.
+ * (`GET /_test/messages`; a message sent without a thread name starts a thread, named as Chat names
+ * it), and `GET /v1/spaces/<space>/members/<user>` (`spaces.members.get`) for the people the tests
+ * put in a space (`PUT /_test/spaces/<space>/members` with `{ members: ["users/…"] }`; anyone else
+ * is 404). It lives in vitest's global-setup process.
  */
 import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
 import http from "node:http";
@@ -38,6 +41,7 @@ export async function startGoogleChatStandin() {
   const published = keyPair();
   const rogue = keyPair();
   const calls: ChatApiCall[] = [];
+  const spaces = new Map<string, string[]>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -54,6 +58,21 @@ export async function startGoogleChatStandin() {
         return send(200, { token: jwt(key, KID, JSON.parse(raw || "{}") as Record<string, unknown>) });
       }
       if (req.method === "GET" && url.pathname === "/_test/messages") return send(200, calls);
+      const put = /^\/_test\/(spaces\/[^/]+)\/members$/.exec(url.pathname);
+      if (req.method === "PUT" && put) {
+        spaces.set(put[1], (JSON.parse(raw) as { members: string[] }).members);
+        return send(200, {});
+      }
+      const member = /^\/v1\/(spaces\/[^/]+)\/members\/([^/]+)$/.exec(url.pathname);
+      if (req.method === "GET" && member) {
+        const user = `users/${decodeURIComponent(member[2])}`;
+        if (spaces.get(member[1])?.includes(user))
+          return send(200, {
+            name: `${member[1]}/members/${member[2]}`,
+            member: { name: user, type: "HUMAN" },
+          });
+        return send(404, { error: { code: 404, message: "Membership not found.", status: "NOT_FOUND" } });
+      }
       const create = /^\/v1\/(spaces\/[^/]+)\/messages$/.exec(url.pathname);
       if (req.method === "POST" && create) {
         const body = JSON.parse(raw || "{}") as Record<string, unknown>;
@@ -63,7 +82,12 @@ export async function startGoogleChatStandin() {
           body,
           ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
         });
-        return send(200, { name: `${create[1]}/messages/${randomUUID()}`, ...body });
+        const thread = body.thread as { name?: string } | undefined;
+        return send(200, {
+          name: `${create[1]}/messages/${randomUUID()}`,
+          ...body,
+          thread: { ...thread, name: thread?.name ?? `${create[1]}/threads/${randomUUID()}` },
+        });
       }
       send(404, { error: { code: 404, message: `no ${req.method} ${url.pathname}`, status: "NOT_FOUND" } });
     });

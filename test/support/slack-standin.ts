@@ -3,7 +3,9 @@
  * /api/<method>` with `Authorization: Bearer <bot token>` and a form-urlencoded (or JSON) body,
  * answered `{ ok: true, … }` or `{ ok: false, error }` as Slack does — what `@slack/web-api` sends
  * and reads. It lives in vitest's global-setup process; the function reaches it by
- * QUARRY_SLACK_API_URL, the tests read what was posted over `GET /_test/calls?method=<m>`.
+ * QUARRY_SLACK_API_URL, the tests read what was posted over `GET /_test/calls?method=<m>` and say who is
+ * in a channel with `PUT /_test/channels/<id>` (`{ members: [...] }`; a channel never put is one the
+ * app is not in: `channel_not_found`).
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -40,9 +42,25 @@ function parseArgs(raw: string, type: string | undefined): Record<string, unknow
 let tsCounter = 0;
 const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++tsCounter).padStart(6, "0")}`;
 
+/** `conversations.members`: one page of 2 (so a client pages with `cursor`), or the error Slack gives. */
+function members(channels: Map<string, string[]>, args: Record<string, unknown>): Record<string, unknown> {
+  const all = channels.get(String(args.channel));
+  if (!all) return { ok: false, error: "channel_not_found" };
+  const from = Number(args.cursor ?? 0);
+  const next = from + 2 < all.length ? String(from + 2) : "";
+  return { members: all.slice(from, from + 2), response_metadata: { next_cursor: next } };
+}
+
 /** What each method answers (beyond `ok`). */
-function answer(method: string, args: Record<string, unknown>, base: string): Record<string, unknown> {
+function answer(
+  method: string,
+  args: Record<string, unknown>,
+  base: string,
+  channels: Map<string, string[]>,
+): Record<string, unknown> {
   switch (method) {
+    case "conversations.members":
+      return members(channels, args);
     case "files.getUploadURLExternal": {
       const id = `F${randomUUID().replace(/-/g, "").slice(0, 10).toUpperCase()}`;
       return { upload_url: `${base}/upload/${id}`, file_id: id };
@@ -103,6 +121,7 @@ export interface SlackStandin {
 export async function startSlackStandin(): Promise<SlackStandin> {
   const calls: SlackCall[] = [];
   const uploads = new Map<string, Buffer>();
+  const channels = new Map<string, string[]>();
   let base = "";
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -115,6 +134,12 @@ export async function startSlackStandin(): Promise<SlackStandin> {
         const method = url.searchParams.get("method");
         return send(200, method ? calls.filter((c) => c.method === method) : calls);
       }
+      const channel = /^\/_test\/channels\/(\w+)$/.exec(url.pathname);
+      if (req.method === "PUT" && channel) {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { members: string[] };
+        channels.set(channel[1], body.members);
+        return send(200, { ok: true });
+      }
       const upload = /^\/(_test\/)?upload(s?)\/(\w+)$/.exec(url.pathname);
       if (upload) return void serveUpload(req, res, Buffer.concat(chunks), uploads, upload[3]);
       const method = /^\/api\/([\w.]+)$/.exec(url.pathname)?.[1];
@@ -122,7 +147,7 @@ export async function startSlackStandin(): Promise<SlackStandin> {
       if (req.headers.authorization !== `Bearer ${SLACK_TEST.botToken}`)
         return send(200, { ok: false, error: "invalid_auth" });
       const args = parseArgs(Buffer.concat(chunks).toString("utf8"), req.headers["content-type"]);
-      const result = answer(method, args, base);
+      const result = answer(method, args, base, channels);
       calls.push({ method, args, ...(typeof result.ts === "string" ? { ts: result.ts } : {}) });
       send(200, { ok: true, ...result });
     });

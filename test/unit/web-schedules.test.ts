@@ -189,6 +189,7 @@ describe("changing a saved schedule", () => {
     timeZone: "Europe/Berlin",
     alert: null,
     webhook: null,
+    room: null,
     paused: false,
     pausedReason: null,
     pausedByAdmin: false,

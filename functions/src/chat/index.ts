@@ -7,6 +7,13 @@
  * to groups (`/admin/chat/rooms`). Handlers load on first use.
  */
 import { Router } from "express";
+import type { RoomDelivery } from "../runs/room-delivery";
+
+/** Scheduled answers to chat rooms (chat/schedule-rooms.ts), loaded on first use. */
+export const chatRoomDelivery: RoomDelivery = {
+  check: async (uid, room) => (await import("./schedule-rooms.js")).scheduleRooms.check(uid, room),
+  post: async (room, answer) => (await import("./schedule-rooms.js")).scheduleRooms.post(room, answer),
+};
 
 /** Slack's endpoints (before sign-in). */
 export function chatRoutes(): Router {

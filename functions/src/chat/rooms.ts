@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { Router } from "express";
 import { z } from "zod";
+import { CHAT_ROOM, CHAT_ROOM_FORMAT } from "../contract/chat";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { accessStores, requireAdmin } from "../access/gate";
@@ -19,8 +20,6 @@ import { limitedScope } from "../tools/scope";
 
 const ROOMS = "chatRooms";
 
-/** `slack:<team>:<channel>` or `google_chat:spaces/<id>`. */
-const ROOM = /^(slack:[A-Z0-9]{1,20}:[A-Z0-9]{1,20}|google_chat:spaces\/[\w-]{1,100})$/;
 const BindBody = z.strictObject({ group: z.string().trim().toLowerCase().min(1).max(100) });
 
 const refOf = async (room: string) =>
@@ -49,11 +48,8 @@ export async function inBoundRoom(caller: RunCaller, group: string): Promise<Run
 }
 
 function roomParam(raw: string): string {
-  if (!ROOM.test(raw)) {
-    throw new QuarryError(
-      "bad_request:params",
-      "A room is `slack:<team id>:<channel id>` or `google_chat:spaces/<space id>` (URL-encoded).",
-    );
+  if (!CHAT_ROOM.test(raw)) {
+    throw new QuarryError("bad_request:params", `A room is ${CHAT_ROOM_FORMAT} (URL-encoded).`);
   }
   return raw;
 }

@@ -75,6 +75,18 @@ export async function linkOf(user: ChatUserKey): Promise<ChatLink | undefined> {
   return snap.exists ? (snap.data() as ChatLink) : undefined;
 }
 
+/** The chat users a member linked on `platform` (a person may have linked more than one). */
+export async function linkedUsers(uid: string, platform: ChatLink["platform"]): Promise<ChatUserKey[]> {
+  const snap = await (
+    await firestore()
+  )
+    .collection(LINKS)
+    .where("uid", "==", uid)
+    .where("platform", "==", platform)
+    .get();
+  return snap.docs.map((d) => d.get("user") as ChatUserKey);
+}
+
 /** Links `user` to a member (replacing an earlier link). */
 export async function storeLink(user: ChatUserKey, link: ChatLink): Promise<void> {
   const { FieldValue } = await import("firebase-admin/firestore");

@@ -6,6 +6,7 @@
 export * from "./access";
 export * from "./admin";
 export * from "./chart";
+export * from "./chat";
 export * from "./errors";
 export * from "./events";
 export * from "./follow-ups";

@@ -36,16 +36,19 @@ export interface NewScheduleBody {
   schedule: ScheduleCadence;
   alert?: ScheduleAlert;
   webhook?: string;
+  /** A Slack channel or Google Chat space the app posts each answer to (CHAT_ROOM). */
+  room?: string;
   name?: string;
 }
 
-/** `PATCH /schedules/:id`'s body: what it names is replaced; `alert: null` and `webhook: null` remove them. */
+/** `PATCH /schedules/:id`'s body: what it names is replaced; `alert: null`, `webhook: null` and `room: null` remove them. */
 export interface PatchScheduleBody {
   question?: string;
   sql?: string;
   schedule?: ScheduleCadence;
   alert?: ScheduleAlert | null;
   webhook?: string | null;
+  room?: string | null;
   name?: string;
   paused?: boolean;
 }
@@ -79,6 +82,8 @@ export interface ScheduleView {
   alert: ScheduleAlert | null;
   /** The owner's URL; for admins, only its origin (`https://host/…`). */
   webhook: string | null;
+  /** The Slack channel or Google Chat space the app posts its answers to. */
+  room: string | null;
   paused: boolean;
   /** Why it is paused, in words (its owner, an admin, three failures, its owner's access). */
   pausedReason: string | null;
@@ -88,7 +93,7 @@ export interface ScheduleView {
   lastRun: ScheduleLastRun | null;
   /** Consecutive failed runs. */
   failures: number;
-  /** The last webhook delivery that failed, until one succeeds. */
+  /** The last delivery (webhook or room) that failed, until one succeeds. */
   deliveryError: { at: string | null; message: string } | null;
   createdAt: string | null;
   updatedAt: string | null;

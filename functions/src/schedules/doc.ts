@@ -41,6 +41,8 @@ export interface ScheduleDoc {
   timeZone: string;
   alert: AlertCondition | null;
   webhook: string | null;
+  /** The chat room the app posts each answer to (absent on older documents: none). */
+  room?: string | null;
   paused: boolean;
   pausedReason: string | null;
   /** Paused by an admin: only an admin resumes it (absent on older documents: false). */
@@ -49,7 +51,7 @@ export interface ScheduleDoc {
   lastRun: LastRun | null;
   /** Consecutive failed runs. */
   failures: number;
-  /** The last webhook delivery that failed (cleared by the next that succeeds). */
+  /** The last delivery (webhook or room) that failed (cleared by the next that succeeds). */
   deliveryError: { at: Timestamp; message: string } | null;
   /** The tick claim whose run has not started yet (a task delivered twice runs once). */
   pendingClaim: string | null;
@@ -75,12 +77,16 @@ export interface NewSchedule {
   cron: string;
   alert: AlertCondition | null;
   webhook: string | null;
+  room: string | null;
   nextRunAt: Date;
 }
 
 /** The fields a `PATCH` may change (already validated; `nextRunAt` recomputed when the cadence changes). */
 export type ScheduleChanges = Partial<
-  Pick<ScheduleDoc, "name" | "question" | "sql" | "schedule" | "cron" | "timeZone" | "alert" | "webhook">
+  Pick<
+    ScheduleDoc,
+    "name" | "question" | "sql" | "schedule" | "cron" | "timeZone" | "alert" | "webhook" | "room"
+  >
 > & { paused?: boolean; nextRunAt?: Date };
 
 /** The owner as the store records them. */
@@ -107,6 +113,7 @@ export function scheduleView(id: string, doc: ScheduleDoc): ScheduleView {
     timeZone: doc.timeZone,
     alert: doc.alert,
     webhook: doc.webhook,
+    room: doc.room ?? null,
     paused: doc.paused,
     pausedReason: doc.pausedReason,
     pausedByAdmin: doc.paused && doc.pausedByAdmin === true,

@@ -20,18 +20,23 @@ import { auditAction } from "../access/admin-audit";
 import { runCallerOf } from "../access/caller";
 import { graphFactory, threadStore } from "../runs/runtime";
 import { parse } from "../runs/schemas";
+import type { RoomDelivery } from "../runs/room-delivery";
 
 const ScheduleIdParam = z.uuid({ message: "the schedule id must be a UUID, as POST /schedules answered it" });
 const AdminPatchBody = z.strictObject({ paused: z.boolean({ message: "paused must be true or false" }) });
 /** Most schedules the admin list answers with. */
 const ADMIN_LIST_LIMIT = 500;
 
-export function scheduleRoutes(): Router {
+/**
+ * The routes; `rooms` is how a chat room is checked when a schedule names one (app.ts gives the
+ * chat channel's; without it, a room is refused).
+ */
+export function scheduleRoutes(rooms?: RoomDelivery): Router {
   const r = Router();
-  r.post("/schedules", createSchedule);
+  r.post("/schedules", (req, res) => createSchedule(req, res, rooms));
   r.get("/schedules", listSchedules);
   r.get("/schedules/:id", getSchedule);
-  r.patch("/schedules/:id", patchSchedule);
+  r.patch("/schedules/:id", (req, res) => patchSchedule(req, res, rooms));
   r.delete("/schedules/:id", deleteSchedule);
   r.post("/schedules/:id/run", runNow);
   r.get("/admin/schedules", requireAdmin, listAll);
@@ -70,18 +75,31 @@ async function checkSql(req: Request, sql: string, threadId: string): Promise<vo
   }
 }
 
+/**
+ * 400 `bad_request:schedule` unless the caller's answers may go to `room`: the chat app is on, their
+ * chat account is linked, and they are in the room (an answer is theirs to share, in rooms they are
+ * in). Fails closed: no way to check means no room.
+ */
+async function checkRoom(uid: string, room: string, rooms: RoomDelivery | undefined): Promise<void> {
+  const problem = rooms
+    ? await rooms.check(uid, room)
+    : "chat rooms cannot be delivered to here: leave room out, or deliver through a webhook";
+  if (problem) throw new QuarryError("bad_request:schedule", `room: ${problem}`);
+}
+
 async function nextRun(schedule: Schedule, after = new Date()): Promise<Date> {
   const { nextRunAt } = await import("./next-run.js");
   return nextRunAt(schedule, after);
 }
 
-async function createSchedule(req: Request, res: Response): Promise<void> {
+async function createSchedule(req: Request, res: Response, rooms?: RoomDelivery): Promise<void> {
   const caller = runCallerOf(req);
   const body = parse(bodies().create, req.body ?? {}, "body");
   checkInterval(body.schedule);
   // The conversation it came from must be the caller's (404 otherwise, like every thread route).
   await (await threadStore()).get(body.threadId, caller.uid);
   await checkSql(req, body.sql, body.threadId);
+  if (body.room) await checkRoom(caller.uid, body.room, rooms);
   const store = await scheduleStore();
   const email = req.caller?.email ?? null;
   const { id, doc } = await store.create(
@@ -95,6 +113,7 @@ async function createSchedule(req: Request, res: Response): Promise<void> {
       cron: toCron(body.schedule),
       alert: body.alert ?? null,
       webhook: body.webhook ?? null,
+      room: body.room ?? null,
       nextRunAt: await nextRun(body.schedule),
     },
     config().schedules.maxPerPerson,
@@ -114,7 +133,7 @@ async function getSchedule(req: Request, res: Response): Promise<void> {
   res.json(scheduleView(id, await (await scheduleStore()).get(id, uid)));
 }
 
-async function patchSchedule(req: Request, res: Response): Promise<void> {
+async function patchSchedule(req: Request, res: Response, rooms?: RoomDelivery): Promise<void> {
   const { uid } = runCallerOf(req);
   const id = parse(ScheduleIdParam, req.params.id, "path");
   const body = parse(bodies().patch, req.body ?? {}, "body");
@@ -125,6 +144,8 @@ async function patchSchedule(req: Request, res: Response): Promise<void> {
   if (body.question !== undefined) changes.question = body.question;
   if (body.alert !== undefined) changes.alert = body.alert;
   if (body.webhook !== undefined) changes.webhook = body.webhook;
+  if (body.room) await checkRoom(uid, body.room, rooms);
+  if (body.room !== undefined) changes.room = body.room;
   if (body.sql !== undefined) {
     await checkSql(req, body.sql, current.threadId);
     changes.sql = body.sql;

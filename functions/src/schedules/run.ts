@@ -7,7 +7,7 @@
  * event log, audit). Its planner runs the saved SQL without a model call (agent/nodes/planner.ts),
  * so a run costs one query and the generator's short answer. Then the alert is evaluated on the
  * rows, the outcome recorded on the schedule (MAX_CONSECUTIVE_FAILURES in a row pause it), and the owner told
- * (notification, webhook, mail).
+ * (notification, webhook, mail), and the answer posted to the schedule's chat room as the app.
  */
 import { randomUUID } from "node:crypto";
 import * as logger from "firebase-functions/logger";
@@ -21,7 +21,7 @@ import { startRun } from "../runs/start";
 import { checkRun } from "../runs/check";
 import { NO_OUTPUT } from "../runs/output";
 import type { TurnResult } from "../agent/state";
-import type { Row } from "../contract/events";
+import type { RoomAnswer, RoomDelivery } from "../runs/room-delivery";
 import { evaluate, type AlertOutcome } from "./alerts";
 import { mail, notify, postWebhook, type RunNews } from "./delivery";
 import type { ScheduledTask } from "./queue";
@@ -47,6 +47,8 @@ export interface ScheduledRunOptions {
   account?: (uid: string) => Promise<Account | AccountGone>;
   /** The access gate's decision, past its cache (default: access/gate.ts). */
   access?: (who: { uid: string; email?: string; emailVerified: boolean }) => Promise<Access>;
+  /** How an answer reaches the schedule's chat room (index.ts gives the chat channel's). */
+  rooms?: RoomDelivery;
 }
 
 /** Runs a claimed schedule once; a task whose claim was taken already (or paused since) does nothing. */
@@ -84,7 +86,7 @@ export async function runScheduled(
   }
   const runId = randomUUID();
   const ran = await execute(doc, id, owner, runId);
-  return finish(store, { ...doc, ownerEmail: owner.email }, id, { ...ran, runId });
+  return finish(store, { ...doc, ownerEmail: owner.email }, id, { ...ran, runId }, opts.rooms);
 }
 
 /** The schedule's owner as they stand now: their account's email and what the access gate decides. */
@@ -126,15 +128,17 @@ async function ownerNow(
 interface Ran {
   outcome: LastRun["outcome"];
   error?: string;
-  rows?: Row[];
+  result?: NonNullable<RoomAnswer["result"]>;
   answer?: string;
+  questionId?: string;
 }
 
 /** The run itself, on the schedule's conversation; a refusal before it started is a skip or a failure. */
 async function execute(doc: ScheduleDoc, id: string, owner: Owner, runId: string): Promise<Ran> {
+  const questionId = randomUUID();
   const checked = checkRun({
     assistant_id: ASSISTANT_ID,
-    input: { messages: [{ type: "human", content: doc.question }] },
+    input: { messages: [{ type: "human", content: doc.question, id: questionId }] },
   });
   try {
     await ensureScheduleThread(doc, id);
@@ -159,7 +163,7 @@ async function execute(doc: ScheduleDoc, id: string, owner: Owner, runId: string
       };
     if (query.artifact.kind !== "query")
       return { outcome: "failed", error: "the saved query gave no result" };
-    return { outcome: "ok", rows: query.artifact.result.rows, answer: finalAnswer };
+    return { outcome: "ok", result: query.artifact.result, answer: finalAnswer, questionId };
   } catch (err) {
     const quarry = err instanceof QuarryError ? err : undefined;
     const message = err instanceof QuarryError ? err.message : "the run could not start";
@@ -202,9 +206,12 @@ async function finish(
   doc: ScheduleDoc,
   id: string,
   ran: Ran & { runId: string },
+  rooms: RoomDelivery | undefined,
 ): Promise<ScheduledRunReport> {
   const alert: AlertOutcome | undefined =
-    ran.outcome === "ok" && doc.alert ? evaluate(doc.alert, ran.rows ?? [], doc.lastRun?.figure) : undefined;
+    ran.outcome === "ok" && doc.alert
+      ? evaluate(doc.alert, ran.result?.rows ?? [], doc.lastRun?.figure)
+      : undefined;
   const summary = ran.error ?? alert?.summary ?? firstProseLine(ran.answer ?? "");
   const fired = alert?.fired === true;
   const recorded = await store.recordRun(id, {
@@ -240,18 +247,13 @@ async function finish(
     );
     await mail(news).catch((err: unknown) => logger.error("mail not queued", { id, err: String(err) }));
   }
-  // The webhook hears fired alerts, or every answer of a schedule without an alert.
-  if (doc.webhook && ran.outcome === "ok" && (fired || !doc.alert)) {
-    const problem = await postWebhook(doc.webhook, {
-      name: doc.name,
-      threadId: doc.scheduleThreadId,
-      ...(ran.answer ? { answer: ran.answer } : {}),
-      ...(fired && alert ? { alert: alert.summary } : {}),
-    });
+  // The webhook and the room hear fired alerts, or every answer of a schedule without an alert.
+  if (ran.outcome === "ok" && (fired || !doc.alert) && (doc.webhook || doc.room)) {
+    const problems = await deliver(doc, id, ran, fired && alert ? alert.summary : undefined, rooms);
     // The schedule may have been deleted meanwhile: nothing left to show the failure on.
     await store
-      .recordDelivery(id, problem ?? null)
-      .catch((err: unknown) => logger.warn("webhook delivery not recorded", { id, err: String(err) }));
+      .recordDelivery(id, problems.length ? problems.join("; and ") : null)
+      .catch((err: unknown) => logger.warn("delivery not recorded", { id, err: String(err) }));
   }
   return {
     outcome: ran.outcome,
@@ -261,6 +263,48 @@ async function finish(
     paused,
     runId: ran.runId,
   };
+}
+
+/** Posts to the webhook and to the room; what went wrong, in words (each names where). */
+async function deliver(
+  doc: ScheduleDoc,
+  id: string,
+  ran: Ran & { runId: string },
+  alert: string | undefined,
+  rooms: RoomDelivery | undefined,
+): Promise<string[]> {
+  const problems: string[] = [];
+  if (doc.webhook) {
+    const problem = await postWebhook(doc.webhook, {
+      name: doc.name,
+      threadId: doc.scheduleThreadId,
+      ...(ran.answer ? { answer: ran.answer } : {}),
+      ...(alert ? { alert } : {}),
+    });
+    if (problem) problems.push(problem);
+  }
+  if (doc.room) {
+    const answer: RoomAnswer = {
+      uid: doc.owner,
+      scheduleId: id,
+      name: doc.name,
+      threadId: doc.scheduleThreadId,
+      questionId: ran.questionId ?? "",
+      runId: ran.runId,
+      answer: ran.answer ?? "",
+      ...(ran.result ? { result: ran.result } : {}),
+      sql: doc.sql,
+      ...(alert ? { alert } : {}),
+    };
+    const problem = rooms
+      ? await rooms.post(doc.room, answer).catch((err: unknown) => {
+          logger.error("room delivery failed", { id, err: String(err) });
+          return "the chat room could not be reached: the answer was not posted there";
+        })
+      : "chat rooms cannot be delivered to here";
+    if (problem) problems.push(`${doc.room}: ${problem}`);
+  }
+  return problems;
 }
 
 function pauseNote(): string {

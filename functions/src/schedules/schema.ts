@@ -5,6 +5,7 @@
  */
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
+import { CHAT_ROOM, CHAT_ROOM_FORMAT } from "../contract/chat";
 import { MAX_QUESTION_CHARS } from "../contract/limits";
 import { ThreadIdParam } from "../runs/schemas";
 import { MAX_SQL_CHARS } from "../tools/policy";
@@ -113,6 +114,11 @@ function webhook(options: ScheduleSchemaOptions) {
     });
 }
 
+const room = z
+  .string({ message: `room must be a chat room's name: ${CHAT_ROOM_FORMAT}` })
+  .trim()
+  .regex(CHAT_ROOM, `room must be a chat room's name: ${CHAT_ROOM_FORMAT}`);
+
 const question = z
   .string({ message: "question must be the question as text" })
   .trim()
@@ -136,7 +142,7 @@ const name = z
 
 /**
  * The schedule bodies. `PATCH` replaces what it names (a new `schedule` replaces the whole
- * schedule); `alert: null` and `webhook: null` remove them; `paused` pauses or resumes.
+ * schedule); `alert: null`, `webhook: null` and `room: null` remove them; `paused` pauses or resumes.
  */
 export function scheduleBodies(options: ScheduleSchemaOptions = {}) {
   const create = z.strictObject({
@@ -146,6 +152,7 @@ export function scheduleBodies(options: ScheduleSchemaOptions = {}) {
     schedule: ScheduleSpec,
     alert: AlertConditionSpec.optional(),
     webhook: webhook(options).optional(),
+    room: room.optional(),
     name: name.optional(),
   });
   const patch = z
@@ -155,11 +162,13 @@ export function scheduleBodies(options: ScheduleSchemaOptions = {}) {
       schedule: ScheduleSpec.optional(),
       alert: AlertConditionSpec.nullable().optional(),
       webhook: webhook(options).nullable().optional(),
+      room: room.nullable().optional(),
       name: name.optional(),
       paused: z.boolean({ message: "paused must be true or false" }).optional(),
     })
     .refine((body) => Object.keys(body).length > 0, {
-      message: "send at least one field to change (question, sql, schedule, alert, webhook, name or paused)",
+      message:
+        "send at least one field to change (question, sql, schedule, alert, webhook, room, name or paused)",
     });
   return { create, patch };
 }

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
-import { call } from "../../support/api-client";
+import { call, sdkClient } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
 import { seedAccess, until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
@@ -408,5 +408,176 @@ describe("Slack: a room an admin bound to a group", () => {
         (m) => !!m.scope?.datasets.includes("finance"),
       );
     }
+  });
+
+  it("a member scoped away from a dataset gets it as not found in a DM, exactly as in the page, audited as slack", async () => {
+    const carol = await signUp(authUrl);
+    await seedAccess(db, { [GROUP]: ["shop"] }, [[carol, "member", [GROUP]]]);
+    try {
+      await until(
+        () => me(carol),
+        (m) => JSON.stringify(m.scope?.datasets) === JSON.stringify(["shop"]),
+      );
+      const user = await linked(carol);
+      const question = "Average pay by level [sql:salaries]";
+      const asked = messageEvent(user, question);
+      await send(asked);
+      const [answer] = await answers(asked.event.ts, 1);
+      expect(blocksOf(answer).some((b) => b.type === "table")).toBe(false);
+      const viaSlack = /\/t\/([\w-]+)$/.exec(openUrl(answer)!)![1];
+      // The same question asked in the page, by the same member.
+      const page = sdkClient(api, carol);
+      const thread = await page.threads.create();
+      await page.runs.wait(thread.thread_id, "quarry", {
+        input: { messages: [{ type: "human", content: question }] },
+      });
+      type Tool = { type: string; content: string; artifact: { category?: string } };
+      const toolOf = async (threadId: string) =>
+        ((await page.threads.getState(threadId)).values as { messages: Tool[] }).messages.find(
+          (m) => m.type === "tool",
+        )!;
+      const [inSlack, inPage] = [await toolOf(viaSlack), await toolOf(thread.thread_id)];
+      expect(inSlack.artifact.category).toBe("not_found");
+      expect(inSlack.content).toBe(inPage.content);
+      expect(inSlack.content).not.toMatch(/grade|scope/i);
+      const audit = await db.collection("audit").where("uid", "==", carol.uid).get();
+      const refused = audit.docs.map((d) => d.data()).filter((e) => e.outcome === "refused");
+      // One refusal through Slack, one through the page (which names no channel).
+      expect(refused.map((e) => String(e.via?.channel ?? "page")).sort()).toEqual(["page", "slack"]);
+    } finally {
+      await db.collection("groups").doc(GROUP).delete();
+      await db.collection("members").doc(carol.email).delete();
+      await until(
+        () => me(alice),
+        (m) => !!m.scope?.datasets.includes("finance"),
+      );
+    }
+  });
+});
+
+describe("Slack: a schedule that posts to a channel", () => {
+  const CHANNEL = "C0SCHEDULE";
+  const ROOM = `slack:${SLACK_TEST.team}:${CHANNEL}`;
+  const members = (list: string[]) =>
+    fetch(`${process.env.QUARRY_TEST_SLACK_URL}/_test/channels/${CHANNEL}`, {
+      method: "PUT",
+      body: JSON.stringify({ members: list }),
+    });
+  const BY_CHANNEL = "SELECT channel, COUNT(*) AS orders FROM shop.orders GROUP BY channel ORDER BY channel";
+  const create = async (who: TestUser, room: string, sql = "SELECT COUNT(*) AS orders FROM shop.orders") =>
+    call(api, "/schedules", {
+      method: "POST",
+      token: who.idToken,
+      body: {
+        threadId: (await sdkClient(api, who).threads.create()).thread_id,
+        question: "How many orders were placed in total?",
+        sql,
+        schedule: { kind: "daily", time: "09:00", timeZone: "Europe/Berlin" },
+        room,
+        name: `Orders ${Date.now()}`,
+      },
+    });
+
+  it("is refused until its owner is linked and in the channel with the app", async () => {
+    const dave = await signUp(authUrl);
+    const unlinked = await create(dave, ROOM);
+    expect(unlinked.status).toBe(400);
+    expect(unlinked.json.message).toMatch(/link your Slack account first/);
+    const user = await linked(dave);
+    const appAbsent = await create(dave, `slack:${SLACK_TEST.team}:C0NOAPP`);
+    expect(appAbsent.status).toBe(400);
+    expect(appAbsent.json.message).toMatch(/invite it there/);
+    await members(["U0SOMEONE", "U0ELSE", SLACK_TEST.botUser]);
+    const notIn = await create(dave, ROOM);
+    expect(notIn.json.message).toMatch(/you are not in that channel/);
+    // Three pages of members (the stand-in answers two at a time): the owner is on the last.
+    await members(["U0SOMEONE", "U0ELSE", SLACK_TEST.botUser, "U0MORE", user]);
+    expect((await create(dave, ROOM)).status).toBe(201);
+    const badRoom = await create(dave, "slack:#general");
+    expect(badRoom.status).toBe(400);
+    expect(badRoom.json.message).toMatch(/room must be a chat room's name/);
+  });
+
+  it("posts each answer as the app; the owner's follow-up in that thread continues the schedule's conversation", async () => {
+    const user = await linked(alice);
+    await members([SLACK_TEST.botUser, user]);
+    const made = await create(alice, ROOM, BY_CHANNEL);
+    expect(made.status).toBe(201);
+    const schedule = made.json as { id: string; name: string; scheduleThreadId: string; room: string };
+    expect(schedule.room).toBe(ROOM);
+    const ran = await call(api, `/schedules/${schedule.id}/run`, { method: "POST", token: alice.idToken });
+    expect(ran.status).toBe(202);
+    let posted: SlackCall | undefined;
+    await expect
+      .poll(
+        async () =>
+          (posted = (await slackCalls("chat.postMessage")).find(
+            (c) => c.args.channel === CHANNEL && String(c.args.text).includes(schedule.name),
+          )),
+        { timeout: 60_000 },
+      )
+      .toBeDefined();
+    expect(posted!.args.thread_ts).toBeUndefined();
+    const table = blocksOf(posted!).find((b) => b.type === "table") as unknown as {
+      rows: { text: string }[][];
+    };
+    expect(table.rows[0].map((c) => c.text)).toEqual(["channel", "orders"]);
+    expect(table.rows.length).toBe(4);
+    expect(openUrl(posted!)).toMatch(new RegExp(`/t/${schedule.scheduleThreadId}$`));
+    // Its chart, in the thread the answer starts.
+    let completed: SlackCall | undefined;
+    await expect
+      .poll(async () => (completed = (await inThread("files.completeUploadExternal", posted!.ts!))[0]), {
+        timeout: 30_000,
+      })
+      .toBeDefined();
+    const [file] = completed!.args.files as { id: string }[];
+    expect(readPng(await slackUpload(file.id)).width).toBe(1280);
+    const sched = await db.collection("schedules").doc(schedule.id).get();
+    expect(sched.get("deliveryError")).toBeNull();
+
+    const followUp = messageEvent(user, `<@${SLACK_TEST.botUser}> And how many customers are there?`, {
+      type: "app_mention",
+      channel: CHANNEL,
+      channelType: "channel",
+      threadTs: posted!.ts,
+    });
+    expect((await send(followUp)).status).toBe(200);
+    // In a room the answer is the asker's (with Share to thread), on the schedule's conversation.
+    let reply: SlackCall | undefined;
+    await expect
+      .poll(
+        async () =>
+          (reply = (await inThread("chat.postEphemeral", posted!.ts!)).find((c) =>
+            buttonValue(c, "quarry_share"),
+          )),
+        { timeout: 45_000 },
+      )
+      .toBeDefined();
+    expect(openUrl(reply!)).toBe(openUrl(posted!));
+    const state = await sdkClient(api, alice).threads.getState(schedule.scheduleThreadId);
+    const asked = (state.values as { messages: { type: string; content: unknown }[] }).messages
+      .filter((m) => m.type === "human")
+      .map((m) => m.content);
+    expect(asked).toEqual(["How many orders were placed in total?", "And how many customers are there?"]);
+  });
+
+  it("an owner who left the channel gets no post, and the schedule says why", async () => {
+    const erin = await signUp(authUrl);
+    const user = await linked(erin);
+    await members([SLACK_TEST.botUser, user]);
+    const made = await create(erin, ROOM);
+    expect(made.status).toBe(201);
+    const { id, name } = made.json as { id: string; name: string };
+    await members([SLACK_TEST.botUser]);
+    await call(api, `/schedules/${id}/run`, { method: "POST", token: erin.idToken });
+    await expect
+      .poll(async () => (await db.collection("schedules").doc(id).get()).get("deliveryError")?.message, {
+        timeout: 60_000,
+      })
+      .toMatch(/you are not in that channel/);
+    expect((await slackCalls("chat.postMessage")).filter((c) => String(c.args.text).includes(name))).toEqual(
+      [],
+    );
   });
 });

@@ -108,6 +108,12 @@ export function ScheduleDialog({ source, initial, save, onClose, onOpenSchedules
               type="url"
               placeholder="https://chat.googleapis.com/… or https://hooks.slack.com/…"
             />
+            <TextField
+              {...fields}
+              field="room"
+              label="Post as the Quarry app to a chat room (optional)"
+              placeholder="slack:T0123:C0456 or google_chat:spaces/AAAA…"
+            />
             {error && (
               <p className="error" role="alert">
                 {error}

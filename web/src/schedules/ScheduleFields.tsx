@@ -55,7 +55,7 @@ function Field(p: {
 /** A text box bound to one field of the form. */
 export function TextField(
   p: FieldsProps & {
-    field: "name" | "time" | "value" | "percent" | "webhook" | "timeZone" | "column";
+    field: "name" | "time" | "value" | "percent" | "webhook" | "room" | "timeZone" | "column";
     label: string;
   } & {
     type?: string;

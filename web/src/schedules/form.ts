@@ -41,6 +41,8 @@ export interface ScheduleForm {
   direction: "down" | "up" | "either";
   percent: string;
   webhook: string;
+  /** A chat room the Quarry app posts each answer to (`slack:<team>:<channel>` or `google_chat:spaces/<id>`). */
+  room: string;
 }
 
 /** Where the question comes from: the answer being scheduled. */
@@ -75,6 +77,7 @@ export function defaultForm(source: ScheduleSource, timeZone: string): ScheduleF
     direction: "down",
     percent: "20",
     webhook: "",
+    room: "",
   };
 }
 
@@ -173,6 +176,7 @@ export function formOfSchedule(s: ScheduleView): ScheduleForm {
     cadence: c.kind,
     time: c.time,
     webhook: s.webhook ?? "",
+    room: s.room ?? "",
   };
   if (c.kind === "weekly") form.days = [...c.days];
   if (c.kind === "monthly") form.monthDay = String(c.day);
@@ -196,13 +200,14 @@ export function formOfSchedule(s: ScheduleView): ScheduleForm {
   return form;
 }
 
-/** The `PATCH /schedules/:id` body for a changed form: everything it shows (no alert or webhook: removed). */
+/** The `PATCH /schedules/:id` body for a changed form: everything it shows (no alert, webhook or room: removed). */
 export function scheduleChanges(form: ScheduleForm): PatchScheduleBody {
   const name = form.name.trim();
   return {
     schedule: cadenceOf(form),
     alert: alertOf(form) ?? null,
     webhook: form.webhook.trim() || null,
+    room: form.room.trim() || null,
     ...(name ? { name } : {}),
   };
 }
@@ -212,6 +217,7 @@ export function scheduleBody(form: ScheduleForm, source: ScheduleSource): NewSch
   const alert = alertOf(form);
   const name = form.name.trim();
   const webhook = form.webhook.trim();
+  const room = form.room.trim();
   return {
     threadId: source.threadId,
     question: source.question,
@@ -219,6 +225,7 @@ export function scheduleBody(form: ScheduleForm, source: ScheduleSource): NewSch
     schedule: cadenceOf(form),
     ...(alert ? { alert } : {}),
     ...(webhook ? { webhook } : {}),
+    ...(room ? { room } : {}),
     ...(name ? { name } : {}),
   };
 }

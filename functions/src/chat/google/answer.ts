@@ -32,7 +32,10 @@ async function post(q: GoogleChatQuestion, body: Record<string, unknown>, forRoo
 }
 
 /** The answer's chart as a signed image URL, or undefined (no chart, or it could not be drawn: logged). */
-async function chartImage(result: Parameters<typeof chartPng>[0], uid: string): Promise<string | undefined> {
+export async function chartImage(
+  result: Parameters<typeof chartPng>[0],
+  uid: string,
+): Promise<string | undefined> {
   try {
     const png = await chartPng(result);
     return png ? await chartUrl(png, uid) : undefined;

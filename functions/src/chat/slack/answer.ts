@@ -130,7 +130,7 @@ async function postAnswer(
       text,
       blocks: blocks as never,
     });
-    if (out.result) await uploadChart(slack, q, out.result);
+    if (out.result) await uploadChart(slack, { channel: q.channel, threadTs: q.threadTs }, out.result);
     return;
   }
   // A room: the record keeps the message Share to thread posts (its buttons carry the same id).
@@ -145,7 +145,11 @@ async function postAnswer(
  * The answer's chart as a PNG in the thread (files.uploadV2: Slack's external upload). A chart that
  * cannot be drawn or uploaded is logged: the answer and its table are already there.
  */
-async function uploadChart(slack: WebClient, q: SlackQuestion, result: Parameters<typeof chartPng>[0]) {
+export async function uploadChart(
+  slack: WebClient,
+  q: { channel: string; threadTs: string },
+  result: Parameters<typeof chartPng>[0],
+): Promise<void> {
   try {
     const png = await chartPng(result);
     if (!png) return;
