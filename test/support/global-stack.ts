@@ -1,7 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { freePort } from "../../scripts/stack.mjs";
 import { apiScript } from "./api-script";
-import { INTEGRATION_ACCESS_ENV, warmBlockingFunctions } from "./auth-emulator";
+import { INTEGRATION_ACCESS_ENV, MEMBER_DOMAIN, warmBlockingFunctions } from "./auth-emulator";
 import { startFaultProxy } from "./fault-proxy";
 import { provideStack } from "./global-helpers";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
@@ -66,6 +66,8 @@ export default async function setup(project: TestProject) {
         QUARRY_GOOGLE_CHAT_AUDIENCE: GOOGLE_CHAT_AUDIENCE,
         QUARRY_GOOGLE_CHAT_CERTS_URL: `${googleChat.url}/certs`,
         QUARRY_GOOGLE_CHAT_API_URL: `${googleChat.url}/`,
+        // The member domain's verified accounts are linked by the email Chat gives (google-chat.int.ts).
+        QUARRY_GOOGLE_CHAT_TRUSTED_DOMAINS: MEMBER_DOMAIN,
         VERTEX_AI_EMULATOR_HOST: standin.host,
         NODE_EXTRA_CA_CERTS: standin.certFile,
       },

@@ -21,6 +21,8 @@ const KID = "test-chat-key-1";
 
 export interface ChatApiCall {
   parent: string;
+  /** The thread the message went to, as the API answered (a new one's name when the body named none). */
+  thread: string;
   query: Record<string, string>;
   body: Record<string, unknown>;
   authorization?: string;
@@ -76,17 +78,19 @@ export async function startGoogleChatStandin() {
       const create = /^\/v1\/(spaces\/[^/]+)\/messages$/.exec(url.pathname);
       if (req.method === "POST" && create) {
         const body = JSON.parse(raw || "{}") as Record<string, unknown>;
+        const thread = body.thread as { name?: string } | undefined;
+        const threadName = thread?.name ?? `${create[1]}/threads/${randomUUID()}`;
         calls.push({
           parent: create[1],
+          thread: threadName,
           query: Object.fromEntries(url.searchParams),
           body,
           ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
         });
-        const thread = body.thread as { name?: string } | undefined;
         return send(200, {
           name: `${create[1]}/messages/${randomUUID()}`,
           ...body,
-          thread: { ...thread, name: thread?.name ?? `${create[1]}/threads/${randomUUID()}` },
+          thread: { ...thread, name: threadName },
         });
       }
       send(404, { error: { code: 404, message: `no ${req.method} ${url.pathname}`, status: "NOT_FOUND" } });

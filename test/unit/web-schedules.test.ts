@@ -210,6 +210,7 @@ describe("changing a saved schedule", () => {
           schedule: { kind: "weekly", days: ["mon", "thu"], time: "07:30", timeZone: "Asia/Tokyo" },
           alert: { kind: "threshold", column: "orders", op: "<", value: 1250.5, row: "all" },
           webhook: "https://chat.googleapis.com/v1/spaces/x/messages?key=k",
+          room: "slack:T0123:C0456",
         },
         {
           cadence: "weekly",
@@ -243,7 +244,13 @@ describe("changing a saved schedule", () => {
       expect(f).toMatchObject({ name: "Orders", ...expected });
       expect(formProblems(f, sourceOfSchedule(v).columns)).toEqual([]);
       const body = scheduleChanges(f);
-      expect(body).toEqual({ name: "Orders", schedule: v.schedule, alert: v.alert, webhook: v.webhook });
+      expect(body).toEqual({
+        name: "Orders",
+        schedule: v.schedule,
+        alert: v.alert,
+        webhook: v.webhook,
+        room: v.room,
+      });
       expect(patchSays(body).success, JSON.stringify(patchSays(body))).toBe(true);
     }
   });
@@ -253,8 +260,8 @@ describe("changing a saved schedule", () => {
       alert: { kind: "rows", when: "any" },
       webhook: "https://hooks.slack.com/services/x",
     });
-    const cleared = scheduleChanges({ ...formOfSchedule(v), alert: "none", webhook: " " });
-    expect(cleared).toMatchObject({ alert: null, webhook: null });
+    const cleared = scheduleChanges({ ...formOfSchedule(v), alert: "none", webhook: " ", room: "" });
+    expect(cleared).toMatchObject({ alert: null, webhook: null, room: null });
     expect(patchSays(cleared).success).toBe(true);
     const typed = { ...formOfSchedule(v), alert: "change" as const, column: "revenue", percent: "10" };
     expect(formProblems(typed, sourceOfSchedule(v).columns)).toEqual([]);

@@ -28,6 +28,8 @@ export interface ChatLink {
   email: string | null;
   emailVerified: boolean;
   platform: "slack" | "google_chat";
+  /** How it was made without a connect link: Google Chat's verified Workspace email. */
+  trusted?: "workspace_email";
 }
 
 /** What an answer's buttons need: whose thread, which turn, its SQL and the run. */

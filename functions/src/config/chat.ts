@@ -4,7 +4,7 @@
  * unless `QUARRY_SLACK=true`; turned on without its secrets, the Slack routes refuse every request
  * with a message naming what to set (fail closed).
  */
-import { docsOf, flag, int, text, textOr, type Env } from "./define";
+import { docsOf, flag, int, list, text, textOr, type Env } from "./define";
 
 export interface ChatConfig {
   slack: {
@@ -24,6 +24,11 @@ export interface ChatConfig {
     certsUrl: string;
     /** The Chat API's root URL (a stand-in's in tests). */
     apiUrl: string;
+    /**
+     * Workspace domains whose people Chat names by a verified email are linked by it, without a
+     * connect link (QUARRY_GOOGLE_CHAT_TRUSTED_DOMAINS), lower case; empty: everyone links.
+     */
+    trustedDomains: string[];
     /** Why the Google Chat app cannot serve, naming what to set. */
     problem?: string;
   };
@@ -82,6 +87,12 @@ const CHAT_SETTINGS = {
     description:
       "The Google Chat API's root URL (tests point it at a loopback stand-in; the emulator then sends it a fixed token).",
   }),
+  googleTrustedDomains: list("QUARRY_GOOGLE_CHAT_TRUSTED_DOMAINS", {
+    concern,
+    defaultText: "none: everyone links through a connect link",
+    description:
+      "Google Workspace domains whose people are linked by the email Google Chat gives for them, without a connect link: a message from `someone@<domain>` is linked to the Quarry account with that **verified** email (an account whose email is not verified, or none, still gets the connect link). Set it only to your own Workspace domains.",
+  }),
   linkKey: text("QUARRY_CHAT_LINK_KEY", {
     concern,
     description:
@@ -126,6 +137,7 @@ function readGoogle(env: Env, linkKey: string | undefined): ChatConfig["google"]
     ...(audience ? { audience } : {}),
     certsUrl: s.googleCertsUrl.read(env) ?? (audience?.startsWith("https://") ? GOOGLE_CERTS : CHAT_CERTS),
     apiUrl: s.googleApiUrl.read(env),
+    trustedDomains: s.googleTrustedDomains.read(env).map((d) => d.toLowerCase()),
     ...(missing.length
       ? {
           problem: `The Google Chat app is turned on (QUARRY_GOOGLE_CHAT=true) but not configured: set ${missing.join(", ")}.`,

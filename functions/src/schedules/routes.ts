@@ -144,7 +144,8 @@ async function patchSchedule(req: Request, res: Response, rooms?: RoomDelivery):
   if (body.question !== undefined) changes.question = body.question;
   if (body.alert !== undefined) changes.alert = body.alert;
   if (body.webhook !== undefined) changes.webhook = body.webhook;
-  if (body.room) await checkRoom(uid, body.room, rooms);
+  // A room is checked when it changes (each post checks it again).
+  if (body.room && body.room !== current.room) await checkRoom(uid, body.room, rooms);
   if (body.room !== undefined) changes.room = body.room;
   if (body.sql !== undefined) {
     await checkSql(req, body.sql, current.threadId);

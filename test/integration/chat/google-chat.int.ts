@@ -5,9 +5,10 @@
  * function posts the answer to the stand-in's Chat API, whose record the tests read.
  */
 import { randomUUID } from "node:crypto";
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { signUp, type TestUser } from "../../support/auth-emulator";
-import { call } from "../../support/api-client";
+import { Firestore } from "@google-cloud/firestore";
+import { call, sdkClient } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
 import { darkPixels, readPng } from "../../support/png";
 import {
@@ -17,14 +18,25 @@ import {
 } from "../../support/google-chat-standin";
 
 let api: string;
+let authUrl: string;
 let alice: TestUser;
 let standin: string;
+let db: Firestore;
 
 beforeAll(async () => {
   const stack = stackEnv();
   api = stack.urls.api!;
+  authUrl = stack.urls.auth!;
   standin = stack.env[GOOGLE_CHAT_URL_ENV];
-  alice = await signUp(stack.urls.auth!);
+  alice = await signUp(authUrl);
+  db = new Firestore({
+    projectId: stack.env.GCLOUD_PROJECT,
+    host: stack.env.FIRESTORE_EMULATOR_HOST,
+    ssl: false,
+  });
+});
+afterAll(async () => {
+  await db?.terminate();
 });
 
 /** A token as Chat signs it for the app (project-number audience), or with the claims/key given. */
@@ -45,14 +57,14 @@ const space = `spaces/S${randomUUID().slice(0, 8)}`;
 function messageEvent(
   user: string,
   text: string,
-  opts: { thread?: string; space?: string; spaceType?: string } = {},
+  opts: { thread?: string; space?: string; spaceType?: string; email?: string } = {},
 ) {
   const where = opts.space ?? space;
   return {
     type: "MESSAGE",
     eventTime: new Date().toISOString(),
     space: { name: where, spaceType: opts.spaceType ?? "DIRECT_MESSAGE" },
-    user: { name: user, type: "HUMAN", displayName: "Test" },
+    user: { name: user, type: "HUMAN", displayName: "Test", ...(opts.email ? { email: opts.email } : {}) },
     message: {
       name: `${where}/messages/${randomUUID()}`,
       text,
@@ -188,5 +200,113 @@ describe("Google Chat: a member asks", () => {
       .toBe(1);
     const [answer] = (await posted()).filter((c) => c.parent === room);
     expect(answer.body.privateMessageViewer).toEqual({ name: user });
+  });
+});
+
+describe("Google Chat: linking by Workspace email (QUARRY_GOOGLE_CHAT_TRUSTED_DOMAINS)", () => {
+  const linkOf = async (user: string) =>
+    (await db.collection("chatLinks").where("user", "==", `google_chat:${user}`).get()).docs.map((d) =>
+      d.data(),
+    );
+
+  it("a trusted domain's verified account is linked by the email Chat gives, and the question runs", async () => {
+    const bea = await signUp(authUrl);
+    const user = `users/${randomUUID().slice(0, 12)}`;
+    const event = messageEvent(user, "How many orders were placed in total?", {
+      email: bea.email.toUpperCase(),
+    });
+    const res = await send(event, await chatToken());
+    expect(res.json).toEqual({ text: "Working on it…" });
+    expect(await linkOf(user)).toEqual([
+      expect.objectContaining({
+        uid: bea.uid,
+        email: bea.email,
+        trusted: "workspace_email",
+        platform: "google_chat",
+      }),
+    ]);
+    await expect
+      .poll(async () => (await posted()).filter((c) => c.thread === event.message.thread.name).length, {
+        timeout: 45_000,
+      })
+      .toBe(1);
+    const audit = await db.collection("audit").where("uid", "==", bea.uid).get();
+    expect(audit.docs.map((d) => d.data())).toContainEqual(
+      expect.objectContaining({ email: bea.email, via: expect.objectContaining({ channel: "google_chat" }) }),
+    );
+  });
+
+  it("an unverified account, another domain, or no account gets the connect link and nothing is linked", async () => {
+    const unverified = await signUp(authUrl, undefined, { verified: false });
+    const outside = await signUp(authUrl, `chat${Date.now()}@elsewhere.test`);
+    for (const email of [unverified.email, outside.email, `nobody${Date.now()}@example.com`]) {
+      const user = `users/${randomUUID().slice(0, 12)}`;
+      const res = await send(messageEvent(user, "How many orders?", { email }), await chatToken());
+      expect(String(res.json.text), email).toMatch(/Connect your Quarry account/);
+      expect(await linkOf(user)).toEqual([]);
+    }
+  });
+});
+
+describe("Google Chat: a schedule that posts to a space", () => {
+  const SPACE = `spaces/SCHED${randomUUID().slice(0, 6)}`;
+  const ROOM = `google_chat:${SPACE}`;
+  const members = (list: string[]) =>
+    fetch(`${standin}/_test/${SPACE}/members`, { method: "PUT", body: JSON.stringify({ members: list }) });
+
+  it("posts each answer as the app in a new thread; the owner's follow-up there continues its conversation", async () => {
+    const user = await linked(alice);
+    const create = async () =>
+      call(api, "/schedules", {
+        method: "POST",
+        token: alice.idToken,
+        body: {
+          threadId: (await sdkClient(api, alice).threads.create()).thread_id,
+          question: "How many orders were placed in total?",
+          sql: "SELECT COUNT(*) AS orders FROM shop.orders",
+          schedule: { kind: "daily", time: "09:00", timeZone: "Europe/Berlin" },
+          room: ROOM,
+          name: `Orders ${Date.now()}`,
+        },
+      });
+    const notIn = await create();
+    expect(notIn.status).toBe(400);
+    expect(notIn.json.message).toMatch(/not in that space/);
+    await members([user]);
+    const made = await create();
+    expect(made.status).toBe(201);
+    const { id, name, scheduleThreadId } = made.json as {
+      id: string;
+      name: string;
+      scheduleThreadId: string;
+    };
+    expect((await call(api, `/schedules/${id}/run`, { method: "POST", token: alice.idToken })).status).toBe(
+      202,
+    );
+    let post: ChatApiCall | undefined;
+    await expect
+      .poll(async () => (post = (await posted()).find((c) => c.parent === SPACE)), { timeout: 60_000 })
+      .toBeDefined();
+    expect(post!.body.thread).toBeUndefined();
+    expect(post!.body.privateMessageViewer).toBeUndefined();
+    const card = JSON.stringify(post!.body.cardsV2);
+    expect(card).toContain(name);
+    expect(card).toMatch(/orders: \d+/);
+    expect(card).toContain(`/t/${scheduleThreadId}`);
+
+    const followUp = messageEvent(user, "And how many customers are there?", {
+      space: SPACE,
+      spaceType: "SPACE",
+      thread: post!.thread,
+    });
+    expect((await send(followUp, await chatToken())).status).toBe(200);
+    await expect
+      .poll(async () => (await posted()).filter((c) => c.thread === post!.thread).length, { timeout: 45_000 })
+      .toBe(2);
+    const state = await sdkClient(api, alice).threads.getState(scheduleThreadId);
+    const asked = (state.values as { messages: { type: string; content: unknown }[] }).messages
+      .filter((m) => m.type === "human")
+      .map((m) => m.content);
+    expect(asked).toEqual(["How many orders were placed in total?", "And how many customers are there?"]);
   });
 });

@@ -3,7 +3,7 @@
  * message from a person is recorded once by its message name, queued on `chatRun`, and answered at
  * once with a short placeholder in its thread (Chat waits at most 30 s); the answer follows from
  * the task. An unlinked person gets the connect link instead (privately in a space), and nothing
- * runs. Other events (added or removed from a space, a bot's message) are acknowledged, logged
+ * runs — unless their Workspace email may be trusted (trusted.ts), which links them at once. Other events (added or removed from a space, a bot's message) are acknowledged, logged
  * once, nothing stored.
  */
 import type { Request, Response } from "express";
@@ -15,6 +15,7 @@ import { signLinkToken } from "../link-token";
 import { enqueueChatRun } from "../queue";
 import { forgetEvent, linkOf, recordEventOnce } from "../store";
 import { questionOf, userKeyOf, type ChatEvent, type GoogleChatQuestion } from "./question";
+import { trustedLink } from "./trusted";
 import { verifyChatRequest } from "./verify";
 
 /** The connect link, as the synchronous reply (private to the asker in a space). */
@@ -44,7 +45,8 @@ export async function googleChatEvent(req: Request, res: Response): Promise<void
     res.json({});
     return;
   }
-  if (!(await linkOf(userKeyOf(q.user)))) {
+  const key = userKeyOf(q.user);
+  if (!(await linkOf(key)) && !(await trustedLink(event, key))) {
     res.json(connectReply(q));
     return;
   }

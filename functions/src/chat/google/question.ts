@@ -21,7 +21,8 @@ export interface GoogleChatQuestion {
 export interface ChatEvent {
   type?: string;
   space?: { name?: string; type?: string; spaceType?: string };
-  user?: { name?: string; type?: string };
+  /** `email`: the sender's Workspace email, as Chat gives it. */
+  user?: { name?: string; type?: string; email?: string };
   message?: { name?: string; text?: string; argumentText?: string; thread?: { name?: string } };
 }
 
