@@ -12,7 +12,7 @@ import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import type { RoomAnswer, RoomDelivery } from "../runs/room-delivery";
 import { appUrl, threadUrl } from "../runs/page-links";
-import { linkedUsers, newAnswerId, storeAnswer, storeThread } from "./store";
+import { linkedUsers, storeAnswer, storeThread, type ChatAnswer } from "./store";
 
 /** Most members of a Slack channel read while looking for the owner (pages of 1,000). */
 const SLACK_MEMBER_PAGES = 20;
@@ -23,6 +23,15 @@ type Target =
 
 const heading = (a: RoomAnswer) =>
   [`**${a.name}** (scheduled)`, a.alert ? `Alert: ${a.alert}` : "", a.answer].filter(Boolean).join("\n\n");
+
+/** What the answer's buttons act on (chatAnswers). */
+const recordOf = (a: RoomAnswer): ChatAnswer => ({
+  uid: a.uid,
+  threadId: a.threadId,
+  questionId: a.questionId,
+  runId: a.runId,
+  sql: [a.sql],
+});
 
 /** The room and the owner's chat user in it, or why there is none. */
 async function targetOf(uid: string, room: string): Promise<Target | string> {
@@ -105,10 +114,7 @@ async function postToSlack(t: Extract<Target, { platform: "slack" }>, a: RoomAns
     import("./slack/answer.js"),
   ]);
   const slack = await slackClient();
-  const answerId = await storeAnswer(
-    { uid: a.uid, threadId: a.threadId, questionId: a.questionId, runId: a.runId, sql: [a.sql] },
-    newAnswerId(),
-  );
+  const answerId = await storeAnswer(recordOf(a));
   const text = heading(a);
   const blocks = answerBlocks({
     answer: text,
@@ -138,6 +144,7 @@ async function postToGoogle(t: Extract<Target, { platform: "google_chat" }>, a: 
     import("./google/answer.js"),
   ]);
   const url = a.result ? await chartImage(a.result, a.uid) : undefined;
+  const answerId = await storeAnswer(recordOf(a));
   const chat = await googleChatClient();
   const res = await chat.spaces.messages.create({
     parent: t.space,
@@ -147,6 +154,7 @@ async function postToGoogle(t: Extract<Target, { platform: "google_chat" }>, a: 
       sql: [a.sql],
       threadUrl: threadUrl(appUrl(), a.threadId),
       ...(url ? { chartUrl: url } : {}),
+      answerId,
     }),
   });
   const thread = res.data.thread?.name;

@@ -187,6 +187,69 @@ describe("Google Chat: a member asks", () => {
     expect((await fetch(forged)).status).toBe(401);
   });
 
+  it("👍 and 👎 (a dialog asking why) are stored as feedback on that turn; an unlinked clicker is told to connect", async () => {
+    const event = messageEvent(user, "How many orders were placed in total?");
+    await send(event, await chatToken());
+    let card = "";
+    await expect
+      .poll(
+        async () =>
+          (card = JSON.stringify(
+            (await posted()).find((c) => c.thread === event.message.thread.name)?.body.cardsV2 ?? "",
+          )),
+        { timeout: 45_000 },
+      )
+      .toContain("quarry_down");
+    const answerId = /"key":"answer","value":"(\w+)"/.exec(card)![1];
+    const threadId = /\/t\/([\w-]+)"/.exec(card)![1];
+    const click = async (who: string, fn: string, extra: Record<string, unknown> = {}) =>
+      (
+        await send(
+          {
+            type: "CARD_CLICKED",
+            space: { name: space, spaceType: "DIRECT_MESSAGE" },
+            user: { name: who, type: "HUMAN" },
+            common: { invokedFunction: fn, parameters: { answer: answerId } },
+            ...extra,
+          },
+          await chatToken(),
+        )
+      ).json;
+    const feedback = async () =>
+      (await db.collection("feedback").where("threadId", "==", threadId).get()).docs.map((d) => d.data());
+    expect(await click(user, "quarry_up")).toMatchObject({ text: "Thanks: your 👍 is recorded." });
+    expect(await feedback()).toEqual([
+      expect.objectContaining({ uid: alice.uid, score: 1, via: "google_chat" }),
+    ]);
+    const dialog = await click(user, "quarry_down", {
+      isDialogEvent: true,
+      dialogEventType: "REQUEST_DIALOG",
+    });
+    expect(JSON.stringify(dialog)).toContain('"function":"quarry_down_reason"');
+    const sent = await click(user, "quarry_down_reason", {
+      isDialogEvent: true,
+      dialogEventType: "SUBMIT_DIALOG",
+      common: {
+        invokedFunction: "quarry_down_reason",
+        parameters: { answer: answerId },
+        formInputs: { reason: { stringInputs: { value: ["Counts cancelled orders"] } } },
+      },
+    });
+    expect(sent).toMatchObject({ actionResponse: { dialogAction: { actionStatus: { statusCode: "OK" } } } });
+    // Each person's vote replaces their earlier one.
+    expect(await feedback()).toEqual([
+      expect.objectContaining({ uid: alice.uid, score: -1, note: "Counts cancelled orders" }),
+    ]);
+    expect(String((await click("users/stranger", "quarry_up")).text)).toMatch(/Connect your Quarry account/);
+    expect(
+      (
+        await click(user, "quarry_up", {
+          common: { invokedFunction: "quarry_up", parameters: { answer: "x" } },
+        })
+      ).text,
+    ).toMatch(/expired/);
+  });
+
   it("in a space the answer is private to the asker", async () => {
     const room = `spaces/R${randomUUID().slice(0, 8)}`;
     const event = messageEvent(user, "How many orders were placed in total?", {

@@ -12,7 +12,7 @@ import { askInChat, chatCaller } from "../ask";
 import { chartPng } from "../chart-png";
 import { chartUrl } from "../chart-url";
 import { inBoundRoom, roomGroup } from "../rooms";
-import { linkOf } from "../store";
+import { linkOf, storeAnswer } from "../store";
 import { trustLine } from "../trust";
 import { answerMessage } from "./cards";
 import { googleChatClient } from "./client";
@@ -62,6 +62,8 @@ export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<v
     }
     const { out } = turn;
     const url = out.result ? await chartImage(out.result, caller.uid) : undefined;
+    const { threadId, questionId, runId } = turn;
+    const answerId = await storeAnswer({ uid: caller.uid, threadId, questionId, runId, sql: out.sql });
     await post(
       q,
       answerMessage({
@@ -71,6 +73,7 @@ export async function answerGoogleChatQuestion(q: GoogleChatQuestion): Promise<v
         ...(out.computed && turn.status === "answered" ? { trust: trustLine(out.computed) } : {}),
         threadUrl: threadUrl(appUrl(), turn.threadId),
         ...(url ? { chartUrl: url } : {}),
+        answerId,
       }),
       bound !== undefined,
     );

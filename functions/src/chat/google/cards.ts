@@ -1,6 +1,7 @@
 /**
  * An answer as a Google Chat card (cards v2, pure): the written answer, the key rows as text with
- * "N of M rows", how it was computed, the SQL in a collapsed section (Show SQL), and Open in Quarry.
+ * "N of M rows", how it was computed, the SQL in a collapsed section (Show SQL), Open in Quarry, and
+ * 👍 / 👎 (which opens a dialog asking why) when the answer has a record for its buttons.
  */
 import type { ColumnInfo, JsonValue, Row } from "../../contract/events";
 
@@ -16,7 +17,17 @@ export interface CardParts {
   threadUrl: string;
   /** The chart's image URL (signed, expiring), when there is a chart. */
   chartUrl?: string;
+  /** The answer record's id (chat/store.ts): the 👍 / 👎 buttons carry only this. */
+  answerId?: string;
 }
+
+/** The functions the card's buttons invoke (`common.invokedFunction` of a CARD_CLICKED event). */
+export const CARD_ACTIONS = { up: "quarry_up", down: "quarry_down", reason: "quarry_down_reason" } as const;
+
+const action = (fn: string, answerId: string, extra: Record<string, unknown> = {}) => ({
+  action: { function: fn, parameters: [{ key: "answer", value: answerId }] },
+  ...extra,
+});
 
 const cellText = (v: JsonValue | undefined) =>
   v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
@@ -58,7 +69,18 @@ export function answerMessage(parts: CardParts) {
     widgets: [
       {
         buttonList: {
-          buttons: [{ text: "Open in Quarry", onClick: { openLink: { url: parts.threadUrl } } }],
+          buttons: [
+            { text: "Open in Quarry", onClick: { openLink: { url: parts.threadUrl } } },
+            ...(parts.answerId
+              ? [
+                  { text: "👍", onClick: action(CARD_ACTIONS.up, parts.answerId) },
+                  {
+                    text: "👎",
+                    onClick: action(CARD_ACTIONS.down, parts.answerId, { interaction: "OPEN_DIALOG" }),
+                  },
+                ]
+              : []),
+          ],
         },
       },
     ],
@@ -66,5 +88,39 @@ export function answerMessage(parts: CardParts) {
   return {
     text: parts.answer.slice(0, TEXT_CHARS) || "Quarry answered.",
     cardsV2: [{ cardId: "quarry-answer", card: { sections } }],
+  };
+}
+
+/** The dialog 👎 opens: what was wrong, sent with the answer's id. */
+export function reasonDialog(answerId: string) {
+  return {
+    actionResponse: {
+      type: "DIALOG",
+      dialogAction: {
+        dialog: {
+          body: {
+            header: { title: "What was wrong?" },
+            sections: [
+              {
+                widgets: [
+                  {
+                    textInput: {
+                      name: "reason",
+                      label: "Tell the data team what was wrong with this answer",
+                      type: "MULTIPLE_LINE",
+                    },
+                  },
+                  {
+                    buttonList: {
+                      buttons: [{ text: "Send", onClick: action(CARD_ACTIONS.reason, answerId) }],
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    },
   };
 }

@@ -39,6 +39,11 @@ export async function googleChatEvent(req: Request, res: Response): Promise<void
   }
   await verifyChatRequest(req.get("authorization"));
   const event = (req.body ?? {}) as ChatEvent;
+  if (event.type === "CARD_CLICKED") {
+    const { cardClicked } = await import("./clicks.js");
+    res.json(await cardClicked(event));
+    return;
+  }
   const q = questionOf(event);
   if (typeof q === "string") {
     logger.info("google chat event ignored", { why: q });
