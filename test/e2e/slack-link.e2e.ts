@@ -3,7 +3,8 @@
  * Quarry does not know asks in a DM and gets a private connect link (from the Slack Web API
  * stand-in's record); opened in the page, the person signs in with the Auth emulator's form, the
  * page links the account (`POST /chat/link`) and says so; the same Slack user's next question then
- * runs as that member — answered in the Slack thread, in a conversation the member owns.
+ * runs as that member — answered in the Slack thread, in a conversation the member owns. Then an
+ * admin binds a room to a group in the admin section's Chat rooms, and unbinds it.
  */
 import { randomUUID } from "node:crypto";
 import { Firestore } from "@google-cloud/firestore";
@@ -99,5 +100,51 @@ describe("linking a Slack account in the page", () => {
       .toBeDefined();
     const threadId = /\/t\/([\w-]+)"/.exec(JSON.stringify(answer!.blocks))?.[1];
     expect((await db.collection("threads").doc(threadId!).get()).get("owner")).toBe(member.uid);
+  });
+});
+
+describe("chat rooms in the admin section", () => {
+  const GROUP = `e2e-rooms-${randomUUID().slice(0, 6)}`;
+  const ROOM = "slack:T0QUARRY:C0E2EROOM";
+  const bound = () => db.collection("chatRooms").where("room", "==", ROOM).get();
+
+  it("an admin binds a room to a group, sees it listed, and unbinds it; a bad room name is refused in words", async () => {
+    const now = new Date().toISOString();
+    await db
+      .collection("groups")
+      .doc(GROUP)
+      .set({ name: GROUP, datasets: ["shop"], createdBy: "e2e", createdAt: now, updatedAt: now });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await context.newPage();
+      page.on("dialog", (d) => void d.accept());
+      await page.goto(web);
+      await page.getByRole("button", { name: "Continue as test user" }).click();
+      await page.getByRole("link", { name: "Admin" }).click();
+      const section = page.locator("section#chat-rooms");
+      await section.getByText("No room is bound to a group.").waitFor();
+      const form = section.getByRole("form", { name: "Bind a room to a group" });
+      await form.getByLabel("Room").fill("#general");
+      await form.getByLabel("Group").selectOption(GROUP);
+      await form.getByRole("button", { name: "Bind room" }).click();
+      await form
+        .getByRole("alert")
+        .getByText(/A room is written/)
+        .waitFor();
+      expect((await bound()).empty).toBe(true);
+
+      await form.getByLabel("Room").fill(ROOM);
+      await form.getByRole("button", { name: "Bind room" }).click();
+      const row = section.locator(`li[data-room="${ROOM}"]`);
+      await row.getByText(GROUP).waitFor();
+      expect((await bound()).docs.map((d) => d.get("group"))).toEqual([GROUP]);
+
+      await row.getByRole("button", { name: `Unbind ${ROOM}` }).click();
+      await section.getByText("No room is bound to a group.").waitFor();
+      expect((await bound()).empty).toBe(true);
+    } finally {
+      await db.collection("groups").doc(GROUP).delete();
+      for (const d of (await bound()).docs) await d.ref.delete();
+    }
   });
 });

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { Router } from "express";
 import { z } from "zod";
-import { CHAT_ROOM, CHAT_ROOM_FORMAT } from "../contract/chat";
+import { CHAT_ROOM, CHAT_ROOM_FORMAT, type ChatRoomBinding, type ChatRoomsAnswer } from "../contract/chat";
 import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { accessStores, requireAdmin } from "../access/gate";
@@ -60,9 +60,10 @@ export function roomRoutes(): Router {
   r.use(requireAdmin);
   r.get("/rooms", async (_req, res) => {
     const snap = await (await firestore()).collection(ROOMS).orderBy("room").limit(1000).get();
-    res.json({
+    const answer: ChatRoomsAnswer = {
       rooms: snap.docs.map((d) => ({ room: d.get("room") as string, group: d.get("group") as string })),
-    });
+    };
+    res.json(answer);
   });
   r.put("/rooms/:room", async (req, res) => {
     const room = roomParam(String(req.params.room));
@@ -79,7 +80,8 @@ export function roomRoutes(): Router {
       boundAt: new Date().toISOString(),
     });
     await auditAction(req, "chat_room.bind", room, { group });
-    res.json({ room, group });
+    const bound: ChatRoomBinding = { room, group };
+    res.json(bound);
   });
   r.delete("/rooms/:room", async (req, res) => {
     const room = roomParam(String(req.params.room));

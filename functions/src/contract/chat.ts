@@ -9,3 +9,14 @@ export const CHAT_ROOM = /^(slack:[A-Z0-9]{1,20}:[A-Z0-9]{1,20}|google_chat:spac
 
 /** What a room name must look like, in words (for refusals). */
 export const CHAT_ROOM_FORMAT = "`slack:<team id>:<channel id>` or `google_chat:spaces/<space id>`";
+
+/** A room an admin bound to a group (`/admin/chat/rooms`): answers there run under the group's scope. */
+export interface ChatRoomBinding {
+  room: string;
+  group: string;
+}
+
+/** `GET /admin/chat/rooms`. */
+export interface ChatRoomsAnswer {
+  rooms: ChatRoomBinding[];
+}

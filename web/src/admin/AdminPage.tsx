@@ -1,5 +1,5 @@
 /**
- * The admin section (`/admin`): members, groups, usage, the audit log, proposals, imported definitions and schedules, each a section
+ * The admin section (`/admin`): members, groups, usage, the audit log, proposals, imported definitions, schedules and chat rooms, each a section
  * of its own; a change in members or groups reloads both (a member's groups show in each). The API refuses non-admins anyway; a member who comes here by URL is told it is for admins.
  */
 import { useMemo, useReducer } from "react";
@@ -13,6 +13,7 @@ import { AuditSection } from "./Audit";
 import { ProposalsSection } from "./Proposals";
 import { ImportsSection } from "./Imports";
 import { SchedulesSection } from "./Schedules";
+import { ChatRoomsSection } from "./ChatRooms";
 
 interface Props {
   apiUrl: string;
@@ -45,6 +46,7 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
         <a href="#proposals">Proposals</a>
         <a href="#imports">Imported definitions</a>
         <a href="#schedules">Schedules</a>
+        <a href="#chat-rooms">Chat rooms</a>
       </nav>
       {/* Each section on its own: one that cannot render leaves the others working. */}
       <PartBoundary label="Members">
@@ -67,6 +69,9 @@ export function AdminPage({ apiUrl, auth, isAdmin }: Props) {
       </PartBoundary>
       <PartBoundary label="Schedules">
         <SchedulesSection api={api} />
+      </PartBoundary>
+      <PartBoundary label="Chat rooms">
+        <ChatRoomsSection api={api} version={version} />
       </PartBoundary>
     </main>
   );

@@ -1,6 +1,6 @@
 /**
  * The admin API (`/admin/*`, admins only) as the admin section uses it: members, groups, usage,
- * the audit log, proposals, imported definitions and schedules. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
+ * the audit log, proposals, imported definitions, schedules and chat rooms bound to groups. The shapes are the shared contract's (`@quarry/functions/contract`, admin.ts),
  * the same types the routes answer with.
  */
 import type { Auth } from "firebase/auth";
@@ -18,6 +18,8 @@ import type {
   QuotaLimits,
   Role,
   SchedulesAnswer,
+  ChatRoomBinding,
+  ChatRoomsAnswer,
   ScheduleView,
   UsageAnswer,
   View,
@@ -61,6 +63,10 @@ export function adminApi(apiUrl: string, auth: Auth) {
       call<ContextImportView>(`/admin/context/imports/${enc(id)}/apply`, "POST", review),
     dismissImport: (id: string) => call<void>(`/admin/context/imports/${enc(id)}/pending`, "DELETE"),
     schedules: () => call<SchedulesAnswer>("/admin/schedules"),
+    chatRooms: () => call<ChatRoomsAnswer>("/admin/chat/rooms"),
+    bindRoom: (room: string, group: string) =>
+      call<ChatRoomBinding>(`/admin/chat/rooms/${enc(room)}`, "PUT", { group }),
+    unbindRoom: (room: string) => call<void>(`/admin/chat/rooms/${enc(room)}`, "DELETE"),
     pauseSchedule: (id: string, paused: boolean) =>
       call<ScheduleView>(`/admin/schedules/${enc(id)}`, "PATCH", { paused }),
   };
