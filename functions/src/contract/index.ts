@@ -9,6 +9,7 @@ export * from "./chart";
 export * from "./errors";
 export * from "./events";
 export * from "./follow-ups";
+export * from "./investigations";
 export * from "./limits";
 export * from "./protocol";
 export * from "./schedules";

@@ -150,7 +150,12 @@ export async function startRun(
     leaseMs,
     modes,
     input: message
-      ? { type: "human", content: message.content, id: messageId! }
+      ? {
+          type: "human",
+          content: message.content,
+          id: messageId!,
+          ...(body.input?.investigate ? { investigate: true } : {}),
+        }
       : rerunOrAnswer(rerun, resume),
     checkpointId,
     cancelOnDisconnect: cancelsOnDisconnect(body),
