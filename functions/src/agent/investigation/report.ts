@@ -50,7 +50,7 @@ export function finish(
 
 /** One sentence per step that ran, citing its cells; no causal words (none is claimed). */
 function sentence(plan: InvestigationPlan, step: PlanStep, o: StepOutcome): string {
-  const m = plan.metric.name;
+  const m = plan.metric.name.charAt(0).toUpperCase() + plan.metric.name.slice(1);
   const s = `s${step.id}`;
   const seg = (r: number) =>
     step.kind === "breakdown" || step.kind === "contribution"
@@ -66,7 +66,7 @@ function sentence(plan: InvestigationPlan, step: PlanStep, o: StepOutcome): stri
         (o.rows && o.rows.length > 1 ? ` Next: ${seg(2)}, {{${s}.r2.change}}.` : "")
       );
     case "breakdown":
-      return `The largest segment was ${seg(1)} with {{${s}.r1.value}} ({{${s}.r1.share}} of ${m}).`;
+      return `The largest segment was ${seg(1)} with {{${s}.r1.value}} ({{${s}.r1.share}} of ${plan.metric.name}).`;
     case "trend": {
       const last = o.rows?.length ?? 1;
       return `${m} by ${step.grain}: {{${s}.r1.value}} in {{${s}.r1.period}}, {{${s}.r${last}.value}} in {{${s}.r${last}.period}}.`;

@@ -6,7 +6,7 @@
  * Quarry writes the report itself from the results. The report is the turn's answer (Markdown,
  * with the report on the message's `response_metadata.quarry_investigation`).
  */
-import { AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { AIMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { InvestigationReport, StepOutcome } from "../../contract/investigations";
 import { ZERO_USAGE } from "../../contract/events";
@@ -17,6 +17,7 @@ import { checkReport, type DraftReport } from "../investigation/check";
 import { finish, notDoneOf, quarryReport } from "../investigation/report";
 import { WRITE_REPORT, callArgs, writeReportTool } from "../investigation/tools";
 import { callModel } from "../model-call";
+import { currentTurn } from "../prompt-inputs/history";
 import { usageOfModelCall } from "../prompt-inputs/usage";
 import { REPORT_ERRORS_BLOCK, REPORT_WRITER_PROMPT, fill } from "../prompts";
 import { addUsage, type InvestigationState, type QuarryStateType, type QuarryUpdate } from "../state";
@@ -50,7 +51,7 @@ export function makeInvestigateReport(deps: AgentDeps) {
       }
       const reply = await callModel(deps, config, {
         node: "investigate_report",
-        messages: writerMessages(inv, shown, refusals),
+        messages: [...writerMessages(inv, shown, refusals), ...currentTurn(state.messages)],
         tools: [writeReportTool],
       });
       const delta = usageOfModelCall(reply);
@@ -102,7 +103,7 @@ function writerMessages(inv: InvestigationState, outcomes: StepOutcome[], errors
       : "",
     errors: errors.length ? fill(REPORT_ERRORS_BLOCK, { errors: errors.map((e) => `- ${e}`).join("\n") }) : "",
   });
-  return [new SystemMessage(system), new HumanMessage(plan.question)];
+  return [new SystemMessage(system)];
 }
 
 /** The writer's arguments as a draft, or undefined when their shape is wrong. */
