@@ -7,7 +7,7 @@ type S = Pick<QuarryStateType, "messages" | "refusal" | "verdict" | "investigate
 
 /** A refused input skips the model entirely; an investigation starts with its plan. */
 export function routeAfterIngress(
-  state: Pick<S, "refusal" | "investigate">,
+  state: Pick<S, "refusal"> & Partial<Pick<S, "investigate">>,
 ): "planner" | "investigate_plan" | "summarizer" {
   if (state.refusal) return "summarizer";
   return state.investigate ? "investigate_plan" : "planner";

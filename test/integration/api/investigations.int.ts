@@ -1,0 +1,147 @@
+/**
+ * An investigation through the functions emulator and the official SDK client, on the planted
+ * cause (`retail.sales`): `input.investigate` starts it, the plan comes back as the thread's
+ * interrupt, the person's edit goes back as `command.resume` in a background run (the task queue,
+ * durable like any run), the steps report progress, each step is audited, the report's figures are
+ * the steps' cells, the report is the conversation's answer, and a follow-up question sees it.
+ */
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { deleteApp, initializeApp, type App } from "firebase-admin/app";
+import { getFirestore } from "firebase-admin/firestore";
+import type { Client } from "@langchain/langgraph-sdk";
+import type {
+  InvestigationReport,
+  PlanReview,
+} from "../../../functions/src/contract/investigations";
+import { signUp, type TestUser } from "../../support/auth-emulator";
+import { call, sdkClient } from "../../support/api-client";
+import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
+import { stackEnv } from "../../support/stack-env";
+import { PLANTED } from "../../support/investigation-script";
+
+let api: string;
+let alice: TestUser;
+let client: Client;
+let holds: Holds;
+let admin: App;
+
+beforeAll(async () => {
+  const stack = stackEnv();
+  api = stack.urls.api!;
+  alice = await signUp(stack.urls.auth!);
+  client = sdkClient(api, alice);
+  holds = holdClient(stack.env[HOLD_URL_ENV]);
+  admin = initializeApp({ projectId: stack.env.GCLOUD_PROJECT }, `investigations-${Date.now()}`);
+});
+
+afterAll(async () => {
+  if (admin) await deleteApp(admin);
+});
+
+type Ev = { id?: string; event: string; data: unknown };
+type Custom = { type: string; [k: string]: unknown };
+
+async function collect(stream: AsyncIterable<Ev>): Promise<Ev[]> {
+  const out: Ev[] = [];
+  for await (const ev of stream) out.push(ev);
+  return out;
+}
+
+const customs = (events: Ev[]) =>
+  events.filter((e) => e.event === "custom").map((e) => e.data as Custom);
+
+describe("an investigation through the API", () => {
+  it("shows the plan, runs the edited plan in the background, and reports the planted cause from its cells", async () => {
+    const thread = await client.threads.create();
+    const marker = `inv-${crypto.randomUUID().slice(0, 8)}`;
+    const question = `Why did revenue fall in March 2025? [investigation:good] ${marker}`;
+    const first = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: { messages: [{ type: "human", content: question }], investigate: true },
+        streamMode: ["values", "custom"],
+      }) as AsyncIterable<Ev>,
+    );
+    expect(first.some((e) => e.event === "error")).toBe(false);
+    const last = first.filter((e) => e.event === "values").at(-1)?.data as {
+      __interrupt__?: { value: PlanReview }[];
+    };
+    const review = last.__interrupt__![0].value;
+    expect(review).toMatchObject({ kind: "investigation_plan", parallel: 3, budget: { maxSteps: 8 } });
+    expect(review.plan.steps.map((s) => s.id)).toEqual([1, 2, 3, 4]);
+    expect(customs(first).some((c) => c.type === "investigation_step")).toBe(false);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+
+    // The person drops step 3 and runs the rest as a background run.
+    const run = await client.runs.create(thread.thread_id, "quarry", { command: { resume: "drop 3" } });
+    const values = (await client.runs.join(thread.thread_id, run.run_id)) as {
+      messages: { type: string; content: string; response_metadata?: { quarry_investigation?: InvestigationReport } }[];
+    };
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    const events = await collect(
+      client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["custom"] }) as AsyncIterable<Ev>,
+    );
+    const progress = customs(events).filter((c) => c.type === "investigation_step");
+    expect(progress.map((c) => `${c.id}:${c.status}`).sort()).toEqual([
+      "1:done",
+      "1:running",
+      "2:done",
+      "2:running",
+      "4:done",
+      "4:running",
+    ]);
+    const results = customs(events).filter((c) => c.type === "result");
+    expect(results.map((r) => r.ref).sort()).toEqual(progress.filter((p) => p.status === "done").map((p) => p.ref).sort());
+
+    // The report is the turn's answer, kept with the conversation.
+    const answer = values.messages.at(-1)!;
+    const report = answer.response_metadata!.quarry_investigation!;
+    expect(answer.content).toBe(report.markdown);
+    expect(customs(events).find((c) => c.type === "investigation_report")?.report).toEqual(report);
+    expect(report.writtenBy).toBe("model");
+
+    // The planted segment is the contribution step's first row, and the report's figures are cells.
+    const contribution = results.find((r) => r.ref === progress.find((p) => p.id === 2)!.ref)!;
+    const top = (contribution.rows as Record<string, unknown>[])[0];
+    expect({ region: top.region, channel: top.channel }).toEqual(PLANTED);
+    const compare = (results.find((r) => r.ref === progress.find((p) => p.id === 1)!.ref)!.rows as {
+      base_value: number;
+      current_value: number;
+    }[])[0];
+    const money = (n: unknown) => Number(n).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    expect(report.sections[0].text).toBe(
+      `Revenue went from ${money(compare.base_value)} in February to ${money(compare.current_value)} in March.`,
+    );
+    expect(report.sections[1].text).toContain(`driven by marketplace in south: ${money(top.change)}`);
+
+    // Every step went through the gate and is on the audit log.
+    const audit = await getFirestore(admin)
+      .collection("audit")
+      .where("threadId", "==", thread.thread_id)
+      .where("kind", "==", "query")
+      .get();
+    const sqls = audit.docs.map((d) => String(d.data().sql));
+    expect(sqls).toHaveLength(3);
+    expect(sqls.every((s) => s.includes("retail.sales"))).toBe(true);
+
+    // A follow-up continues from the report: the planner is shown it.
+    await client.runs.wait(thread.thread_id, "quarry", {
+      input: { messages: [{ type: "human", content: `How many orders were there? ${marker}-follow` }] },
+    });
+    const prompts = await holds.prompts(`${marker}-follow`);
+    expect(prompts.some((p) => p.includes("Why revenue fell in March"))).toBe(true);
+  });
+
+  it("refuses an investigate flag that is not a boolean, saying what to send", async () => {
+    const thread = await client.threads.create();
+    const res = await call(api, `/threads/${thread.thread_id}/runs/stream`, {
+      token: alice.idToken,
+      method: "POST",
+      body: {
+        assistant_id: "quarry",
+        input: { messages: [{ type: "human", content: "Why?" }], investigate: "yes" },
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.json)).toContain("input.investigate must be true or false");
+  });
+});
