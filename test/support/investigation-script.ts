@@ -73,7 +73,10 @@ const GOOD_REPORT = {
 const BAD_REPORTS: Record<string, typeof GOOD_REPORT> = {
   typed: {
     ...GOOD_REPORT,
-    sections: [{ ...GOOD_REPORT.sections[0], text: "Revenue fell by 38,614.01 in March." }, GOOD_REPORT.sections[1]],
+    sections: [
+      { ...GOOD_REPORT.sections[0], text: "Revenue fell by 38,614.01 in March." },
+      GOOD_REPORT.sections[1],
+    ],
   },
   "missing-step": {
     ...GOOD_REPORT,
@@ -92,7 +95,7 @@ BAD_REPORTS["typed-once"] = BAD_REPORTS.typed;
 const VARIANT = /\[investigation:([\w-]+)\]/;
 
 /** The variant a question names ("good" when it names none). */
-export function variantOf(req: ScriptRequest): string {
+function variantOf(req: ScriptRequest): string {
   return VARIANT.exec(questionOf(req))?.[1] ?? "good";
 }
 
@@ -111,7 +114,10 @@ export function investigationReply(req: ScriptRequest): ScriptReply | undefined 
   if (req.role === "reporter") {
     const bad = BAD_REPORTS[variant];
     const report = bad && !(variant === "typed-once" && retried) ? bad : GOOD_REPORT;
-    return { toolCalls: [{ name: "write_report", args: report as unknown as Record<string, unknown> }], usage };
+    return {
+      toolCalls: [{ name: "write_report", args: report as unknown as Record<string, unknown> }],
+      usage,
+    };
   }
   return undefined;
 }

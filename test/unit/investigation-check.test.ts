@@ -21,12 +21,28 @@ const outcomes: StepOutcome[] = [
   {
     id: 2,
     status: "done",
-    columns: ["region", "channel", "base_value", "current_value", "change", "share_of_change"].map((name) => ({
-      name,
-    })),
+    columns: ["region", "channel", "base_value", "current_value", "change", "share_of_change"].map(
+      (name) => ({
+        name,
+      }),
+    ),
     rows: [
-      { region: "south", channel: "marketplace", base_value: 400, current_value: 50, change: -350, share_of_change: 1.1667 },
-      { region: "north", channel: "web", base_value: 600, current_value: 650, change: 50, share_of_change: -0.1667 },
+      {
+        region: "south",
+        channel: "marketplace",
+        base_value: 400,
+        current_value: 50,
+        change: -350,
+        share_of_change: 1.1667,
+      },
+      {
+        region: "north",
+        channel: "web",
+        base_value: 600,
+        current_value: 650,
+        change: 50,
+        share_of_change: -0.1667,
+      },
     ],
   },
   { id: 3, status: "skipped", reason: "not started: the investigation's time budget (60 s) ran out" },
@@ -108,12 +124,17 @@ describe("citations", () => {
 
 describe("the report checker", () => {
   it("passes a report whose figures are all cited and whose cause rests on the contribution step", () => {
-    const text = "The fall is driven by {{s2.r1.channel}} in {{s2.r1.region}}: {{s2.r1.change}} of {{s1.r1.change}}.";
+    const text =
+      "The fall is driven by {{s2.r1.channel}} in {{s2.r1.region}}: {{s2.r1.change}} of {{s1.r1.change}}.";
     expect(checkReport(draft(text, [2]), plan, outcomes)).toEqual([]);
   });
 
   it("refuses a typed number, but not a year of the plan's periods nor a step number", () => {
-    const errors = checkReport(draft("Revenue fell by 300 (30%) in March 2025, step 1 shows.", [1]), plan, outcomes);
+    const errors = checkReport(
+      draft("Revenue fell by 300 (30%) in March 2025, step 1 shows.", [1]),
+      plan,
+      outcomes,
+    );
     expect(errors).toEqual([
       'section 1 ("Finding"): the number "300" is typed, not cited from a result; replace it with the cell it comes from, {{s<step>.r<row>.<column>}}',
       'section 1 ("Finding"): the number "30%" is typed, not cited from a result; replace it with the cell it comes from, {{s<step>.r<row>.<column>}}',
@@ -136,7 +157,9 @@ describe("the report checker", () => {
     expect(checkReport(draft("Revenue fell.", []), plan, outcomes)).toEqual([
       'section 1 ("Finding") rests on no step: list the steps it uses and cite their cells',
     ]);
-    expect(checkReport(draft("It fell {{s1.r1.change}} due to fewer shoppers.", [1]), plan, outcomes)).toEqual([
+    expect(
+      checkReport(draft("It fell {{s1.r1.change}} due to fewer shoppers.", [1]), plan, outcomes),
+    ).toEqual([
       'section 1 ("Finding") claims a cause ("due to") without a contribution or breakdown step behind it: cite such a step\'s cells, or state the change without a cause',
     ]);
     const summary = draft("{{s2.r1.change}}", [2], "Revenue fell because of the south.");

@@ -10,11 +10,7 @@ import type { Phase, Usage } from "./events";
 import { ZERO_USAGE } from "../contract/events";
 import type { OUTPUT_CHANNELS } from "../contract/protocol";
 import type { ToolArtifact } from "../tools/types";
-import type {
-  InvestigationPlan,
-  InvestigationReport,
-  StepOutcome,
-} from "../contract/investigations";
+import type { InvestigationPlan, InvestigationReport, StepOutcome } from "../contract/investigations";
 
 /** A turn's investigation (docs/investigations.md): its plan, the person's review, the steps, the report. */
 export interface InvestigationState {

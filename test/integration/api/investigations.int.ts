@@ -9,10 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
 import { getFirestore } from "firebase-admin/firestore";
 import type { Client } from "@langchain/langgraph-sdk";
-import type {
-  InvestigationReport,
-  PlanReview,
-} from "../../../functions/src/contract/investigations";
+import type { InvestigationReport, PlanReview } from "../../../functions/src/contract/investigations";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
@@ -47,8 +44,7 @@ async function collect(stream: AsyncIterable<Ev>): Promise<Ev[]> {
   return out;
 }
 
-const customs = (events: Ev[]) =>
-  events.filter((e) => e.event === "custom").map((e) => e.data as Custom);
+const customs = (events: Ev[]) => events.filter((e) => e.event === "custom").map((e) => e.data as Custom);
 
 describe("an investigation through the API", () => {
   it("shows the plan, runs the edited plan in the background, and reports the planted cause from its cells", async () => {
@@ -74,7 +70,11 @@ describe("an investigation through the API", () => {
     // The person drops step 3 and runs the rest as a background run.
     const run = await client.runs.create(thread.thread_id, "quarry", { command: { resume: "drop 3" } });
     const values = (await client.runs.join(thread.thread_id, run.run_id)) as {
-      messages: { type: string; content: string; response_metadata?: { quarry_investigation?: InvestigationReport } }[];
+      messages: {
+        type: string;
+        content: string;
+        response_metadata?: { quarry_investigation?: InvestigationReport };
+      }[];
     };
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
     const events = await collect(
@@ -90,7 +90,12 @@ describe("an investigation through the API", () => {
       "4:running",
     ]);
     const results = customs(events).filter((c) => c.type === "result");
-    expect(results.map((r) => r.ref).sort()).toEqual(progress.filter((p) => p.status === "done").map((p) => p.ref).sort());
+    expect(results.map((r) => r.ref).sort()).toEqual(
+      progress
+        .filter((p) => p.status === "done")
+        .map((p) => p.ref)
+        .sort(),
+    );
 
     // The report is the turn's answer, kept with the conversation.
     const answer = values.messages.at(-1)!;
@@ -103,11 +108,14 @@ describe("an investigation through the API", () => {
     const contribution = results.find((r) => r.ref === progress.find((p) => p.id === 2)!.ref)!;
     const top = (contribution.rows as Record<string, unknown>[])[0];
     expect({ region: top.region, channel: top.channel }).toEqual(PLANTED);
-    const compare = (results.find((r) => r.ref === progress.find((p) => p.id === 1)!.ref)!.rows as {
-      base_value: number;
-      current_value: number;
-    }[])[0];
-    const money = (n: unknown) => Number(n).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    const compare = (
+      results.find((r) => r.ref === progress.find((p) => p.id === 1)!.ref)!.rows as {
+        base_value: number;
+        current_value: number;
+      }[]
+    )[0];
+    const money = (n: unknown) =>
+      Number(n).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     expect(report.sections[0].text).toBe(
       `Revenue went from ${money(compare.base_value)} in February to ${money(compare.current_value)} in March.`,
     );

@@ -122,7 +122,12 @@ describe("an investigation on the planted cause", () => {
 
     const run = await answer(h, "inv-main", "drop 3");
     const steps = run.custom.filter((e) => e.type === "investigation_step");
-    expect(steps.filter((e) => e.status === "done").map((e) => e.id).sort()).toEqual([1, 2, 4]);
+    expect(
+      steps
+        .filter((e) => e.status === "done")
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([1, 2, 4]);
     expect(steps.some((e) => e.id === 3)).toBe(false);
     expect(run.custom.filter((e) => e.type === "result")).toHaveLength(3);
 
@@ -188,7 +193,9 @@ describe("an investigation on the planted cause", () => {
     expect(report!.notDone.map((n) => n.id)).toEqual([2, 3, 4]);
     expect(report!.notDone[0].reason).toMatch(/time budget \(60 s\) ran out/);
     expect(report!.markdown).toMatch(/Partial report:\*\* 3 of 4 planned steps were not done/);
-    expect(run.custom.filter((e) => e.type === "investigation_step" && e.status === "skipped")).toHaveLength(3);
+    expect(run.custom.filter((e) => e.type === "investigation_step" && e.status === "skipped")).toHaveLength(
+      3,
+    );
     // The writer's report leans on step 2, which did not run: refused, so Quarry wrote it.
     expect(report!.writtenBy).toBe("quarry");
   });
@@ -248,7 +255,9 @@ describe("plans Quarry refuses", () => {
     expect(h.model.callsBy("investigator")).toHaveLength(2);
     expect(h.model.callsBy("investigator")[1].request.system).toMatch(/steps\.0\.kind: kind must be one of/);
     const { state } = await stateOf(h, "inv-bad");
-    expect(String(state.values.finalAnswer)).toMatch(/could not make an investigation plan.*nothing was run/s);
+    expect(String(state.values.finalAnswer)).toMatch(
+      /could not make an investigation plan.*nothing was run/s,
+    );
   });
 
   it("asks again when the person's edit cannot be applied, then runs the corrected answer", async () => {

@@ -35,14 +35,16 @@ export function numeric(v: unknown): number | undefined {
   return undefined;
 }
 
-const isRatio = (column: string) => /(_pct|^share|_share|share_of_change)$/.test(column) || column === "share";
+const isRatio = (column: string) =>
+  /(_pct|^share|_share|share_of_change)$/.test(column) || column === "share";
 
 /** How a cell reads in the report: ratios as percentages, money and counts with separators. */
 export function formatCell(column: string, value: unknown): string {
   if (value === null || value === undefined) return "n/a";
   const n = numeric(value);
   if (n === undefined) return String(value);
-  if (isRatio(column)) return `${(n * 100).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })}%`;
+  if (isRatio(column))
+    return `${(n * 100).toLocaleString("en-US", { maximumFractionDigits: 1, minimumFractionDigits: 1 })}%`;
   const whole = Number.isInteger(n);
   return n.toLocaleString("en-US", whole ? {} : { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }
@@ -57,10 +59,16 @@ export function lookup(outcomes: StepOutcome[], c: Citation): CellLookup {
     return { ok: false, error: `${c.raw} cites step ${c.step}, which has no result (${step.status})` };
   const row = step.rows[c.row - 1];
   if (c.row < 1 || !row)
-    return { ok: false, error: `${c.raw} cites row ${c.row} of step ${c.step}, which has ${step.rows.length} rows` };
+    return {
+      ok: false,
+      error: `${c.raw} cites row ${c.row} of step ${c.step}, which has ${step.rows.length} rows`,
+    };
   if (!step.columns.some((col) => col.name === c.column)) {
     const names = step.columns.map((col) => col.name).join(", ");
-    return { ok: false, error: `${c.raw}: step ${c.step} has no column "${c.column}" (its columns: ${names})` };
+    return {
+      ok: false,
+      error: `${c.raw}: step ${c.step} has no column "${c.column}" (its columns: ${names})`,
+    };
   }
   return { ok: true, value: row[c.column] };
 }

@@ -4,11 +4,7 @@
  * rests a finding on no step, claims a cause without a contribution or breakdown step behind it,
  * or cites segment changes that do not add up to the total they are parts of.
  */
-import {
-  DRIVER_KINDS,
-  type InvestigationPlan,
-  type StepOutcome,
-} from "../../contract/investigations";
+import { DRIVER_KINDS, type InvestigationPlan, type StepOutcome } from "../../contract/investigations";
 import { citationsIn, formatCell, lookup, numeric, type Citation } from "./cells";
 
 /** The writer's draft (its tool call's arguments, validated for shape elsewhere). */
@@ -19,7 +15,7 @@ export interface DraftReport {
 }
 
 /** Words that claim a cause. */
-export const CAUSAL =
+const CAUSAL =
   /\b(because|due to|driven by|drove|drives|caused by|causes?d?|owing to|as a result of|led to|leads to|explained by|resulted in|thanks to|attributable to)\b/i;
 
 const NUMBER = /(?<![A-Za-z_\d.])-?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z_\d])/g;
@@ -56,7 +52,9 @@ function checkText(
   const errors: string[] = [];
   const { citations, malformed } = citationsIn(t.text);
   for (const m of malformed)
-    errors.push(`${t.where}: "${m}" is not a citation; write {{s<step>.r<row>.<column>}}, e.g. {{s1.r1.change}}`);
+    errors.push(
+      `${t.where}: "${m}" is not a citation; write {{s<step>.r<row>.<column>}}, e.g. {{s1.r1.change}}`,
+    );
   const allowed = new Set(periodNumbers);
   for (const c of citations) {
     const cell = lookup(outcomes, c);
@@ -78,7 +76,8 @@ function checkText(
   for (const id of t.steps) {
     const o = outcomes.find((x) => x.id === id);
     if (!o) errors.push(`${t.where} rests on step ${id}, which is not in the plan`);
-    else if (o.status !== "done") errors.push(`${t.where} rests on step ${id}, which has no result (${o.status})`);
+    else if (o.status !== "done")
+      errors.push(`${t.where} rests on step ${id}, which has no result (${o.status})`);
   }
   if (t.finding && rests.size === 0)
     errors.push(`${t.where} rests on no step: list the steps it uses and cite their cells`);

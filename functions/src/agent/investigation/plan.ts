@@ -108,7 +108,8 @@ export type PlanDecision =
 
 export function decide(plan: InvestigationPlan, answer: string, maxSteps: number): PlanDecision {
   const text = answer.trim();
-  if (!text || /^(run|yes|ok|go|run it|run as is)\.?$/i.test(text)) return { action: "run", plan, edited: [] };
+  if (!text || /^(run|yes|ok|go|run it|run as is)\.?$/i.test(text))
+    return { action: "run", plan, edited: [] };
   if (/^(cancel|stop|no)\.?$/i.test(text)) return { action: "cancel" };
   const drop = /^drop\s+(?:steps?\s+)?([\d,\s]+|and)+$/i.exec(text);
   if (drop) return dropSteps(plan, (text.match(/\d+/g) ?? []).map(Number));

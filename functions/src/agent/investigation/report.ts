@@ -91,7 +91,11 @@ export function quarryReport(
       : "No step of the plan produced a result.",
     sections: done.map((s) => ({
       heading: s.title,
-      text: sentence(plan, s, outcomes.find((o) => o.id === s.id)!),
+      text: sentence(
+        plan,
+        s,
+        outcomes.find((o) => o.id === s.id)!,
+      ),
       steps: [s.id],
     })),
   };
@@ -111,7 +115,7 @@ function table(o: StepOutcome): string {
 }
 
 /** The report as Markdown: title, summary, findings with their tables, what was not done. */
-export function toMarkdown(
+function toMarkdown(
   report: Omit<InvestigationReport, "markdown">,
   plan: InvestigationPlan,
   outcomes: StepOutcome[],
@@ -132,7 +136,10 @@ export function toMarkdown(
     }
   }
   if (report.notDone.length) {
-    parts.push("## Not done", report.notDone.map((n) => `- Step ${n.id}, ${n.title}: ${n.reason}`).join("\n"));
+    parts.push(
+      "## Not done",
+      report.notDone.map((n) => `- Step ${n.id}, ${n.title}: ${n.reason}`).join("\n"),
+    );
   }
   if (report.writtenBy === "quarry" && report.refusals?.length) {
     parts.push(`*Why Quarry wrote this report itself:* ${report.refusals.join("; ")}.`);

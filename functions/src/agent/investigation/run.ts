@@ -23,10 +23,7 @@ export interface RunStepsOptions {
 export async function runSteps(steps: PlanStep[], o: RunStepsOptions): Promise<StepOutcome[]> {
   const deadline = o.now() + o.seconds * 1000;
   const late = new AbortController();
-  const timer = setTimeout(
-    () => late.abort(new Error("time budget")),
-    Math.max(deadline - o.now(), 0),
-  );
+  const timer = setTimeout(() => late.abort(new Error("time budget")), Math.max(deadline - o.now(), 0));
   const outcomes = new Map<number, StepOutcome>();
   let next = 0;
   const timeUp = () => late.signal.aborted || o.now() >= deadline;

@@ -8,14 +8,6 @@ import type { InvestigationPlan, Period, PlanStep } from "../../contract/investi
 
 export type Dialect = "duckdb" | "bigquery";
 
-/** The columns each kind's result has (besides its dimensions / period column). */
-export const STEP_COLUMNS = {
-  compare: ["base_value", "current_value", "change", "change_pct"],
-  breakdown: ["value", "share"],
-  contribution: ["base_value", "current_value", "change", "share_of_change"],
-  trend: ["period", "value"],
-} as const;
-
 function table(name: string, dialect: Dialect): string {
   return dialect === "bigquery" ? `\`${name}\`` : name;
 }

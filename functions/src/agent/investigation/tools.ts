@@ -9,7 +9,9 @@ import { z } from "zod";
 export const SUBMIT_PLAN = "submit_plan";
 export const WRITE_REPORT = "write_report";
 
-const period = z.object({ from: z.string(), to: z.string() }).describe('{"from": "YYYY-MM-DD", "to": exclusive}');
+const period = z
+  .object({ from: z.string(), to: z.string() })
+  .describe('{"from": "YYYY-MM-DD", "to": exclusive}');
 
 const PlanArgs = z.object({
   question: z.string(),

@@ -44,7 +44,11 @@ export function makeInvestigatePlan(deps: AgentDeps) {
       });
       const reply = await callModel(deps, config, {
         node: "investigate_plan",
-        messages: [new SystemMessage(system), ...priorConversation(state.messages), ...currentTurn(state.messages)],
+        messages: [
+          new SystemMessage(system),
+          ...priorConversation(state.messages),
+          ...currentTurn(state.messages),
+        ],
         tools: [submitPlanTool],
       });
       calls++;

@@ -41,7 +41,11 @@ export function makeInvestigateReport(deps: AgentDeps) {
     let refusals: string[] = [];
     let report: InvestigationReport | undefined;
     if (!shown.some((o) => o.status === "done")) refusals = ["no step of the plan produced a result"];
-    for (let attempt = 1; attempt <= WRITER_ATTEMPTS && !report && shown.some((o) => o.status === "done"); attempt++) {
+    for (
+      let attempt = 1;
+      attempt <= WRITER_ATTEMPTS && !report && shown.some((o) => o.status === "done");
+      attempt++
+    ) {
       if (spent() >= budget) {
         refusals = [
           ...refusals,
@@ -85,9 +89,11 @@ function writerMessages(inv: InvestigationState, outcomes: StepOutcome[], errors
     .map((step) => {
       const o = outcomes.find((x) => x.id === step.id);
       const head = `Step ${step.id} (${step.kind}): ${step.title}`;
-      if (o?.status !== "done" || !o.rows || !o.columns) return `${head}\n  no result: ${o?.reason ?? "not run"}`;
+      if (o?.status !== "done" || !o.rows || !o.columns)
+        return `${head}\n  no result: ${o?.reason ?? "not run"}`;
       const rows = o.rows.map(
-        (r, i) => `  r${i + 1}: ${o.columns!.map((c) => `${c.name}=${JSON.stringify(r[c.name])}`).join(", ")}`,
+        (r, i) =>
+          `  r${i + 1}: ${o.columns!.map((c) => `${c.name}=${JSON.stringify(r[c.name])}`).join(", ")}`,
       );
       return `${head}\n  columns: ${o.columns.map((c) => c.name).join(", ")}\n${rows.join("\n")}`;
     })
@@ -101,7 +107,9 @@ function writerMessages(inv: InvestigationState, outcomes: StepOutcome[], errors
     notDone: notDone.length
       ? `Not done (say so in the report): ${notDone.map((n) => `step ${n.id} (${n.reason})`).join("; ")}\n`
       : "",
-    errors: errors.length ? fill(REPORT_ERRORS_BLOCK, { errors: errors.map((e) => `- ${e}`).join("\n") }) : "",
+    errors: errors.length
+      ? fill(REPORT_ERRORS_BLOCK, { errors: errors.map((e) => `- ${e}`).join("\n") })
+      : "",
   });
   return [new SystemMessage(system)];
 }
@@ -111,9 +119,7 @@ function draftOf(args: unknown): DraftReport | undefined {
   const a = args as Partial<DraftReport> | undefined;
   if (!a || typeof a.title !== "string" || typeof a.summary !== "string" || !Array.isArray(a.sections))
     return undefined;
-  const sections = a.sections.filter(
-    (s) => s && typeof s.heading === "string" && typeof s.text === "string",
-  );
+  const sections = a.sections.filter((s) => s && typeof s.heading === "string" && typeof s.text === "string");
   return {
     title: a.title,
     summary: a.summary,

@@ -14,7 +14,7 @@ import { decide } from "../investigation/plan";
 import { answerOf } from "./clarify";
 import type { QuarryStateType, QuarryUpdate } from "../state";
 
-export const HOW_TO_ANSWER =
+const HOW_TO_ANSWER =
   'Answer "run" to run the plan as is, "drop 2, 4" to drop steps, {"plan": {…}} with an edited plan, or "cancel".';
 
 export function makeInvestigateReview(deps: AgentDeps) {

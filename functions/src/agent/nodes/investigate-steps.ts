@@ -15,7 +15,7 @@ import type { QuarryStateType, QuarryUpdate } from "../state";
 import { emitOutcome, runOne } from "./executor";
 
 /** The step's tool call id: the `ref` of its result, and (hashed) its BigQuery job id. */
-export function stepCallId(runId: string, id: number): string {
+function stepCallId(runId: string, id: number): string {
   return `inv-${runId || "local"}-s${id}`;
 }
 
@@ -54,7 +54,8 @@ export function makeInvestigateSteps(deps: AgentDeps) {
         started++;
         emit(config, stepEvent(runId, s, "running"));
       },
-      onEnd: (s, o) => emit(config, { ...stepEvent(runId, s, o.status), ...(o.reason ? { reason: o.reason } : {}) }),
+      onEnd: (s, o) =>
+        emit(config, { ...stepEvent(runId, s, o.status), ...(o.reason ? { reason: o.reason } : {}) }),
     });
     const delta = { toolCalls: started, bytesBilled: spent };
     emitUsage(config, state, delta);
