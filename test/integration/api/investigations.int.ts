@@ -131,12 +131,34 @@ describe("an investigation through the API", () => {
     expect(sqls).toHaveLength(3);
     expect(sqls.every((s) => s.includes("retail.sales"))).toBe(true);
 
+    // The export: the report as JSON, or as a Markdown download.
+    const path = `/threads/${thread.thread_id}/investigation`;
+    const asJson = await call(api, path, { token: alice.idToken });
+    expect(asJson.json).toEqual(report);
+    const asMarkdown = await call(api, `${path}?format=markdown`, { token: alice.idToken });
+    expect(asMarkdown.headers.get("content-type")).toMatch(/^text\/markdown/);
+    expect(asMarkdown.headers.get("content-disposition")).toBe("attachment; filename=investigation.md");
+    expect(asMarkdown.text).toBe(report.markdown);
+
     // A follow-up continues from the report: the planner is shown it.
     await client.runs.wait(thread.thread_id, "quarry", {
       input: { messages: [{ type: "human", content: `How many orders were there? ${marker}-follow` }] },
     });
     const prompts = await holds.prompts(`${marker}-follow`);
     expect(prompts.some((p) => p.includes("Why revenue fell in March"))).toBe(true);
+    // The report stays with the conversation after the next turn.
+    expect((await call(api, path, { token: alice.idToken })).json).toEqual(report);
+  });
+
+  it("answers 404 for a thread without a report and 400 for an unknown export format", async () => {
+    const thread = await client.threads.create();
+    const path = `/threads/${thread.thread_id}/investigation`;
+    const none = await call(api, path, { token: alice.idToken });
+    expect(none.status).toBe(404);
+    expect(JSON.stringify(none.json)).toContain("not_found:investigation");
+    const pdf = await call(api, `${path}?format=pdf`, { token: alice.idToken });
+    expect(pdf.status).toBe(400);
+    expect(JSON.stringify(pdf.json)).toContain('format must be \\"json\\" or \\"markdown\\"');
   });
 
   it("refuses an investigate flag that is not a boolean, saying what to send", async () => {

@@ -65,8 +65,13 @@ afterAll(() => standin.stop());
 describe("an investigation's byte budget on BigQuery", () => {
   it("never runs a step whose dry run does not fit what is left, and reports what was not done", async () => {
     const cfg = readConfig(env);
-    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, { retry: { attempts: 1, baseDelayMs: 1 } });
-    const h = await harness(investigationScript(smartScript()), { env, tools: createWarehouseTools(warehouse) });
+    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, {
+      retry: { attempts: 1, baseDelayMs: 1 },
+    });
+    const h = await harness(investigationScript(smartScript()), {
+      env,
+      tools: createWarehouseTools(warehouse),
+    });
     const config = {
       configurable: { thread_id: "inv-bq", user_id: "user-1", run_id: "run-bq", ...personConfig() },
     };
