@@ -14,7 +14,8 @@ import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
 import { stackEnv } from "../../support/stack-env";
-import { PLANTED } from "../../support/investigation-script";
+import { PLANTED, PLANTED_PLAN } from "../../support/investigation-script";
+import { connectMcp, makeToken, type ToolResult } from "../../support/mcp-client";
 
 let api: string;
 let alice: TestUser;
@@ -148,6 +149,33 @@ describe("an investigation through the API", () => {
     expect(prompts.some((p) => p.includes("Why revenue fell in March"))).toBe(true);
     // The report stays with the conversation after the next turn.
     expect((await call(api, path, { token: alice.idToken })).json).toEqual(report);
+  });
+
+  it("runs through MCP's ask: the plan as a question, answered on the same thread, then the report", async () => {
+    const { token } = await makeToken(api, alice.idToken, "investigations");
+    const mcp = await connectMcp(`${api}/mcp`, token);
+    try {
+      const ask = async (args: Record<string, unknown>) =>
+        (await mcp.callTool({ name: "ask", arguments: args })) as ToolResult;
+      const planned = await ask({
+        question: "Why did revenue fall in March 2025? [investigation:good]",
+        investigate: true,
+      });
+      const asked = planned.structuredContent as { status: string; answer: string; thread_id: string };
+      expect(asked.status).toBe("asking");
+      expect(asked.answer).toContain(`Investigation plan: ${PLANTED_PLAN.question}`);
+      expect(asked.answer).toContain(`2. ${PLANTED_PLAN.steps[1].title} (contribution)`);
+      expect(planned.content[0].text).toContain(`thread_id: "${asked.thread_id}"`);
+
+      const reported = await ask({ question: "drop 3", thread_id: asked.thread_id });
+      const done = reported.structuredContent as { status: string; answer: string; sql: string[] };
+      expect(done.status).toBe("answered");
+      expect(done.answer).toContain("# Why revenue fell in March");
+      expect(done.answer).toContain("driven by marketplace in south");
+      expect(done.sql).toHaveLength(3);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it("answers 404 for a thread without a report and 400 for an unknown export format", async () => {
