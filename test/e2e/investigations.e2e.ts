@@ -44,6 +44,9 @@ describe("an investigation in the page", () => {
     for (const s of PLANTED_PLAN.steps) await plan.getByText(s.title).waitFor();
     expect(await asking.locator(".answer").count()).toBe(0);
     await screenshot(page, "investigation-01-plan");
+    // A reload keeps the plan waiting for the person.
+    await page.reload();
+    await plan.getByText(PLANTED_PLAN.question).waitFor();
 
     const dropped = PLANTED_PLAN.steps[2];
     await plan.getByRole("checkbox", { name: `Keep step ${dropped.id}: ${dropped.title}` }).uncheck();

@@ -72,6 +72,22 @@ describe("an investigation in the chat reducer", () => {
     expect(turn.status).toBe("done");
   });
 
+  it("after a reload, a thread waiting on a plan waits for the person again", () => {
+    const loaded = chatReducer(EMPTY_CHAT, {
+      type: "loaded",
+      values: { messages: [{ type: "human", id: "h1", content: "Why?" }] },
+      waiting: [review],
+    });
+    expect(loaded.turns[0].status).toBe("asking");
+    expect(loaded.turns[0].investigation?.review?.plan.question).toBe(PLANTED_PLAN.question);
+    const plain = chatReducer(EMPTY_CHAT, {
+      type: "loaded",
+      values: { messages: [{ type: "human", id: "h1", content: "Why?" }] },
+      waiting: [{ kind: "clarification", question: "Which?" }],
+    });
+    expect(plain.turns[0].investigation).toBeUndefined();
+  });
+
   it("finds the report on the stored answer after a reload", () => {
     const turns = turnsFromMessages([
       { type: "human", id: "h1", content: "Why?" },

@@ -31,7 +31,12 @@ export interface ChatState {
 export const EMPTY_CHAT: ChatState = { turns: [], summarized: false };
 
 export type ChatAction =
-  | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
+  | {
+      type: "loaded";
+      values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null;
+      /** What the thread waits on (its tasks' interrupts' values): an investigation's plan. */
+      waiting?: unknown[];
+    }
   | { type: "submitted"; key: string; question: string; attachments?: Attachment[] }
   | { type: "answered"; answer: string }
   /** A turn asked again (regenerated or edited): it and the turns after it are replaced. */
@@ -241,7 +246,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "loaded": {
       const v = action.values ?? {};
-      return { turns: turnsFromMessages(v.messages ?? []), threadUsage: v.usage, summarized: !!v.summary };
+      const turns = withWaitingPlan(turnsFromMessages(v.messages ?? []), action.waiting);
+      return { turns, threadUsage: v.usage, summarized: !!v.summary };
     }
     case "submitted":
       return { ...state, turns: [...state.turns, newTurn(action.key, action.question, action.attachments)] };
@@ -304,6 +310,14 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     default:
       return state;
   }
+}
+
+/** After a reload: a last turn without an answer whose thread waits on a plan waits for the person again. */
+function withWaitingPlan(turns: Turn[], waiting: unknown[] | undefined): Turn[] {
+  const review = (waiting ?? []).map(toPlanReview).find(Boolean);
+  const last = turns.at(-1);
+  if (!review || !last || last.answer) return turns;
+  return [...turns.slice(0, -1), { ...last, status: "asking", investigation: { steps: [], review } }];
 }
 
 /** The person answered the turn's plan or clarifying question: the turn goes on. */
