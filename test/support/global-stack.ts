@@ -10,7 +10,6 @@ import { SLACK_TEST, SLACK_URL_ENV, startSlackStandin } from "./slack-standin";
 import { GOOGLE_CHAT_AUDIENCE, GOOGLE_CHAT_URL_ENV, startGoogleChatStandin } from "./google-chat-standin";
 import { FINANCE_SALARIES_CSV } from "./finance";
 import { jaffleFiles } from "./jaffle";
-import { RETAIL_FILES } from "./investigation-script";
 
 /**
  * Integration tests: Firestore (Java) + functions + auth emulators on free ports, the DuckDB sample
@@ -49,9 +48,10 @@ export default async function setup(project: TestProject) {
       env: {
         QUARRY_WAREHOUSE: "duckdb",
         // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts), and the
-        // public dbt fixture's tables, which context-imports.int.ts imports through the API, and the
-        // investigations' planted-cause table (investigations.int.ts).
-        QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV},${jaffleFiles()},${RETAIL_FILES}`,
+        // public dbt fixture's tables, which context-imports.int.ts imports through the API. (12 tables
+        // in all: up to 12 every table is in the prompt, past it linking picks; scope.int.ts relies on
+        // the first. investigations.int.ts brings its table as an upload of its conversation.)
+        QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV},${jaffleFiles()}`,
         QUARRY_RUN_LEASE_SECONDS: "10",
         // OAuth for hosted MCP clients (mcp-oauth.int.ts); its signing key is made and kept in Firestore.
         QUARRY_MCP_OAUTH: "true",

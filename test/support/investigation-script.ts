@@ -17,6 +17,8 @@ import { questionOf, type Script, type ScriptReply, type ScriptRequest } from ".
 export const RETAIL_SALES_CSV = path.resolve(__dirname, "../fixtures/retail-sales.csv");
 /** `QUARRY_DUCKDB_FILES` entry of the planted-cause table. */
 export const RETAIL_FILES = `retail.sales=${RETAIL_SALES_CSV}`;
+/** The fixture uploaded to a conversation as `sales.csv` (the integration stack has no `retail` dataset). */
+export const UPLOADED_TABLE = "uploads.sales";
 /** Where the planted cause is. */
 export const PLANTED = { region: "south", channel: "marketplace" };
 
@@ -106,9 +108,12 @@ export function investigationReply(req: ScriptRequest): ScriptReply | undefined 
   const retried = /was refused/.test(req.system);
   if (req.role === "investigator") {
     const bad = variant === "bad-plan" || (variant === "bad-plan-once" && !retried);
+    // The table as the prompt lists it: the fixture loaded as `retail.sales`, or uploaded as `uploads.sales`.
+    const table = req.system.includes(UPLOADED_TABLE) ? UPLOADED_TABLE : PLANTED_PLAN.metric.table;
+    const planted = { ...PLANTED_PLAN, metric: { ...PLANTED_PLAN.metric, table } };
     const plan = bad
-      ? { ...PLANTED_PLAN, steps: PLANTED_PLAN.steps.map((s) => ({ ...s, kind: "forecast" })) }
-      : PLANTED_PLAN;
+      ? { ...planted, steps: planted.steps.map((s) => ({ ...s, kind: "forecast" })) }
+      : planted;
     return { toolCalls: [{ name: "submit_plan", args: plan as unknown as Record<string, unknown> }], usage };
   }
   if (req.role === "reporter") {

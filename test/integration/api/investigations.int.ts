@@ -1,9 +1,10 @@
 /**
  * An investigation through the functions emulator and the official SDK client, on the planted
- * cause (`retail.sales`): `input.investigate` starts it, the plan comes back as the thread's
- * interrupt, the person's edit goes back as `command.resume` in a background run (the task queue,
- * durable like any run), the steps report progress, each step is audited, the report's figures are
- * the steps' cells, the report is the conversation's answer, and a follow-up question sees it.
+ * cause (the fixture uploaded to the conversation as `uploads.sales`): `input.investigate` starts
+ * it, the plan comes back as the thread's interrupt, the person's edit goes back as
+ * `command.resume` in a background run (the task queue, durable like any run), the steps report
+ * progress, each step is audited, the report's figures are the steps' cells, the report is the
+ * conversation's answer, and a follow-up question sees it; the same through MCP's `ask`.
  */
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { deleteApp, initializeApp, type App } from "firebase-admin/app";
@@ -14,7 +15,8 @@ import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { HOLD_URL_ENV, holdClient, type Holds } from "../../support/hold-control";
 import { stackEnv } from "../../support/stack-env";
-import { PLANTED, PLANTED_PLAN } from "../../support/investigation-script";
+import { readFileSync } from "node:fs";
+import { PLANTED, PLANTED_PLAN, RETAIL_SALES_CSV, UPLOADED_TABLE } from "../../support/investigation-script";
 import { connectMcp, makeToken, type ToolResult } from "../../support/mcp-client";
 
 let api: string;
@@ -45,11 +47,27 @@ async function collect(stream: AsyncIterable<Ev>): Promise<Ev[]> {
   return out;
 }
 
+/**
+ * A new thread of alice's holding the planted-cause table as its upload `uploads.sales` (the
+ * stack's own datasets stay as other tests expect them).
+ */
+async function threadWithSales(): Promise<string> {
+  const thread = crypto.randomUUID();
+  const res = await call(api, `/threads/${thread}/files?name=sales.csv`, {
+    method: "POST",
+    token: alice.idToken,
+    rawBody: readFileSync(RETAIL_SALES_CSV),
+    headers: { "content-type": "text/csv" },
+  });
+  expect(res.status, res.text).toBe(201);
+  return thread;
+}
+
 const customs = (events: Ev[]) => events.filter((e) => e.event === "custom").map((e) => e.data as Custom);
 
 describe("an investigation through the API", () => {
   it("shows the plan, runs the edited plan in the background, and reports the planted cause from its cells", async () => {
-    const thread = await client.threads.create();
+    const thread = { thread_id: await threadWithSales() };
     const marker = `inv-${crypto.randomUUID().slice(0, 8)}`;
     const question = `Why did revenue fall in March 2025? [investigation:good] ${marker}`;
     const first = await collect(
@@ -130,7 +148,7 @@ describe("an investigation through the API", () => {
       .get();
     const sqls = audit.docs.map((d) => String(d.data().sql));
     expect(sqls).toHaveLength(3);
-    expect(sqls.every((s) => s.includes("retail.sales"))).toBe(true);
+    expect(sqls.every((s) => s.includes(UPLOADED_TABLE))).toBe(true);
 
     // The export: the report as JSON, or as a Markdown download.
     const path = `/threads/${thread.thread_id}/investigation`;
@@ -160,6 +178,7 @@ describe("an investigation through the API", () => {
       const planned = await ask({
         question: "Why did revenue fall in March 2025? [investigation:good]",
         investigate: true,
+        thread_id: await threadWithSales(),
       });
       const asked = planned.structuredContent as { status: string; answer: string; thread_id: string };
       expect(asked.status).toBe("asking");
