@@ -15,10 +15,12 @@
  * - "[describe:<table>]" makes the planner's first call of the turn describe_table of that table;
  * - "[hold-replan:<key>]" holds the planner's model call like "[hold:<key>]", but only once the turn
  *   has a tool result (the planner called again after a query: durable.int.ts cuts a run there);
+ * - "[investigation:<variant>]" scripts an investigation's plan and report (investigation-script.ts);
  * - "[follow-ups]" makes the answer end with follow-up questions, one of which names a column of
  *   `finance.salaries` (`grade`): the server offers it only to people whose prompt showed it.
  */
 import { HOLD_ANSWER_WORD, HOLD_WORD, type HoldServer } from "./hold-control";
+import { investigationReply } from "./investigation-script";
 import {
   currentTurnOf,
   questionOf,
@@ -77,6 +79,9 @@ export function apiScript(opts: { holds?: HoldServer } = {}): Script {
       const failed = await holdOn(key, opts.holds);
       if (failed) return failed;
     }
+    // Investigations: the plan and the report ("[investigation:<variant>]", investigation-script.ts).
+    const investigation = investigationReply(req);
+    if (investigation) return investigation;
     const scripted = scriptedSql(req) ?? verifiedQuery(req);
     if (scripted) return scripted;
     const reply = await base(req);

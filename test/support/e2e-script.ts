@@ -13,6 +13,7 @@
  */
 import type { HoldServer } from "./hold-control";
 import { scriptedSql, verifiedQuery } from "./api-script";
+import { investigationReply } from "./investigation-script";
 import { FOLLOW_UPS_MARKER } from "../../functions/src/contract/follow-ups";
 import { currentTurnOf, questionOf, smartScript, type Script } from "./scripted-model-script";
 
@@ -61,6 +62,8 @@ export function e2eScript(opts: { holds?: HoldServer } = {}): Script {
       return { error: { status: 429, message: "Resource has been exhausted (e.g. check quota)." } };
     }
     const q = questionOf(req);
+    const investigation = investigationReply(req);
+    if (investigation) return investigation;
     const scripted = scriptedSql(req);
     if (scripted) return scripted;
     if (req.role === "planner" && REVENUE_BY_MONTH.test(q)) {

@@ -2,6 +2,7 @@ import type { TestProject } from "vitest/node";
 import { provideStack } from "./global-helpers";
 import { startVertexStandin } from "./vertex-standin";
 import { e2eScript } from "./e2e-script";
+import { RETAIL_FILES } from "./investigation-script";
 import { HOLD_URL_ENV, startHoldServer } from "./hold-control";
 import { signUp, warmBlockingFunctions } from "./auth-emulator";
 import { E2E_ACCESS_ENV, E2E_TEST_USER } from "./e2e-access";
@@ -38,8 +39,9 @@ export default async function setup(project: TestProject) {
       rules: "firestore.rules",
       env: {
         QUARRY_WAREHOUSE: "duckdb",
-        // The public dbt fixture's tables beside the sample: context-imports.e2e.ts imports it.
-        QUARRY_DUCKDB_FILES: jaffleFiles(),
+        // The public dbt fixture's tables beside the sample: context-imports.e2e.ts imports it; and the
+        // investigations' planted-cause table (investigations.e2e.ts).
+        QUARRY_DUCKDB_FILES: `${jaffleFiles()},${RETAIL_FILES}`,
         GEMINI_API_KEY: key,
         QUARRY_GEMINI_BASE_URL: `https://${standin.host}`,
         VERTEX_AI_EMULATOR_HOST: "",

@@ -48,7 +48,9 @@ export default async function setup(project: TestProject) {
       env: {
         QUARRY_WAREHOUSE: "duckdb",
         // A second dataset beside the sample's `shop`, so scope can be tried (scope.int.ts), and the
-        // public dbt fixture's tables, which context-imports.int.ts imports through the API.
+        // public dbt fixture's tables, which context-imports.int.ts imports through the API. (12 tables
+        // in all: up to 12 every table is in the prompt, past it linking picks; scope.int.ts relies on
+        // the first. investigations.int.ts brings its table as an upload of its conversation.)
         QUARRY_DUCKDB_FILES: `finance.salaries=${FINANCE_SALARIES_CSV},${jaffleFiles()}`,
         QUARRY_RUN_LEASE_SECONDS: "10",
         // OAuth for hosted MCP clients (mcp-oauth.int.ts); its signing key is made and kept in Firestore.

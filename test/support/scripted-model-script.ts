@@ -6,11 +6,14 @@
 import {
   ROLE_ADEQUACY,
   ROLE_GENERATOR,
+  ROLE_INVESTIGATOR,
   ROLE_PLANNER,
+  ROLE_REPORTER,
   ROLE_SUMMARIZER,
 } from "../../functions/src/agent/prompts";
 
-export type ScriptRole = "planner" | "generator" | "summarizer" | "verifier" | "unknown";
+export type ScriptRole =
+  "planner" | "generator" | "summarizer" | "verifier" | "investigator" | "reporter" | "unknown";
 
 export interface ScriptTurn {
   role: "user" | "model" | "tool";
@@ -61,6 +64,8 @@ export function roleOf(text: string): ScriptRole {
   if (text.includes(ROLE_GENERATOR)) return "generator";
   if (text.includes(ROLE_SUMMARIZER)) return "summarizer";
   if (text.includes(ROLE_ADEQUACY)) return "verifier";
+  if (text.includes(ROLE_INVESTIGATOR)) return "investigator";
+  if (text.includes(ROLE_REPORTER)) return "reporter";
   return "unknown";
 }
 

@@ -6,6 +6,7 @@
 import type { BaseMessage, AIMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { QuarryError } from "../errors";
 import { forProvider, hasAttachments } from "./model/content";
 import type { AgentDeps } from "./deps";
@@ -33,7 +34,14 @@ type Invocable = {
 export async function callModel(
   deps: AgentDeps,
   config: LangGraphRunnableConfig,
-  opts: { node: string; messages: BaseMessage[]; withTools?: boolean; streamToUser?: boolean },
+  opts: {
+    node: string;
+    messages: BaseMessage[];
+    withTools?: boolean;
+    /** Bind these tools instead of the warehouse's (an investigation's plan and report). */
+    tools?: StructuredToolInterface[];
+    streamToUser?: boolean;
+  },
 ): Promise<AIMessage> {
   if (!deps.model) {
     throw (
@@ -42,7 +50,10 @@ export async function callModel(
     );
   }
   let runnable = deps.model as unknown as Invocable;
-  if (opts.withTools) {
+  if (opts.tools) {
+    if (!deps.model.bindTools) throw new Error("The chat model does not support tool calling (bindTools).");
+    runnable = deps.model.bindTools(opts.tools) as unknown as Invocable;
+  } else if (opts.withTools) {
     if (!deps.model.bindTools) throw new Error("The chat model does not support tool calling (bindTools).");
     // The planner may also ask the user (routed to the clarify node, never invoked as a tool).
     const tools = deps.agent.clarify === false ? deps.tools : [...deps.tools, askUserTool];

@@ -3,11 +3,30 @@ import { pendingToolCalls } from "./prompt-inputs/history";
 import { ASK_USER } from "./ask-user";
 import type { QuarryStateType } from "./state";
 
-type S = Pick<QuarryStateType, "messages" | "refusal" | "verdict">;
+type S = Pick<QuarryStateType, "messages" | "refusal" | "verdict" | "investigate" | "investigation">;
 
-/** A refused input skips the model entirely. */
-export function routeAfterIngress(state: Pick<S, "refusal">): "planner" | "summarizer" {
-  return state.refusal ? "summarizer" : "planner";
+/** A refused input skips the model entirely; an investigation starts with its plan. */
+export function routeAfterIngress(
+  state: Pick<S, "refusal"> & Partial<Pick<S, "investigate">>,
+): "planner" | "investigate_plan" | "summarizer" {
+  if (state.refusal) return "summarizer";
+  return state.investigate ? "investigate_plan" : "planner";
+}
+
+/** A plan Quarry accepted is shown to the person; a refused one has already been answered. */
+export function routeAfterInvestigatePlan(
+  state: Pick<S, "investigation">,
+): "investigate_review" | "summarizer" {
+  return state.investigation ? "investigate_review" : "summarizer";
+}
+
+/** Run the reviewed plan; ask again after an answer that could not be applied; end on cancel. */
+export function routeAfterInvestigateReview(
+  state: Pick<S, "investigation">,
+): "investigate_steps" | "investigate_review" | "summarizer" {
+  const decision = state.investigation?.decision;
+  if (decision === "run") return "investigate_steps";
+  return decision === "cancel" ? "summarizer" : "investigate_review";
 }
 
 /**

@@ -10,6 +10,19 @@ import type { Phase, Usage } from "./events";
 import { ZERO_USAGE } from "../contract/events";
 import type { OUTPUT_CHANNELS } from "../contract/protocol";
 import type { ToolArtifact } from "../tools/types";
+import type { InvestigationPlan, InvestigationReport, StepOutcome } from "../contract/investigations";
+
+/** A turn's investigation (docs/investigations.md): its plan, the person's review, the steps, the report. */
+export interface InvestigationState {
+  plan: InvestigationPlan;
+  /** What the person changed ("dropped step 4"). */
+  edits: string[];
+  /** Why the person's last answer to the plan could not be applied (shown with the plan again). */
+  reviewErrors?: string[];
+  decision?: "run" | "cancel";
+  outcomes: StepOutcome[];
+  report?: InvestigationReport;
+}
 
 /** Who is asking and what they told us about themselves (settings document, display name). */
 export interface UserContext {
@@ -103,6 +116,10 @@ export const QuarryState = Annotation.Root({
   summary: last<string>(() => ""),
   /** Set when ingress refuses the input: the message shown instead of an answer. */
   refusal: last<string | null>(() => null),
+  /** Set by the turn's input: answer with an investigation (a plan, its steps, a report). */
+  investigate: last<boolean>(() => false),
+  /** The turn's investigation; null when the turn is a plain question (reset by ingress). */
+  investigation: last<InvestigationState | null>(() => null),
   /** The generator's answer for this turn. */
   finalAnswer: last<string>(() => ""),
 });

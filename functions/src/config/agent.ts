@@ -12,6 +12,14 @@ export interface AgentConfig {
   adequacyCheck: boolean;
   /** Let the planner ask the user one clarifying question per turn (`ask_user`); on unless false. */
   clarify?: boolean;
+  /** Investigations (docs/investigations.md): plan size, parallel steps and the budget per investigation. */
+  investigation: {
+    maxSteps: number;
+    parallel: number;
+    bytes: number;
+    tokens: number;
+    seconds: number;
+  };
 }
 
 const concern = "agent";
@@ -45,9 +53,46 @@ const AGENT_SETTINGS = {
   }),
 } as const;
 
+const INVESTIGATION_SETTINGS = {
+  maxSteps: int("QUARRY_INVESTIGATION_MAX_STEPS", {
+    concern,
+    default: 8,
+    min: 1,
+    max: 20,
+    description: "Most steps an investigation's plan may have; a longer plan is refused.",
+  }),
+  parallel: int("QUARRY_INVESTIGATION_PARALLEL", {
+    concern,
+    default: 3,
+    min: 1,
+    max: 8,
+    description: "Steps of an investigation that run at once.",
+  }),
+  bytes: int("QUARRY_INVESTIGATION_BYTES", {
+    concern,
+    default: 20 * 1024 ** 3,
+    min: 0,
+    description:
+      "Bytes an investigation's steps may bill in all; a step whose dry run does not fit what is left is not run.",
+  }),
+  tokens: int("QUARRY_INVESTIGATION_TOKENS", {
+    concern,
+    default: 60_000,
+    min: 0,
+    description:
+      "Model tokens an investigation may use; once spent, Quarry writes the report from the results without the model.",
+  }),
+  seconds: int("QUARRY_INVESTIGATION_SECONDS", {
+    concern,
+    default: 300,
+    min: 1,
+    description: "Wall time for an investigation's steps; steps not started by then are not run.",
+  }),
+} as const;
+
 /** The agent settings from an environment. */
 export function readAgentConfig(env: Env): AgentConfig {
-  return readAll(AGENT_SETTINGS, env);
+  return { ...readAll(AGENT_SETTINGS, env), investigation: readAll(INVESTIGATION_SETTINGS, env) };
 }
 
-export const AGENT_DOCS = docsOf(AGENT_SETTINGS);
+export const AGENT_DOCS = [...docsOf(AGENT_SETTINGS), ...docsOf(INVESTIGATION_SETTINGS)];

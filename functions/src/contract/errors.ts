@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   "not_found:upload",
   "not_found:schedule",
   "not_found:import",
+  "not_found:investigation",
   "conflict:run",
   "conflict:thread",
   "conflict:no_interrupt",

@@ -3,6 +3,7 @@
  * (LangGraph `custom` mode: phases, the SQL about to run, results, retries, usage) and the query
  * results and tool artifacts they carry. The agent writes them; the page reads them.
  */
+import type { InvestigationReportEvent, InvestigationStepEvent } from "./investigations";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type Row = Record<string, JsonValue>;
@@ -188,7 +189,11 @@ export type QuarryEvent =
    * How the answer was computed, for a person who does not read SQL: sent before the answer of a
    * turn that ran SQL, and kept on the answer message's `response_metadata.quarry_computed`.
    */
-  | { type: "computed"; computed: ComputedFacts };
+  | { type: "computed"; computed: ComputedFacts }
+  /** An investigation's step started or ended (docs/investigations.md). */
+  | InvestigationStepEvent
+  /** An investigation's report, its numbers filled in from cited result cells. */
+  | InvestigationReportEvent;
 
 /** What the planner states beside a query (checked against its SQL before it is shown). */
 export interface StatedFacts {

@@ -10,6 +10,7 @@ export * from "./chat";
 export * from "./errors";
 export * from "./events";
 export * from "./follow-ups";
+export * from "./investigations";
 export * from "./limits";
 export * from "./protocol";
 export * from "./schedules";

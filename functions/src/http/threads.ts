@@ -9,6 +9,7 @@ import { ThreadIdParam, parse } from "../runs/schemas";
 import { rootCommit } from "../runs/checkpointer";
 import { toThreadState } from "../runs/serialize";
 import { leaseHolder, toThread } from "../runs/thread-doc";
+import type { InvestigationReport } from "../contract/investigations";
 
 function threadParam(req: Request): string {
   return parse(ThreadIdParam, req.params.threadId, "path");
@@ -22,6 +23,7 @@ export function threadRoutes(): Router {
   r.patch("/threads/:threadId", patchThread);
   r.delete("/threads/:threadId", deleteThread);
   r.get("/threads/:threadId/state", getState);
+  r.get("/threads/:threadId/investigation", getInvestigation);
   r.post("/threads/:threadId/history", async (req, res) => {
     res.json(await history(req, parse(HistoryBody, req.body ?? {}, "body")));
   });
@@ -122,6 +124,41 @@ async function getState(req: Request, res: Response): Promise<void> {
   // React hook of @langchain/react rejoins only then) sees it running.
   if (leaseHolder(doc) && state.next.length === 0) state.next = state.tasks.map((t) => t.name);
   res.json(state);
+}
+
+/**
+ * The thread's latest investigation report (docs/investigations.md): JSON, or with
+ * `?format=markdown` the Markdown export as a download.
+ */
+async function getInvestigation(req: Request, res: Response): Promise<void> {
+  const { uid } = callerOf(req);
+  const id = threadParam(req);
+  const format = req.query.format ?? "json";
+  if (format !== "json" && format !== "markdown") {
+    throw new QuarryError(
+      "bad_request:query",
+      `format must be "json" or "markdown", not "${String(format)}".`,
+    );
+  }
+  await (await threadStore()).get(id, uid);
+  const snap = await (await agentGraph()).getState({ configurable: { thread_id: id } });
+  const messages =
+    (snap.values as { messages?: { response_metadata?: Record<string, unknown> }[] }).messages ?? [];
+  const report = messages
+    .map((m) => m.response_metadata?.quarry_investigation as InvestigationReport | undefined)
+    .filter(Boolean)
+    .at(-1);
+  if (!report) {
+    throw new QuarryError(
+      "not_found:investigation",
+      `Thread ${id} has no investigation report: run one with input.investigate and answer its plan.`,
+    );
+  }
+  if (format === "json") {
+    res.json(report);
+    return;
+  }
+  res.type("text/markdown; charset=utf-8").attachment("investigation.md").send(report.markdown);
 }
 
 async function history(req: Request, body: ReturnType<typeof HistoryBody.parse>) {

@@ -19,6 +19,8 @@ import { previewRows, type AskOutput } from "./results";
 export interface AskInput {
   question: string;
   thread_id: string;
+  /** Answer with an investigation: a plan to answer first, then a report (docs/investigations.md). */
+  investigate?: boolean;
 }
 
 /**
@@ -40,7 +42,12 @@ export async function ask(
     assistant_id: ASSISTANT_ID,
     ...(waiting
       ? { command: { resume: input.question } }
-      : { input: { messages: [{ type: "human", content: input.question }] } }),
+      : {
+          input: {
+            messages: [{ type: "human", content: input.question }],
+            ...(input.investigate ? { investigate: true } : {}),
+          },
+        }),
     stream_mode: ["updates", "custom"],
     on_disconnect: "cancel",
     ...(opts.create ? { if_not_exists: "create" } : {}),

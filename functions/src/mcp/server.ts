@@ -96,6 +96,14 @@ function buildServer(caller: RunCaller, closed: AbortSignal, apps: AppHelpers): 
           .max(MAX_QUESTION_CHARS)
           .describe("The question, or the answer to Quarry's"),
         thread_id: z.uuid().optional().describe("A thread_id an earlier ask returned"),
+        investigate: z
+          .boolean()
+          .optional()
+          .describe(
+            'For a "why" question: Quarry first returns a plan of analysis steps (status asking; answer ' +
+              '"run", "drop 2, 3" or "cancel" with the same thread_id), then runs it and returns a report ' +
+              "whose every number is a query result.",
+          ),
       },
       outputSchema: AskOutputShape,
       annotations: READ_ONLY,
@@ -209,7 +217,7 @@ async function runSqlCharged(caller: RunCaller, data: () => Promise<DataDeps>, s
 
 async function askTool(
   caller: RunCaller,
-  input: { question: string; thread_id?: string },
+  input: { question: string; thread_id?: string; investigate?: boolean },
   extra: Extra,
   closed: AbortSignal,
   previewRows: number,
@@ -240,7 +248,7 @@ async function askTool(
   try {
     const out = await ask(
       caller,
-      { question: input.question, thread_id: threadId },
+      { question: input.question, thread_id: threadId, ...(input.investigate ? { investigate: true } : {}) },
       { previewRows, output, runId, create: !input.thread_id },
     );
     // The text follows the person's view (business: no SQL); the structured result keeps everything.

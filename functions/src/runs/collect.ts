@@ -5,6 +5,7 @@
  */
 import type { ErrorBody } from "../contract/errors";
 import type { ComputedFacts, Phase, QuarryEvent } from "../contract/events";
+import type { PlanReview } from "../contract/investigations";
 import type { RunOutput } from "./output";
 
 /** What a phase is called in a progress notification. */
@@ -75,17 +76,41 @@ export class CollectingOutput implements RunOutput {
   }
 
   private update(data: Record<string, unknown>): void {
-    // The answer is the generator's, or the refusal ingress writes for a question it will not run.
-    for (const node of ["generator", "ingress"]) {
+    // The answer is the generator's, or the refusal ingress writes for a question it will not run;
+    // an investigation's is its report (or why its plan was refused, or that it was cancelled).
+    for (const node of ANSWERING_NODES) {
       const update = data[node] as { finalAnswer?: unknown } | undefined;
       if (typeof update?.finalAnswer === "string" && update.finalAnswer) this.answer = update.finalAnswer;
     }
     const interrupts = data.__interrupt__ as { value?: Partial<Clarification> }[] | undefined;
     const asked = interrupts?.[0]?.value;
-    if (asked && typeof asked.question === "string") {
+    const plan = asked && (asked as Partial<PlanReview>).kind === "investigation_plan";
+    if (plan) this.clarification = planQuestion(asked as PlanReview & { errors?: string[] });
+    else if (asked && typeof asked.question === "string") {
       this.clarification = { question: asked.question, choices: asked.choices ?? [] };
     }
   }
+}
+
+const ANSWERING_NODES = [
+  "generator",
+  "ingress",
+  "investigate_report",
+  "investigate_plan",
+  "investigate_review",
+];
+
+/** An investigation's plan as a question in words: its steps, and how to answer. */
+function planQuestion(review: PlanReview & { errors?: string[] }): Clarification {
+  const { plan } = review;
+  const lines = [
+    `Investigation plan: ${plan.question}`,
+    `Hypotheses: ${plan.hypotheses.join("; ")}`,
+    ...plan.steps.map((s) => `${s.id}. ${s.title} (${s.kind})`),
+    ...(review.errors ?? []).map((e) => `Not applied: ${e}`),
+    review.howToAnswer,
+  ];
+  return { question: lines.join("\n"), choices: ["run", "cancel"] };
 }
 
 /** How a collected turn ended, as a channel that answers once says it. */

@@ -42,7 +42,10 @@ export interface RunSpec {
    * A new question, or the answer to the question the thread is waiting on; `rerun` runs on from
    * the checkpoint without input (a rerun, or a continuation from the run's progress).
    */
-  input: { type: "human"; content: unknown; id: string } | { resume: string } | { rerun: true };
+  input:
+    | { type: "human"; content: unknown; id: string; investigate?: boolean }
+    | { resume: string }
+    | { rerun: true };
   checkpointId?: string;
   cancelOnDisconnect: boolean;
   /** The run's event log, for clients that rejoin the stream (ids on every event). */
@@ -299,6 +302,16 @@ class Execution {
   }
 }
 
+/** A question as graph input (with whether it is an investigation: set on every turn). */
+function turnOf(
+  input: { type: "human"; content: unknown; id: string; investigate?: boolean },
+  holdBack: boolean,
+  turnInput: typeof import("../agent/index.js").turnInput,
+) {
+  const { investigate, ...message } = input;
+  return holdBack ? turnInput(message, !!investigate) : { messages: [message], investigate: !!investigate };
+}
+
 /**
  * `graph.stream`'s arguments for a run. A turn whose later writes are held back goes in as a
  * Command (see `turnInput`), so its first checkpoint holds the question in `messages`; a fork or a
@@ -317,9 +330,7 @@ function graphArgs(
       ? null // runs on from the checkpoint: its next tasks
       : "resume" in input
         ? resumeInput(input.resume)
-        : holdBack
-          ? turnInput(input)
-          : { messages: [input] };
+        : turnOf(input, holdBack, turnInput);
   return [
     graphInput as unknown as Parameters<QuarryGraph["stream"]>[0],
     {

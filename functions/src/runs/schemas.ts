@@ -48,6 +48,8 @@ export const RunInput = z.strictObject({
     .array(InputMessage)
     .min(1, "input.messages needs the user's message")
     .max(1, "send one message per run"),
+  /** Answer with an investigation: a plan the person reviews, its steps, a report (docs/investigations.md). */
+  investigate: z.boolean({ message: "input.investigate must be true or false" }).optional(),
 });
 
 const answer = z

@@ -150,7 +150,7 @@ export async function startRun(
     leaseMs,
     modes,
     input: message
-      ? { type: "human", content: message.content, id: messageId! }
+      ? questionInput(message.content, messageId!, body.input?.investigate)
       : rerunOrAnswer(rerun, resume),
     checkpointId,
     cancelOnDisconnect: cancelsOnDisconnect(body),
@@ -267,6 +267,11 @@ function rerunQuestion(threadId: string, tuple: CheckpointTuple | undefined): st
 /** Whether the checkpoint stopped at an `interrupt()` (a question to the user) not answered yet. */
 function waitingForAnswer(tuple: CheckpointTuple | undefined): boolean {
   return (tuple?.pendingWrites ?? []).some(([, channel]) => channel === "__interrupt__");
+}
+
+/** A new question as the run's input; `investigate` answers it with an investigation. */
+function questionInput(content: unknown, id: string, investigate: boolean | undefined) {
+  return { type: "human" as const, content, id, ...(investigate ? { investigate: true } : {}) };
 }
 
 /** A run without a question: a rerun from its checkpoint, or the answer to the graph's question. */

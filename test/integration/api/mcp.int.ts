@@ -216,7 +216,7 @@ describe("MCP tools", () => {
     }
     const ask = tools.find((t) => t.name === "ask")!;
     expect(ask.inputSchema.required).toEqual(["question"]);
-    expect(Object.keys(ask.inputSchema.properties ?? {})).toEqual(["question", "thread_id"]);
+    expect(Object.keys(ask.inputSchema.properties ?? {})).toEqual(["question", "thread_id", "investigate"]);
   });
 
   it("list_tables, describe_table and search_context answer with structured content", async () => {

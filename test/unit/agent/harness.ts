@@ -38,6 +38,8 @@ export async function harness(
     checkpointer?: BaseCheckpointSaver;
     /** The team's context (with tools given, the graph loads none itself). */
     knowledge?: KnowledgeBase;
+    /** The graph's clock (default: a fixed instant). */
+    now?: () => Date;
   } = {},
 ): Promise<Harness> {
   const cfg = testConfig(opts.env);
@@ -50,7 +52,7 @@ export async function harness(
     config: cfg,
     toolTimeoutMs: opts.toolTimeoutMs,
     ...(opts.knowledge ? { knowledge: opts.knowledge } : {}),
-    now: () => new Date("2026-01-15T10:00:00Z"),
+    now: opts.now ?? (() => new Date("2026-01-15T10:00:00Z")),
   });
   return { graph, model, checkpointer };
 }

@@ -2,6 +2,7 @@
 import { MAX_QUESTION_CHARS, splitFollowUps, type View } from "@quarry/functions/contract";
 import { useState, type FormEvent } from "react";
 import { Clarification } from "./Clarification";
+import { Investigation } from "./Investigation";
 import { Markdown } from "./Markdown";
 import { AttachmentList } from "./Attachments";
 import { FeedbackBar, type SendFeedback } from "./FeedbackBar";
@@ -48,6 +49,16 @@ interface Props {
   view?: View;
   /** "Ask the data team to verify" for an answer written for this question; absent where it cannot be asked. */
   onVerify?(): Promise<unknown>;
+}
+
+/** What the turn asked the person: a clarifying question, or an investigation's plan (and its progress). */
+function Asked({ turn, onAnswer }: { turn: Turn; onAnswer?(answer: string): void }) {
+  return (
+    <>
+      {turn.clarification && <Clarification clarification={turn.clarification} onAnswer={onAnswer} />}
+      {turn.investigation && <Investigation investigation={turn.investigation} onAnswer={onAnswer} />}
+    </>
+  );
 }
 
 /** The question, with an Edit button that turns it into a box to change and resend it. */
@@ -177,12 +188,7 @@ export function TurnView(props: Props) {
             ))}
           </ul>
         )}
-        {turn.clarification && (
-          <Clarification
-            clarification={turn.clarification}
-            onAnswer={turn.status === "asking" ? onAnswer : undefined}
-          />
-        )}
+        <Asked turn={turn} onAnswer={turn.status === "asking" ? onAnswer : undefined} />
         {view === "business" ? (
           <BusinessResult queries={turn.queries} question={turn.question} settings={settings}>
             {cards}

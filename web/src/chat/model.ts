@@ -2,7 +2,15 @@
  * What the page shows of a conversation: turns (a question and everything the agent did for it),
  * and how to rebuild them from the checkpointed messages after a reload.
  */
-import type { ComputedFacts, DefinitionUse, Phase, Usage } from "@quarry/functions/contract";
+import type {
+  ComputedFacts,
+  DefinitionUse,
+  InvestigationReport,
+  InvestigationStepEvent,
+  Phase,
+  PlanReview,
+  Usage,
+} from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
 import type { QueryView, ResultView } from "../results/query-view";
 import { MAX_FOLLOW_UPS } from "@quarry/functions/contract";
@@ -41,6 +49,22 @@ export function toClarification(v: unknown): ClarificationView | undefined {
   };
 }
 
+/** An investigation in a turn: its plan (with what could not be applied of an answer), progress, report. */
+export interface InvestigationView {
+  review?: PlanReview & { errors?: string[] };
+  /** The person's answer to the plan, once given. */
+  answered?: string;
+  steps: Omit<InvestigationStepEvent, "type">[];
+  report?: InvestigationReport;
+}
+
+/** The plan shown for review, from an interrupt's value (`kind: "investigation_plan"`). */
+export function toPlanReview(v: unknown): InvestigationView["review"] | undefined {
+  const r = v as Partial<PlanReview> | null;
+  if (!r || r.kind !== "investigation_plan" || !r.plan || !Array.isArray(r.plan.steps)) return undefined;
+  return r as InvestigationView["review"];
+}
+
 export interface Turn {
   key: string;
   question: string;
@@ -65,6 +89,8 @@ export interface Turn {
   definitions?: DefinitionUse[];
   /** How the answer was computed (verified or not, definitions, tables, filters, period, caveats). */
   computed?: ComputedFacts;
+  /** An investigation's plan, progress and report (`/investigate`). */
+  investigation?: InvestigationView;
   /** Streamed text per AI message id (internal: the answer is the latest one). */
   streamed?: Record<string, string>;
 }
@@ -137,7 +163,7 @@ function isArtifact(a: unknown): a is ToolArtifact {
  */
 export function turnPartsFromMessages(messages: MessageDict[]): Pick<
   Turn,
-  "queries" | "answer" | "clarification" | "suggestions" | "definitions" | "computed"
+  "queries" | "answer" | "clarification" | "suggestions" | "definitions" | "computed" | "investigation"
 > & {
   stopped?: boolean;
 } {
@@ -209,6 +235,7 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<
     ...(meta.suggestions?.length ? { suggestions: meta.suggestions } : {}),
     ...(meta.definitions?.length ? { definitions: meta.definitions } : {}),
     ...(meta.computed ? { computed: meta.computed } : {}),
+    ...(meta.report ? { investigation: { steps: [], report: meta.report } } : {}),
     ...(stopped ? { stopped } : {}),
   };
 }
@@ -218,9 +245,12 @@ function answerMeta(m: MessageDict): {
   suggestions?: string[];
   definitions?: DefinitionUse[];
   computed?: ComputedFacts;
+  report?: InvestigationReport;
 } {
   const meta = m.response_metadata ?? {};
+  const report = meta.quarry_investigation as InvestigationReport | undefined;
   return {
+    ...(report && typeof report.markdown === "string" ? { report } : {}),
     suggestions: suggestionsOf(meta.quarry_suggestions),
     definitions: definitionsOf(meta.quarry_definitions),
     computed: computedOf(meta.quarry_computed),

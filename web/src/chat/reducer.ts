@@ -12,6 +12,7 @@ import {
   mergeQueries,
   messageText,
   toClarification,
+  toPlanReview,
   toResultView,
   turnPartsFromMessages,
   turnsFromMessages,
@@ -30,7 +31,12 @@ export interface ChatState {
 export const EMPTY_CHAT: ChatState = { turns: [], summarized: false };
 
 export type ChatAction =
-  | { type: "loaded"; values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null }
+  | {
+      type: "loaded";
+      values: { messages?: MessageDict[]; usage?: Usage; summary?: string } | null;
+      /** What the thread waits on (its tasks' interrupts' values): an investigation's plan. */
+      waiting?: unknown[];
+    }
   | { type: "submitted"; key: string; question: string; attachments?: Attachment[] }
   | { type: "answered"; answer: string }
   /** A turn asked again (regenerated or edited): it and the turns after it are replaced. */
@@ -102,6 +108,14 @@ function applyCustom(turn: Turn, ev: QuarryEvent): Turn {
       return { ...turn, definitions: ev.definitions };
     case "computed":
       return { ...turn, computed: ev.computed };
+    case "investigation_step": {
+      const { type: _type, ...step } = ev;
+      const inv = turn.investigation ?? { steps: [] };
+      const steps = [...inv.steps.filter((s) => s.id !== step.id), step].sort((a, b) => a.id - b.id);
+      return { ...turn, investigation: { ...inv, steps } };
+    }
+    case "investigation_report":
+      return { ...turn, investigation: { ...(turn.investigation ?? { steps: [] }), report: ev.report } };
     default:
       return turn;
   }
@@ -138,6 +152,14 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
   });
   // The run stopped at a question to the person (LangGraph's interrupt, in the values stream).
   if (Array.isArray(values.__interrupt__)) {
+    const review = values.__interrupt__.map((i) => toPlanReview((i as { value?: unknown } | null)?.value))[0];
+    if (review) {
+      return updateLast(state, (t) => ({
+        ...t,
+        phase: "asking",
+        investigation: { steps: [], ...t.investigation, review, answered: undefined },
+      }));
+    }
     const asked = values.__interrupt__
       .map((i) => toClarification((i as { value?: unknown } | null)?.value))
       .find(Boolean);
@@ -161,6 +183,9 @@ function applyValues(state: ChatState, values: Record<string, unknown>): ChatSta
       ...(parts.definitions ? { definitions: parts.definitions } : {}),
       ...(parts.computed ? { computed: parts.computed } : {}),
       ...(clarification ? { clarification } : {}),
+      ...(parts.investigation?.report
+        ? { investigation: { steps: [], ...turn.investigation, report: parts.investigation.report } }
+        : {}),
     };
   });
   return usage ? { ...next, threadUsage: usage } : next;
@@ -221,7 +246,8 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
   switch (action.type) {
     case "loaded": {
       const v = action.values ?? {};
-      return { turns: turnsFromMessages(v.messages ?? []), threadUsage: v.usage, summarized: !!v.summary };
+      const turns = withWaitingPlan(turnsFromMessages(v.messages ?? []), action.waiting);
+      return { turns, threadUsage: v.usage, summarized: !!v.summary };
     }
     case "submitted":
       return { ...state, turns: [...state.turns, newTurn(action.key, action.question, action.attachments)] };
@@ -231,17 +257,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       return { ...state, turns: [...kept, newTurn(action.key, action.question, action.attachments)] };
     }
     case "answered":
-      return updateLast(state, (t) =>
-        t.clarification
-          ? {
-              ...t,
-              status: "streaming",
-              phase: "planning",
-              error: undefined,
-              clarification: { ...t.clarification, answer: action.answer },
-            }
-          : t,
-      );
+      return updateLast(state, (t) => answeredTurn(t, action.answer));
     case "run_created":
       return updateLast(state, (t) => ({ ...t, runId: action.runId }));
     case "stream": {
@@ -264,7 +280,7 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       return updateLast(state, (t) =>
         t.status !== "streaming"
           ? t
-          : t.clarification && t.clarification.answer === undefined && !t.answer
+          : waiting(t)
             ? { ...t, status: "asking", phase: "asking" }
             : {
                 ...t,
@@ -294,6 +310,32 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     default:
       return state;
   }
+}
+
+/** After a reload: a last turn without an answer whose thread waits on a plan waits for the person again. */
+function withWaitingPlan(turns: Turn[], waiting: unknown[] | undefined): Turn[] {
+  const review = (waiting ?? []).map(toPlanReview).find(Boolean);
+  const last = turns.at(-1);
+  if (!review || !last || last.answer) return turns;
+  return [...turns.slice(0, -1), { ...last, status: "asking", investigation: { steps: [], review } }];
+}
+
+/** The person answered the turn's plan or clarifying question: the turn goes on. */
+function answeredTurn(t: Turn, answer: string): Turn {
+  if (t.investigation?.review && t.investigation.answered === undefined) {
+    const investigation = { ...t.investigation, answered: answer };
+    return { ...t, status: "streaming", phase: "querying", error: undefined, investigation };
+  }
+  if (!t.clarification) return t;
+  const clarification = { ...t.clarification, answer };
+  return { ...t, status: "streaming", phase: "planning", error: undefined, clarification };
+}
+
+/** The turn stopped at a question or a plan the person has not answered. */
+function waiting(t: Turn): boolean {
+  if (t.answer) return false;
+  if (t.investigation?.review && t.investigation.answered === undefined) return true;
+  return !!t.clarification && t.clarification.answer === undefined;
 }
 
 /** When a run ends, a query still marked running will never finish. */

@@ -9,7 +9,8 @@ import type { MessageDict } from "./model";
 
 /** What a new run is given: a question (from a checkpoint, to ask a turn again), or an answer to the agent's question. */
 export type RunBody =
-  { input: { messages: MessageDict[] }; checkpointId?: string } | { command: { resume: string } };
+  | { input: { messages: MessageDict[]; investigate?: boolean }; checkpointId?: string }
+  | { command: { resume: string } };
 
 /** Starts a run of the thread and streams it (resumable: a dropped connection does not stop the run). */
 export function streamNewRun(

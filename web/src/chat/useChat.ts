@@ -38,6 +38,8 @@ export interface ChatApi {
   adopt(threadId: string): void;
 }
 
+const INVESTIGATE = /^\s*\/investigate\b/i;
+
 const CANNOT_ASK_AGAIN =
   "This question can no longer be asked again from where it was: ask it as a new question.";
 
@@ -50,7 +52,9 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
 
   const submit = useCallback(
     async (question: string, attachments: Attachment[] = []) => {
-      const text = question.trim();
+      // "/investigate <question>": a planned analysis and a report (docs/investigations.md).
+      const investigate = INVESTIGATE.test(question);
+      const text = question.replace(INVESTIGATE, "").trim();
       if ((!text && !attachments.length) || busy()) return;
       // The question's message id, chosen here so the live turn and the stored message agree (feedback).
       const key = crypto.randomUUID();
@@ -63,7 +67,8 @@ export function useChat({ client, threadId, onThreadCreated, onRunEnded }: Optio
         onThreadCreated(t.thread_id);
         return t.thread_id;
       };
-      await start(begin, { kind: "new", body: { input: humanInput(text, key, attachments) } });
+      const input = { ...humanInput(text, key, attachments), ...(investigate ? { investigate } : {}) };
+      await start(begin, { kind: "new", body: { input } });
     },
     [client, threadId, onThreadCreated, start, busy, adopt],
   );

@@ -49,7 +49,9 @@ export function useThreadState({ client, threadId, dispatch, onLeave, onBusy }: 
     Promise.all([client.threads.getState(threadId), client.threads.get(threadId)])
       .then(([s, t]) => {
         if (!current) return;
-        dispatch({ type: "loaded", values: (s.values ?? null) as never });
+        const waiting =
+          t.status === "interrupted" ? s.tasks.flatMap((k) => k.interrupts.map((i) => i.value)) : [];
+        dispatch({ type: "loaded", values: (s.values ?? null) as never, waiting });
         if (t.status === "busy") on.current.onBusy(threadId);
       })
       .catch((e: unknown) => {

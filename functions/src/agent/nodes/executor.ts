@@ -34,35 +34,8 @@ export function makeExecutor(deps: AgentDeps) {
     let bytes = 0;
     for (const { call, message, artifact } of outcomes) {
       results.push({ toolCallId: call.id ?? "", tool: call.name, args: call.args, artifact });
-      if (artifact.kind === "query") {
-        const r = artifact.result;
-        bytes += r.bytesBilled;
-        emit(config, {
-          type: "result",
-          ref: message.tool_call_id,
-          sql: r.sql,
-          columns: r.columns,
-          rows: r.rows,
-          totalRows: r.totalRows,
-          ...(r.totalRowsAtLeast ? { totalRowsAtLeast: true } : {}),
-          truncated: r.truncated,
-          bytesProcessed: r.bytesProcessed,
-          bytesBilled: r.bytesBilled,
-          ...(r.bytesHidden ? { bytesHidden: true } : {}),
-          cacheHit: r.cacheHit,
-          durationMs: r.durationMs,
-          ...(r.jobId ? { jobId: r.jobId } : {}),
-        });
-      } else if (artifact.kind === "error") {
-        emit(config, {
-          type: "tool_error",
-          toolCallId: message.tool_call_id,
-          tool: call.name,
-          category: artifact.category,
-          message: artifact.message,
-          ...(artifact.sql ? { sql: artifact.sql } : {}),
-        });
-      }
+      if (artifact.kind === "query") bytes += artifact.result.bytesBilled;
+      emitOutcome(config, call, message.tool_call_id, artifact);
     }
     const delta = { toolCalls: calls.length, bytesBilled: bytes };
     emitUsage(config, state, delta);
@@ -76,12 +49,54 @@ export function makeExecutor(deps: AgentDeps) {
   };
 }
 
-async function runOne(
+/** A tool call's outcome as the page gets it: its result (full, up to the cap), or its error. */
+export function emitOutcome(
+  config: LangGraphRunnableConfig,
+  call: ToolCall,
+  toolCallId: string,
+  artifact: ToolArtifact,
+): void {
+  if (artifact.kind === "query") {
+    const r = artifact.result;
+    emit(config, {
+      type: "result",
+      ref: toolCallId,
+      sql: r.sql,
+      columns: r.columns,
+      rows: r.rows,
+      totalRows: r.totalRows,
+      ...(r.totalRowsAtLeast ? { totalRowsAtLeast: true } : {}),
+      truncated: r.truncated,
+      bytesProcessed: r.bytesProcessed,
+      bytesBilled: r.bytesBilled,
+      ...(r.bytesHidden ? { bytesHidden: true } : {}),
+      cacheHit: r.cacheHit,
+      durationMs: r.durationMs,
+      ...(r.jobId ? { jobId: r.jobId } : {}),
+    });
+  } else if (artifact.kind === "error") {
+    emit(config, {
+      type: "tool_error",
+      toolCallId,
+      tool: call.name,
+      category: artifact.category,
+      message: artifact.message,
+      ...(artifact.sql ? { sql: artifact.sql } : {}),
+    });
+  }
+}
+
+/**
+ * One tool call through the same gate as every query (dry run, scope, byte caps, audit), with a
+ * timeout. `bytesCap` narrows what the person may still bill (an investigation's byte budget).
+ */
+export async function runOne(
   deps: AgentDeps,
   state: QuarryStateType,
   config: LangGraphRunnableConfig,
   call: ToolCall,
   runId: string,
+  bytesCap?: number,
 ): Promise<{ call: ToolCall; message: ToolMessage; artifact: ToolArtifact }> {
   const id = call.id ?? `${call.name}_${Math.random().toString(36).slice(2)}`;
   const tool = deps.tools.find((t) => t.name === call.name);
@@ -97,7 +112,7 @@ async function runOne(
     runId,
     ...(runId ? { jobId: stepJobId(runId, id, state.retryCount) } : {}),
     bytesBilledSoFar: state.bytesBilled,
-    ...personContext(config, state),
+    ...capped(personContext(config, state), bytesCap),
     signal,
     onEstimate: (e: DryRunResult) =>
       emit(config, {
@@ -205,6 +220,11 @@ function personContext(
       ? { personBytesLeft: Math.max(person.bytesLeft - spentThisTurn, 0) }
       : {}),
   };
+}
+
+function capped<T extends { personBytesLeft?: number }>(ctx: T, cap: number | undefined): T {
+  if (cap === undefined) return ctx;
+  return { ...ctx, personBytesLeft: Math.min(ctx.personBytesLeft ?? cap, cap) };
 }
 
 /**

@@ -67,6 +67,7 @@ export function makeIngress(deps: AgentDeps) {
       modelCalls: 0,
       verdict: null,
       clarified: false,
+      investigation: null,
       refusal: null,
       finalAnswer: "",
       usageAtTurnStart: state.usage,

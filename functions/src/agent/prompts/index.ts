@@ -4,4 +4,5 @@ export * from "./planner";
 export * from "./generator";
 export * from "./summarizer";
 export * from "./adequacy";
+export * from "./investigation";
 export { fill } from "./template";

@@ -14,3 +14,5 @@ export const ROLE_PLANNER = "Role: planner.";
 export const ROLE_GENERATOR = "Role: answer writer.";
 export const ROLE_SUMMARIZER = "Role: summarizer.";
 export const ROLE_ADEQUACY = "Role: result checker.";
+export const ROLE_INVESTIGATOR = "Role: investigation planner.";
+export const ROLE_REPORTER = "Role: report writer.";
