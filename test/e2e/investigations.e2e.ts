@@ -69,9 +69,11 @@ describe("an investigation in the page", () => {
     expect(await done.locator(".sql code").count()).toBe(3);
     await screenshot(page, "investigation-02-report");
 
-    // After a reload the report reads the same from the stored answer.
+    // After a reload the report reads the same from the stored answer, with its steps' tables and charts.
     await page.reload();
     await done.locator(".answer").getByText("Why revenue fell in March").waitFor();
     expect(await done.locator(".answer").innerText()).toContain("driven by marketplace in the south region");
+    await done.locator(".chart-host svg").first().waitFor();
+    expect(await done.locator(".sql code").count()).toBe(3);
   });
 });

@@ -89,11 +89,29 @@ describe("an investigation in the chat reducer", () => {
   });
 
   it("finds the report on the stored answer after a reload", () => {
+    const stored = {
+      id: 1,
+      ref: "inv-run-s1",
+      sql: "SELECT 1",
+      columns: [{ name: "change", type: "DOUBLE" }],
+      rows: [{ change: -300 }],
+      truncated: false,
+    };
     const turns = turnsFromMessages([
       { type: "human", id: "h1", content: "Why?" },
-      { type: "ai", id: "a1", content: report.markdown, response_metadata: { quarry_investigation: report } },
+      {
+        type: "ai",
+        id: "a1",
+        content: report.markdown,
+        response_metadata: { quarry_investigation: report, quarry_investigation_results: [stored] },
+      },
     ]);
     expect(turns[0].status).toBe("done");
     expect(turns[0].investigation?.report?.title).toBe("Why revenue fell");
+    // Each step's table and chart come back from the stored results.
+    expect(turns[0].queries).toEqual([
+      expect.objectContaining({ id: "inv-run-s1", sql: "SELECT 1", status: "done" }),
+    ]);
+    expect(turns[0].queries[0].result?.rows).toEqual([{ change: -300 }]);
   });
 });

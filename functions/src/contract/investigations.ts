@@ -79,6 +79,8 @@ export interface StepOutcome {
   status: StepStatus;
   /** For failed and skipped steps: why (a tool error, a budget that ran out). */
   reason?: string;
+  /** The `ref` of the step's `result` event (its query's tool call id). */
+  ref?: string;
   sql?: string;
   /** The result's columns and rows (the same as the step's `result` event). */
   columns?: { name: string; type?: string }[];
@@ -86,6 +88,14 @@ export interface StepOutcome {
   truncated?: boolean;
   bytesBilled?: number;
 }
+
+/**
+ * The steps' results kept on the report's answer message (`response_metadata.quarry_investigation_results`),
+ * so a reloaded page shows each step's table and chart again.
+ */
+export type StepResult = Required<Pick<StepOutcome, "id" | "ref" | "sql" | "columns" | "rows">> & {
+  truncated: boolean;
+};
 
 /** One finding of the report, as shown: its text filled in, and the steps it rests on. */
 export interface ReportSection {

@@ -15,6 +15,7 @@ import type {
 } from "../../../functions/src/contract/investigations";
 import { CITATION, formatCell } from "../../../functions/src/agent/investigation/cells";
 import { closeWarehouses } from "../../../functions/src/tools";
+import { limitedScope, type Scope } from "../../../functions/src/tools/scope";
 import { personConfig } from "../../support/person";
 import {
   PLANTED,
@@ -31,9 +32,14 @@ afterAll(() => closeWarehouses());
 const ENV = { QUARRY_DUCKDB_FILES: RETAIL_FILES };
 const QUESTION = "Why did revenue fall in March 2025?";
 
-function cfg(thread: string) {
+function cfg(thread: string, scope?: Scope) {
   return {
-    configurable: { thread_id: thread, user_id: "user-1", run_id: `run-${thread}`, ...personConfig() },
+    configurable: {
+      thread_id: thread,
+      user_id: "user-1",
+      run_id: `run-${thread}`,
+      ...personConfig("user-1", scope),
+    },
     streamMode: ["values", "custom"] as ("values" | "custom")[],
   };
 }
@@ -47,13 +53,13 @@ async function collect(stream: AsyncIterable<unknown>) {
   return { custom, values };
 }
 
-async function ask(h: Harness, thread: string, variant = "good") {
+async function ask(h: Harness, thread: string, variant = "good", scope?: Scope) {
   const message = new HumanMessage(`${QUESTION} [investigation:${variant}]`);
-  return collect(await h.graph.stream({ messages: [message], investigate: true }, cfg(thread)));
+  return collect(await h.graph.stream({ messages: [message], investigate: true }, cfg(thread, scope)));
 }
 
-async function answer(h: Harness, thread: string, resume: string) {
-  return collect(await h.graph.stream(new Command({ resume }), cfg(thread)));
+async function answer(h: Harness, thread: string, resume: string, scope?: Scope) {
+  return collect(await h.graph.stream(new Command({ resume }), cfg(thread, scope)));
 }
 
 async function stateOf(h: Harness, thread: string) {
@@ -198,6 +204,23 @@ describe("an investigation on the planted cause", () => {
     );
     // The writer's report leans on step 2, which did not run: refused, so Quarry wrote it.
     expect(report!.writtenBy).toBe("quarry");
+  });
+});
+
+describe("the gate", () => {
+  it("refuses every step on a table outside the person's scope; the report says nothing ran", async () => {
+    const h = await harness(investigationScript(smartScript()), { env: ENV });
+    const shopOnly = limitedScope(["shop"]);
+    await ask(h, "inv-scope", "good", shopOnly);
+    const run = await answer(h, "inv-scope", "run", shopOnly);
+    const { outcomes, report } = await stateOf(h, "inv-scope");
+    expect(outcomes.map((o) => o.status)).toEqual(["failed", "failed", "failed", "failed"]);
+    expect(outcomes[0].reason).toMatch(/retail\.sales/);
+    expect(run.custom.filter((e) => e.type === "result")).toHaveLength(0);
+    expect(h.model.callsBy("reporter")).toHaveLength(0);
+    expect(report!.writtenBy).toBe("quarry");
+    expect(report!.notDone.map((n) => n.id)).toEqual([1, 2, 3, 4]);
+    expect(report!.markdown).toContain("No step of the plan produced a result.");
   });
 });
 

@@ -9,6 +9,7 @@ import type {
   InvestigationStepEvent,
   Phase,
   PlanReview,
+  StepResult,
   Usage,
 } from "@quarry/functions/contract";
 import type { QueryResult, ToolArtifact } from "@quarry/functions/contract";
@@ -226,6 +227,8 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<
       }
     }
   }
+  // An investigation's steps: their results are kept on the report's answer.
+  for (const r of meta.results ?? []) if (!find(r.ref)) queries.push(stepQuery(r));
   // Only queries and failures are evidence worth showing; successful schema look-ups are not.
   const shown = queries.filter((q) => q.sql || q.error || q.result);
   return {
@@ -240,16 +243,34 @@ export function turnPartsFromMessages(messages: MessageDict[]): Pick<
   };
 }
 
+/** An investigation step's stored result as a query card (table and chart). */
+function stepQuery(r: StepResult): QueryView {
+  const result = toResultView({
+    columns: r.columns.map((c) => ({ name: c.name, type: c.type ?? "STRING" })),
+    rows: r.rows as ResultView["rows"],
+    totalRows: r.rows.length,
+    truncated: r.truncated,
+    bytesProcessed: 0,
+    bytesBilled: 0,
+    cacheHit: false,
+    durationMs: 0,
+  });
+  return { id: r.ref, tool: "bq_query", sql: r.sql, status: "done", result };
+}
+
 /** What the server keeps on an answer message: follow-ups, definitions used, how it was computed. */
 function answerMeta(m: MessageDict): {
   suggestions?: string[];
   definitions?: DefinitionUse[];
   computed?: ComputedFacts;
   report?: InvestigationReport;
+  results?: StepResult[];
 } {
   const meta = m.response_metadata ?? {};
   const report = meta.quarry_investigation as InvestigationReport | undefined;
+  const results = meta.quarry_investigation_results;
   return {
+    ...(Array.isArray(results) ? { results: results as StepResult[] } : {}),
     ...(report && typeof report.markdown === "string" ? { report } : {}),
     suggestions: suggestionsOf(meta.quarry_suggestions),
     definitions: definitionsOf(meta.quarry_definitions),

@@ -8,7 +8,7 @@
  */
 import { AIMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { InvestigationReport, StepOutcome } from "../../contract/investigations";
+import type { InvestigationReport, StepOutcome, StepResult } from "../../contract/investigations";
 import { ZERO_USAGE } from "../../contract/events";
 import type { AgentDeps } from "../deps";
 import { emit, emitPhase, emitUsage } from "../emit";
@@ -70,7 +70,10 @@ export function makeInvestigateReport(deps: AgentDeps) {
     emit(config, { type: "investigation_report", report });
     const message = new AIMessage({
       content: report.markdown,
-      response_metadata: { quarry_investigation: report },
+      response_metadata: {
+        quarry_investigation: report,
+        quarry_investigation_results: resultsOf(inv.outcomes),
+      },
     });
     return {
       phase: "answering",
@@ -112,6 +115,15 @@ function writerMessages(inv: InvestigationState, outcomes: StepOutcome[], errors
       : "",
   });
   return [new SystemMessage(system)];
+}
+
+/** The steps' results, kept on the answer so a reloaded page draws their tables and charts again. */
+function resultsOf(outcomes: StepOutcome[]): StepResult[] {
+  return outcomes.flatMap((o) =>
+    o.status === "done" && o.ref && o.sql && o.columns && o.rows
+      ? [{ id: o.id, ref: o.ref, sql: o.sql, columns: o.columns, rows: o.rows, truncated: !!o.truncated }]
+      : [],
+  );
 }
 
 /** The writer's arguments as a draft, or undefined when their shape is wrong. */

@@ -42,7 +42,7 @@ export function makeInvestigateSteps(deps: AgentDeps) {
       const left = Math.max(budget - spent, 0);
       const out = await runOne(deps, state, { ...config, signal }, call, runId, left);
       emitOutcome(config, call, call.id, out.artifact);
-      return outcomeOf(step, out.artifact, left, budget, (b) => (spent += b));
+      return { ...outcomeOf(step, out.artifact, left, budget, (b) => (spent += b)), ref: call.id };
     };
     const outcomes = await runSteps(inv.plan.steps, {
       parallel,
