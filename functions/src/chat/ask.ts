@@ -3,7 +3,9 @@
  * same access, scope, quota admission, audit and event log as the page), on the Quarry thread that
  * chat thread is for them — a new one the first time, so follow-ups continue the conversation, which
  * also appears in the page. A thread waiting on a clarifying question takes the next message as its
- * answer, as the page's composer does.
+ * answer, as the page's composer does. A message that starts with `investigate:` (or `/investigate`)
+ * starts an investigation (docs/investigations.md): its plan comes back as the question, and the
+ * next message in the thread ("run", "drop 2", "cancel") answers it.
  */
 import { randomUUID } from "node:crypto";
 import { ASSISTANT_ID } from "../contract/protocol";
@@ -39,6 +41,15 @@ export async function chatCaller(link: ChatLink, channel: Via["channel"]): Promi
   return { uid: link.uid, email: link.email, access, via: { channel } };
 }
 
+/** `investigate: <question>` or `/investigate <question>`: the question, to investigate. */
+const INVESTIGATE = /^\s*(?:\/investigate\b|investigate:)\s*([\s\S]+)$/i;
+
+/** The question and whether it asks for an investigation. */
+function chatQuestion(text: string): { text: string; investigate: boolean } {
+  const m = INVESTIGATE.exec(text);
+  return m ? { text: m[1].trim(), investigate: true } : { text, investigate: false };
+}
+
 /** Runs `text` as `caller` in the Quarry thread of `chatThread`; refusals before the run throw. */
 export async function askInChat(
   caller: RunCaller,
@@ -52,11 +63,17 @@ export async function askInChat(
     ? (await (await threadStore()).get(threadId, caller.uid)).status === "interrupted"
     : false;
   const questionId = waiting && known?.questionId ? known.questionId : randomUUID();
+  const asked = chatQuestion(text);
   const checked = checkRun({
     assistant_id: ASSISTANT_ID,
     ...(waiting
       ? { command: { resume: text } }
-      : { input: { messages: [{ type: "human", content: text, id: questionId }] } }),
+      : {
+          input: {
+            messages: [{ type: "human", content: asked.text, id: questionId }],
+            ...(asked.investigate ? { investigate: true } : {}),
+          },
+        }),
     stream_mode: ["updates", "custom"],
     ...(known ? {} : { if_not_exists: "create" }),
   });

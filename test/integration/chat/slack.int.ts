@@ -5,6 +5,7 @@
  * Linking goes through `POST /chat/link` with an Auth-emulator ID token (the page's call).
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
@@ -14,6 +15,7 @@ import { seedAccess, until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
 import { interactionBody, messageEvent, slackCalls, slackPost, slackUpload } from "../../support/slack";
 import { darkPixels, readPng } from "../../support/png";
+import { PLANTED, RETAIL_SALES_CSV } from "../../support/investigation-script";
 
 let api: string;
 let authUrl: string;
@@ -579,5 +581,54 @@ describe("Slack: a schedule that posts to a channel", () => {
     expect((await slackCalls("chat.postMessage")).filter((c) => String(c.args.text).includes(name))).toEqual(
       [],
     );
+  });
+});
+
+describe("Slack: an investigation", () => {
+  it("`investigate:` shows the plan in the thread; `run` there runs it and the report names the planted cause", async () => {
+    const user = await linked(alice);
+    const first = messageEvent(user, "How many orders were placed in total?");
+    await send(first);
+    const [answer] = await answers(first.event.ts, 1);
+    const threadId = /\/t\/([\w-]+)$/.exec(openUrl(answer)!)![1];
+    // The planted-cause table, uploaded to that conversation as the page uploads a file.
+    const upload = await call(api, `/threads/${threadId}/files?name=sales.csv`, {
+      method: "POST",
+      token: alice.idToken,
+      rawBody: readFileSync(RETAIL_SALES_CSV),
+      headers: { "content-type": "text/csv" },
+    });
+    expect(upload.status, upload.text).toBe(201);
+
+    const asked = messageEvent(
+      user,
+      "investigate: Why did revenue fall in March 2025? [investigation:good]",
+      {
+        threadTs: first.event.ts,
+      },
+    );
+    await send(asked);
+    const [, plan] = await answers(first.event.ts, 2);
+    expect(String(plan.args.text)).toMatch(/^Investigation plan: /);
+    expect(String(plan.args.text)).toMatch(/\n2\. .+\(contribution\)/);
+    expect((await call(api, `/threads/${threadId}`, { token: alice.idToken })).json.status).toBe(
+      "interrupted",
+    );
+
+    await send(messageEvent(user, "run", { threadTs: first.event.ts }));
+    const [, , report] = await answers(first.event.ts, 3);
+    const text = JSON.stringify(blocksOf(report));
+    expect(text).toContain(`driven by ${PLANTED.channel} in ${PLANTED.region}`);
+    const state = await sdkClient(api, alice).threads.getState(threadId);
+    const last = (
+      state.values as { messages: { response_metadata?: Record<string, unknown> }[] }
+    ).messages.at(-1);
+    expect(last?.response_metadata?.quarry_investigation).toBeDefined();
+    const audit = await db
+      .collection("audit")
+      .where("threadId", "==", threadId)
+      .where("kind", "==", "query")
+      .get();
+    expect(audit.docs.filter((d) => d.get("via")?.channel === "slack").length).toBeGreaterThanOrEqual(4);
   });
 });
