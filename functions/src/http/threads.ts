@@ -9,7 +9,7 @@ import { ThreadIdParam, parse } from "../runs/schemas";
 import { rootCommit } from "../runs/checkpointer";
 import { toThreadState } from "../runs/serialize";
 import { leaseHolder, toThread } from "../runs/thread-doc";
-import type { InvestigationReport } from "../contract/investigations";
+import type { InvestigationReport, StepResult } from "../contract/investigations";
 
 function threadParam(req: Request): string {
   return parse(ThreadIdParam, req.params.threadId, "path");
@@ -128,26 +128,24 @@ async function getState(req: Request, res: Response): Promise<void> {
 
 /**
  * The thread's latest investigation report (docs/investigations.md): JSON, or with
- * `?format=markdown` the Markdown export as a download.
+ * `?format=markdown` or `?format=pdf` the export as a download.
  */
 async function getInvestigation(req: Request, res: Response): Promise<void> {
   const { uid } = callerOf(req);
   const id = threadParam(req);
   const format = req.query.format ?? "json";
-  if (format !== "json" && format !== "markdown") {
+  if (format !== "json" && format !== "markdown" && format !== "pdf") {
     throw new QuarryError(
       "bad_request:query",
-      `format must be "json" or "markdown", not "${String(format)}".`,
+      `format must be "json", "markdown" or "pdf", not "${String(format)}".`,
     );
   }
   await (await threadStore()).get(id, uid);
   const snap = await (await agentGraph()).getState({ configurable: { thread_id: id } });
   const messages =
     (snap.values as { messages?: { response_metadata?: Record<string, unknown> }[] }).messages ?? [];
-  const report = messages
-    .map((m) => m.response_metadata?.quarry_investigation as InvestigationReport | undefined)
-    .filter(Boolean)
-    .at(-1);
+  const answer = messages.filter((m) => m.response_metadata?.quarry_investigation).at(-1);
+  const report = answer?.response_metadata?.quarry_investigation as InvestigationReport | undefined;
   if (!report) {
     throw new QuarryError(
       "not_found:investigation",
@@ -156,6 +154,15 @@ async function getInvestigation(req: Request, res: Response): Promise<void> {
   }
   if (format === "json") {
     res.json(report);
+    return;
+  }
+  if (format === "pdf") {
+    const { investigationPdf } = await import("./investigation-pdf.js");
+    const results = (answer?.response_metadata?.quarry_investigation_results ?? []) as StepResult[];
+    res
+      .type("application/pdf")
+      .attachment("investigation.pdf")
+      .send(await investigationPdf(report, results));
     return;
   }
   res.type("text/markdown; charset=utf-8").attachment("investigation.md").send(report.markdown);

@@ -63,6 +63,28 @@ async function threadWithSales(): Promise<string> {
   return thread;
 }
 
+/** A PDF's text, page by page, lines joined as pdf.js reads them. */
+async function pdfText(bytes: Uint8Array): Promise<string> {
+  const { getDocument } = await import("pdfjs-dist/legacy/build/pdf.mjs");
+  const doc = await getDocument({ data: bytes, useSystemFonts: false }).promise;
+  const lines: string[] = [];
+  for (let n = 1; n <= doc.numPages; n++) {
+    const content = await (await doc.getPage(n)).getTextContent();
+    let line = "";
+    for (const item of content.items) {
+      if (!("str" in item)) continue;
+      line += item.str;
+      if (item.hasEOL) {
+        lines.push(line);
+        line = "";
+      }
+    }
+    if (line) lines.push(line);
+  }
+  await doc.cleanup();
+  return lines.join("\n");
+}
+
 const customs = (events: Ev[]) => events.filter((e) => e.event === "custom").map((e) => e.data as Custom);
 
 describe("an investigation through the API", () => {
@@ -158,6 +180,22 @@ describe("an investigation through the API", () => {
     expect(asMarkdown.headers.get("content-type")).toMatch(/^text\/markdown/);
     expect(asMarkdown.headers.get("content-disposition")).toBe("attachment; filename=investigation.md");
     expect(asMarkdown.text).toBe(report.markdown);
+    // The PDF: the same report's text, and the rows of the steps it rests on (read back with pdf.js).
+    const pdf = await fetch(`${api}${path}?format=pdf`, {
+      headers: { authorization: `Bearer ${alice.idToken}` },
+    });
+    expect(pdf.headers.get("content-type")).toMatch(/^application\/pdf/);
+    expect(pdf.headers.get("content-disposition")).toBe("attachment; filename=investigation.pdf");
+    const bytes = new Uint8Array(await pdf.arrayBuffer());
+    expect(Buffer.from(bytes.slice(0, 5)).toString()).toBe("%PDF-");
+    // Lines wrap in a PDF: compared with spaces collapsed.
+    const flat = (t: string) => t.replace(/\s+/g, " ");
+    const text = flat(await pdfText(bytes));
+    expect(text).toContain(report.title);
+    for (const section of report.sections) expect(text).toContain(flat(section.text));
+    expect(text).toContain(
+      `region: ${PLANTED.region} · channel: ${PLANTED.channel} · base_value: ${money(top.base_value)}`,
+    );
 
     // A follow-up continues from the report: the planner is shown it.
     await client.runs.wait(thread.thread_id, "quarry", {
@@ -203,9 +241,9 @@ describe("an investigation through the API", () => {
     const none = await call(api, path, { token: alice.idToken });
     expect(none.status).toBe(404);
     expect(JSON.stringify(none.json)).toContain("not_found:investigation");
-    const pdf = await call(api, `${path}?format=pdf`, { token: alice.idToken });
-    expect(pdf.status).toBe(400);
-    expect(JSON.stringify(pdf.json)).toContain('format must be \\"json\\" or \\"markdown\\"');
+    const docx = await call(api, `${path}?format=docx`, { token: alice.idToken });
+    expect(docx.status).toBe(400);
+    expect(JSON.stringify(docx.json)).toContain('format must be \\"json\\", \\"markdown\\" or \\"pdf\\"');
   });
 
   it("refuses an investigate flag that is not a boolean, saying what to send", async () => {
