@@ -16,9 +16,10 @@
  * and Firestore call with its time and documents (to see what one run does, in order).
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -345,6 +346,30 @@ function topSites(head: HeapNode): { frame: string; mb: number }[] {
     .map(([frame, b]) => ({ frame, mb: b / 2 ** 20 }));
 }
 
+/**
+ * LangGraph's own Agent Server (`@langchain/langgraph-api`, the server `langgraph dev` runs) serving
+ * langgraph-agent.ts in this process, on 127.0.0.1; returns its port. As `langgraph dev` starts it
+ * (10 jobs per worker, BENCH_LG_JOBS), but with its file snapshot of the in-memory state switched
+ * off (it rewrites every thread and checkpoint to .langgraph_api/ 3 s after a change): state lives
+ * in memory only. No LangSmith: tracing is off in the environment and no API key is set.
+ */
+async function serveLangGraph(): Promise<number> {
+  const server = import.meta.resolve("@langchain/langgraph-api/server");
+  const persist = await import(new URL("storage/persist.mjs", server).href);
+  persist.FileSystemPersistence.prototype.schedulePersist = () => {};
+  persist.FileSystemPersistence.prototype.persist = async () => {};
+  const { startServer } = await import(server);
+  const cwd = mkdtempSync(path.join(os.tmpdir(), "bench-langgraph-"));
+  const { host } = await startServer({
+    port: 0,
+    nWorkers: Number(process.env.BENCH_LG_JOBS ?? 10),
+    host: "127.0.0.1",
+    cwd,
+    graphs: { quarry: `${path.join(import.meta.dirname, "langgraph-agent.ts")}:graph` },
+  });
+  return Number(String(host).split(":").at(-1));
+}
+
 async function main() {
   const role = process.env.BENCH_ROLE;
   let run: ((q: string) => Promise<boolean>) | undefined;
@@ -368,8 +393,10 @@ async function main() {
         console.error("REQ", (performance.now() % 100000).toFixed(1), req.method, req.url);
       app(req, res);
     }).listen(0, "127.0.0.1", () => process.send!({ port: (server.address() as { port: number }).port }));
+  } else if (role === "langgraph") {
+    process.send!({ port: await serveLangGraph() });
   } else {
-    throw new Error(`BENCH_ROLE must be graph or http, not ${role}`);
+    throw new Error(`BENCH_ROLE must be graph, http or langgraph, not ${role}`);
   }
   process.on("message", (msg: Request) => {
     void (async () => {

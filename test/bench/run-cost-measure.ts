@@ -8,6 +8,7 @@ import path from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { startStack } from "../../scripts/stack.mjs";
 import { apiScript } from "../support/api-script";
+import { currentTurnOf, type Script } from "../support/scripted-model-script";
 import { startVertexStandin } from "../support/vertex-standin";
 import { BENCH_ACCESS_ENV } from "./app-server";
 import type { Request, Usage } from "./run-cost-instance";
@@ -27,7 +28,7 @@ export const DEPLOYED_ENV = { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,ac
  */
 export async function startBackends() {
   const standin = await startVertexStandin({
-    script: apiScript(),
+    script: withLangGraphAgent(apiScript()),
     tokenDelayMs: 0,
     charsPerChunk: 8,
     trust: true,
@@ -55,12 +56,55 @@ export async function startBackends() {
   return { stack, env, stop };
 }
 
-/** An SDK client of the instance at `port`, signed in as one person. */
+/** The SQL tool of LangGraph's agent (langgraph-agent.ts) and the query Quarry runs for QUESTION. */
+const LANGGRAPH_SQL_TOOL = "sql_query";
+const QUESTION_SQL = "SELECT COUNT(*) AS orders FROM shop.orders";
+
+/**
+ * The stand-in's script for both kinds of agent: a model call that binds LangGraph's SQL tool is
+ * the createReactAgent's (langgraph-agent.ts), answered as Quarry's planner and generator answer
+ * QUESTION — the same query, then an answer of the same words; any other call goes to `base`.
+ */
+export function withLangGraphAgent(base: Script): Script {
+  return (req) => {
+    if (!req.tools.includes(LANGGRAPH_SQL_TOOL)) return base(req);
+    const usage = { input: 100, output: 20 };
+    const turn = currentTurnOf(req);
+    const result = turn.find((t) => t.role === "tool" && t.toolName === LANGGRAPH_SQL_TOOL);
+    if (!result) return { toolCalls: [{ name: LANGGRAPH_SQL_TOOL, args: { sql: QUESTION_SQL } }], usage };
+    const rows = (JSON.parse(result.text) as unknown[]).length;
+    return { text: `Here is what I found (${rows} rows) with \`${QUESTION_SQL}\`.`, usage };
+  };
+}
+
+/**
+ * Bytes of every run stream's response body read so far, by all clients (a run measured alone is
+ * the difference across it).
+ */
+let streamBytes = 0;
+const countingFetch = async (url: string | URL, init?: RequestInit) => {
+  const res = await fetch(url, init);
+  if (!String(url).includes("/stream") || !res.body) return res;
+  const counted = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        streamBytes += chunk.byteLength;
+        out.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+};
+
+/**
+ * An SDK client of the instance at `port`, signed in as one person (LangGraph's server, which
+ * checks no token, ignores the header).
+ */
 export const clientOf = (port: number, idToken: string) =>
   new Client({
     apiUrl: `http://127.0.0.1:${port}`,
     defaultHeaders: { authorization: `Bearer ${idToken}` },
-    callerOptions: { maxRetries: 0 },
+    callerOptions: { maxRetries: 0, fetch: countingFetch },
   });
 
 export interface Instance {
@@ -128,28 +172,67 @@ export interface Measured {
   heapAfterMb: number;
   wavesFailed: number;
   failed: number;
+  /** Time to the answer's first token, ms, of each run alone (HTTP instances; none for a graph). */
+  ttft: number[];
+  /** Median time to first token at each wave size. */
+  wavesTtft: Record<number, number>;
+  /** Bytes of a run's stream (the SSE body) alone, median. */
+  bytes: number;
+  /** The query's rows as the runs' events carried them, with how many runs carried each. */
+  rows: string;
 }
 
-/** A client's one-query run as agent-chat-ui asks for it; true when the answer streamed. */
 /** The first failure an instance met (a bench that fails says why). */
 export const failures: string[] = [];
 
-async function clientRun(client: Client, threadId: string): Promise<boolean> {
-  let answered = false;
+/** The nodes whose streamed text is the answer: Quarry's generator, the createReactAgent's agent. */
+const ANSWER_NODES = new Set(["generator", "agent"]);
+
+/** The text of a streamed message chunk (a string, or text parts). */
+function chunkText(message: unknown): string {
+  const content = (message as { content?: unknown })?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p: { type?: string; text?: string }) => (p?.type === "text" ? (p.text ?? "") : ""))
+    .join("");
+}
+
+/** The count of orders a run's events carry (the query's one row), as JSON or inside a JSON string. */
+const ORDERS_ROW = /\\?"orders\\?":\s*(\d+)/;
+
+export interface ClientRun {
+  /** The answer streamed and the run ended without an error. */
+  ok: boolean;
+  /** From the stream request to the answer's first token. */
+  ttftMs: number;
+  /** The query's row as the run's events carried it (`orders=<n>`), for "the same rows". */
+  rows?: string;
+}
+
+/** A client's one-query run as agent-chat-ui asks for it. */
+async function clientRun(client: Client, threadId: string): Promise<ClientRun> {
+  const t0 = performance.now();
+  let ttftMs = NaN;
+  let rows: string | undefined;
   for await (const ev of client.runs.stream(threadId, "quarry", {
     input: { messages: [{ type: "human", content: QUESTION }] },
     streamMode: ["values", "messages-tuple", "custom"],
   })) {
     if (ev.event === "error") {
       failures.push(JSON.stringify(ev.data));
-      return false;
+      return { ok: false, ttftMs, rows };
     }
-    if (ev.event === "messages") {
-      const [, meta] = ev.data as [unknown, { langgraph_node?: string }];
-      if (meta?.langgraph_node === "generator") answered = true;
+    if (ev.event === "messages" && Number.isNaN(ttftMs)) {
+      const [message, meta] = ev.data as [unknown, { langgraph_node?: string }];
+      if (ANSWER_NODES.has(meta?.langgraph_node ?? "") && chunkText(message)) ttftMs = performance.now() - t0;
+    }
+    if (!rows && (ev.event === "values" || ev.event === "custom")) {
+      const n = ORDERS_ROW.exec(JSON.stringify(ev.data))?.[1];
+      if (n) rows = `orders=${n}`;
     }
   }
-  return answered;
+  return { ok: !Number.isNaN(ttftMs), ttftMs, rows };
 }
 
 /**
@@ -170,22 +253,32 @@ async function batch(inst: Instance, people: Client[], n: number, concurrency: n
       failed: r.failed,
       before: r.before,
       after: r.after,
+      ttfts: [] as number[],
+      rows: [] as string[],
+      bytes: NaN,
     };
   }
   const asked = Array.from({ length: n }, (_, i) => people[i % people.length]);
   const threads = await Promise.all(asked.map((client) => client.threads.create()));
   const before = await inst.ask<Usage>({ cmd: "usage" });
-  const ok = await Promise.all(
+  const bytes0 = streamBytes;
+  const runs = await Promise.all(
     threads.map((t, i) =>
-      clientRun(asked[i], t.thread_id).catch((err: unknown) => (failures.push(String(err)), false)),
+      clientRun(asked[i], t.thread_id).catch(
+        (err: unknown): ClientRun => (failures.push(String(err)), { ok: false, ttftMs: NaN }),
+      ),
     ),
   );
+  const bytes = (streamBytes - bytes0) / n;
   const after = await inst.ask<Usage>({ cmd: "usage" });
   return {
     cpuMicros: after.cpuMicros - before.cpuMicrosEnd,
-    failed: ok.filter((x) => !x).length,
+    failed: runs.filter((r) => !r.ok).length,
     before,
     after,
+    ttfts: runs.map((r) => r.ttftMs),
+    rows: runs.map((r) => r.rows ?? "none"),
+    bytes,
   };
 }
 
@@ -222,6 +315,9 @@ export async function measureAll(targets: Target[], firestorePgid: number): Prom
   for (const t of targets) for (let i = 0; i < WARM_RUNS; i++) await batch(t.inst, one(t), 1, 1);
   const acc = targets.map(() => ({
     alone: [] as number[],
+    ttft: [] as number[],
+    bytes: [] as number[],
+    rows: [] as string[],
     firestoreMs: 0,
     failed: 0,
     first: undefined as Usage | undefined,
@@ -235,17 +331,24 @@ export async function measureAll(targets: Target[], firestorePgid: number): Prom
       acc[k].first ??= r.before;
       acc[k].end = r.after;
       acc[k].alone.push(r.cpuMicros / 1000);
+      acc[k].ttft.push(...r.ttfts);
+      acc[k].bytes.push(r.bytes);
+      acc[k].rows.push(...r.rows);
       acc[k].failed += r.failed;
     }
   }
   const out: Measured[] = [];
   for (const [k, t] of targets.entries()) {
     const a = acc[k];
+    const waves = await wavesAndMemory(t);
     out.push({
       alone: a.alone,
+      ttft: a.ttft,
+      bytes: median(a.bytes),
       firestoreMs: a.firestoreMs / RUNS,
       ...perRun(a.first!, a.end!, RUNS),
-      ...(await wavesAndMemory(t)),
+      ...waves,
+      rows: tally([...a.rows, ...waves.rows]),
       failed: a.failed,
     });
     out[k].failed += out[k].wavesFailed;
@@ -253,13 +356,24 @@ export async function measureAll(targets: Target[], firestorePgid: number): Prom
   return out;
 }
 
+/** "orders=1234 ×40": each distinct value and how many runs carried it. */
+function tally(values: string[]): string {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].map(([v, n]) => `${v} ×${n}`).join(", ");
+}
+
 /** CPU per run at each wave size, and what the instance holds after them. */
 async function wavesAndMemory(t: Target) {
   const waves: Record<number, number> = {};
+  const wavesTtft: Record<number, number> = {};
+  const rows: string[] = [];
   let wavesFailed = 0;
   for (const n of WAVES) {
     const r = await batch(t.inst, t.people, n, n);
     waves[n] = r.cpuMicros / 1000 / n;
+    wavesTtft[n] = median(r.ttfts);
+    rows.push(...r.rows);
     wavesFailed += r.failed;
   }
   // What the instance holds after those runs, garbage collected, and after 50 more: the difference
@@ -270,8 +384,11 @@ async function wavesAndMemory(t: Target) {
   wavesFailed += more.failed;
   waves[50] = (waves[50] + more.cpuMicros / 1000 / 50) / 2;
   const heldAfter = await t.inst.ask<Usage>({ cmd: "gc" });
+  rows.push(...more.rows);
   return {
     waves,
+    wavesTtft,
+    rows,
     wavesFailed,
     rssMb: held.rss / 2 ** 20,
     duckdbRssMb: held.children.rssMb,

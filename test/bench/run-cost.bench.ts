@@ -16,7 +16,7 @@
  * Goals: the warm run ≤ 1.5 × the floor + the Firestore work (FirestoreCheckpointer row − floor)
  * and ≤ 110 ms; 50 concurrent ≤ alone per run; the heap does not grow with runs.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildBaseline } from "./app-server";
@@ -42,6 +42,19 @@ import { signUp } from "../support/auth-emulator";
 const root = path.resolve(import.meta.dirname, "../..");
 const profileDir = path.join(root, ".artifacts/run-cost");
 const DEPLOYED = "  + event log = the function as deployed";
+const LANGGRAPH = "LangGraph's Agent Server: createReactAgent, one SQL tool, in memory";
+/**
+ * LangGraph's own Agent Server (`@langchain/langgraph-api`, what `langgraph dev` runs) serving
+ * langgraph-agent.ts; offline: no LangSmith tracing, no API key; its request log at warn.
+ */
+const LANGGRAPH_ENV = {
+  BENCH_ROLE: "langgraph",
+  LANGSMITH_TRACING: "false",
+  LANGCHAIN_TRACING_V2: "false",
+  LANGSMITH_API_KEY: "",
+  LANGCHAIN_API_KEY: "",
+  LOG_LEVEL: "warn",
+};
 
 interface Variant {
   name: string;
@@ -73,6 +86,7 @@ const VARIANTS: Variant[] = [
     env: { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,access" },
   },
   { name: DEPLOYED, env: DEPLOYED_ENV },
+  { name: LANGGRAPH, env: LANGGRAPH_ENV },
 ];
 
 /**
@@ -100,7 +114,7 @@ async function main() {
         : CUTS;
   for (const cut of cuts) {
     builds.set(cut.ref, await buildBaseline(cut.ref));
-    variants.push({ name: `deployed at ${cut.ref}: ${cut.what}`, env: variants.at(-1)!.env, ref: cut.ref });
+    variants.push({ name: `deployed at ${cut.ref}: ${cut.what}`, env: DEPLOYED_ENV, ref: cut.ref });
   }
   const { stack, env, stop } = await startBackends();
   try {
@@ -127,6 +141,15 @@ async function main() {
       }
       const measured = await measureAll(targets, stack.pids[0]);
       chosen.forEach((v, i) => results.push({ name: v.name, m: measured[i] }));
+      const langgraph = targets[chosen.findIndex((v) => v.name === LANGGRAPH)];
+      if (langgraph)
+        await profile(
+          langgraph.inst,
+          langgraph.people,
+          path.join(profileDir, "langgraph-warm.cpuprofile"),
+          10,
+          1,
+        );
       const deployed = targets[chosen.findIndex((v) => v.name === DEPLOYED)];
       if (deployed) {
         await profile(deployed.inst, deployed.people, path.join(profileDir, "warm.cpuprofile"), 10, 1);
@@ -165,6 +188,10 @@ function report(results: { name: string; m: Measured }[]) {
       "Δ previous": i ? (median(m.alone) - median(results[i - 1].m.alone)).toFixed(1) : "",
       "× floor": (median(m.alone) / floor).toFixed(2),
       ...Object.fromEntries(WAVES.map((n) => [`ms/run at ${n}`, m.waves[n].toFixed(1)])),
+      "TTFT ms alone (median)": fixed(median(m.ttft), 0),
+      "TTFT ms p50 at 20": fixed(m.wavesTtft[20], 0),
+      "stream KB/run": fixed(m.bytes / 1024, 1),
+      rows: m.rows,
       "by thread ms/run": m.threads,
       "Firestore calls/run": m.calls,
       "Firestore emulator ms/run": m.firestoreMs.toFixed(0),
@@ -177,17 +204,18 @@ function report(results: { name: string; m: Measured }[]) {
     })),
   );
   for (const [file, n, what] of [
-    ["warm.cpuprofile", 10, "10 warm runs, one at a time"],
-    ["concurrent-20.cpuprofile", 20, "20 concurrent runs"],
+    ["warm.cpuprofile", 10, "the function as deployed, 10 warm runs, one at a time"],
+    ["concurrent-20.cpuprofile", 20, "the function as deployed, 20 concurrent runs"],
+    ["langgraph-warm.cpuprofile", 10, "LangGraph's Agent Server, 10 warm runs, one at a time"],
   ] as const) {
+    if (!existsSync(path.join(profileDir, file))) continue;
     const s = summarize(path.join(profileDir, file));
-    console.log(
-      `\nCPU profile of the function as deployed, ${what}: ${(s.ms / n).toFixed(1)} ms sampled per run`,
-    );
+    console.log(`\nCPU profile of ${what}: ${(s.ms / n).toFixed(1)} ms sampled per run`);
     console.table(s.parts.slice(0, 14).map((r) => ({ part: r.part, "ms/run": (r.ms / n).toFixed(1) })));
     console.table(s.frames.slice(0, 20).map((r) => ({ frame: r.frame, "ms/run": (r.ms / n).toFixed(2) })));
   }
   goals(byName(DEPLOYED), floorRow, byName(VARIANTS[2].name));
+  versusLangGraph(byName(DEPLOYED), byName(LANGGRAPH));
   const failed = results.reduce((a, r) => a + r.m.failed, 0);
   if (failed) throw new Error(`${failed} runs failed, the first: ${failures[0]}`);
 }
@@ -209,6 +237,30 @@ function goals(full?: Measured, floorRow?: Measured, direct?: Measured) {
     `memory: the instance holds ${full.rssMb.toFixed(0)} MB resident (${full.heapMb.toFixed(0)} MB of it heap) after ` +
       `50 concurrent runs, garbage collected, ${full.heapAfterMb.toFixed(0)} MB heap after 50 more; DuckDB's ` +
       `worker processes ${full.duckdbRssMb.toFixed(0)} MB besides (BigQuery in production)`,
+  );
+}
+
+const fixed = (x: number | undefined, digits: number) =>
+  x !== undefined && Number.isFinite(x) ? x.toFixed(digits) : "—";
+
+/**
+ * Issue #46's goals, against LangGraph's own server measured in this run: the function as deployed
+ * ≤ 1.0 × its CPU per warm run alone and at 20 and 50 concurrent, and time to first token ≤ 1.2 ×.
+ */
+function versusLangGraph(full?: Measured, lg?: Measured) {
+  if (!full || !lg) return;
+  const verdict = (q: number, x: number, lgx: number, what: string) =>
+    console.log(
+      `goal: ${what} ≤ ${q.toFixed(1)} × LangGraph's server: ${x / lgx <= q ? "met" : "NOT met"} ` +
+        `(${x.toFixed(1)} against ${lgx.toFixed(1)} ms, ${(x / lgx).toFixed(2)}×)`,
+    );
+  verdict(1, median(full.alone), median(lg.alone), "CPU per warm run alone");
+  for (const n of WAVES) verdict(1, full.waves[n], lg.waves[n], `CPU per run at ${n} concurrent`);
+  verdict(1.2, median(full.ttft), median(lg.ttft), "time to first token alone");
+  console.log(
+    "LangGraph's server differs: it keeps threads, runs and checkpoints in this process's memory " +
+      "(no Firestore; its file snapshot off), checks no token, no access, quota or audit, keeps no event " +
+      "log, and its agent has no linking or authored context; its workers poll a queue (10 jobs).",
   );
 }
 
