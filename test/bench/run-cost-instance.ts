@@ -373,7 +373,8 @@ async function serveLangGraph(): Promise<number> {
 async function main() {
   const role = process.env.BENCH_ROLE;
   let run: ((q: string) => Promise<boolean>) | undefined;
-  countFirestoreCalls();
+  // Off for a cold start: counting loads the Firestore client before the app would.
+  if (process.env.BENCH_FIRESTORE_COUNT !== "off") countFirestoreCalls();
   const session = new Session();
   let stopPeak: (() => Promise<Peak>) | undefined;
   if (role === "graph") {

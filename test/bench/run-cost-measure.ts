@@ -23,6 +23,19 @@ export const QUESTION = "How many orders were placed in total?";
 export const DEPLOYED_ENV = { BENCH_ROLE: "http", BENCH_STAGES: "linking,auth,access,log" };
 
 /**
+ * LangGraph's own Agent Server (`@langchain/langgraph-api`, what `langgraph dev` runs) serving
+ * langgraph-agent.ts; offline: no LangSmith tracing, no API key; its request log at warn.
+ */
+export const LANGGRAPH_ENV = {
+  BENCH_ROLE: "langgraph",
+  LANGSMITH_TRACING: "false",
+  LANGCHAIN_TRACING_V2: "false",
+  LANGSMITH_API_KEY: "",
+  LANGCHAIN_API_KEY: "",
+  LOG_LEVEL: "warn",
+};
+
+/**
  * What the instances run against: the Vertex AI stand-in (the API script, no token delay) and the
  * Firestore and Auth emulators; `env` is every instance's environment on them.
  */
@@ -211,7 +224,7 @@ export interface ClientRun {
 }
 
 /** A client's one-query run as agent-chat-ui asks for it. */
-async function clientRun(client: Client, threadId: string): Promise<ClientRun> {
+export async function clientRun(client: Client, threadId: string): Promise<ClientRun> {
   const t0 = performance.now();
   let ttftMs = NaN;
   let rows: string | undefined;

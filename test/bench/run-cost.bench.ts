@@ -23,6 +23,7 @@ import { buildBaseline } from "./app-server";
 import { summarize } from "./cpu-profile";
 import {
   DEPLOYED_ENV,
+  LANGGRAPH_ENV,
   QUESTION,
   WAVES,
   clientOf,
@@ -43,18 +44,6 @@ const root = path.resolve(import.meta.dirname, "../..");
 const profileDir = path.join(root, ".artifacts/run-cost");
 const DEPLOYED = "  + event log = the function as deployed";
 const LANGGRAPH = "LangGraph's Agent Server: createReactAgent, one SQL tool, in memory";
-/**
- * LangGraph's own Agent Server (`@langchain/langgraph-api`, what `langgraph dev` runs) serving
- * langgraph-agent.ts; offline: no LangSmith tracing, no API key; its request log at warn.
- */
-const LANGGRAPH_ENV = {
-  BENCH_ROLE: "langgraph",
-  LANGSMITH_TRACING: "false",
-  LANGCHAIN_TRACING_V2: "false",
-  LANGSMITH_API_KEY: "",
-  LANGCHAIN_API_KEY: "",
-  LOG_LEVEL: "warn",
-};
 
 interface Variant {
   name: string;
