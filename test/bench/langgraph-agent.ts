@@ -49,8 +49,25 @@ const sqlQuery = tool(
 );
 
 const model = config().model as { project: string; location: string };
-// The stand-in needs no token: an auth client whose fetch is plain fetch (as Quarry's vertex.ts does).
-const authClient = { fetch: (url: string, init?: RequestInit) => fetch(url, init) };
+
+/**
+ * The stand-in needs no token: an auth client whose fetch is plain fetch (as Quarry's vertex.ts
+ * does) — but one that sends a request again, up to twice, when it failed before any answer because
+ * the pooled connection it was written on had been closed (the stand-in closes idle connections
+ * after 1 s, as servers do): ChatVertexAI alone never retries an error without an HTTP status, and
+ * the run would fail (Quarry's model client retries these too, agent/model/transport.ts).
+ */
+async function retryingFetch(url: string, init?: RequestInit): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      const code = (err as { cause?: { code?: string } }).cause?.code;
+      if (attempt >= 2 || (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET")) throw err;
+    }
+  }
+}
+const authClient = { fetch: retryingFetch };
 
 export const graph = createReactAgent({
   llm: new ChatVertexAI({

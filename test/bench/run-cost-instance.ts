@@ -1,7 +1,7 @@
 /**
  * One instance for `run-cost.bench.ts`, in a process of its own so its CPU time and resident memory
  * are the instance's alone (the model stand-in and the client run in the bench's process). Driven
- * over IPC. Two kinds (BENCH_ROLE):
+ * over IPC. Three kinds (BENCH_ROLE):
  * - `graph`: Quarry's graph from the compiled function, invoked directly with the executor's stream
  *   modes — on MemorySaver (BENCH_SAVER=memory, the floor) or on the FirestoreCheckpointer
  *   (`firestore`), with linking and authored context (BENCH_LINKING=on) or without (off: the graph
@@ -11,6 +11,8 @@
  *   least that lets a run through: a fixed caller for auth, full scope and no quota for access and
  *   quota (and no audit writes), QUARRY_RUN_LOG=off for the event log, the graph without a catalog
  *   or context files for linking. The bench asks it for its CPU and memory before and after a wave.
+ * - `langgraph`: LangGraph's own Agent Server (`@langchain/langgraph-api`) serving
+ *   langgraph-agent.ts, in memory (see `serveLangGraph`); asked for its figures like `http`.
  * `profile-start` / `profile-stop` record a V8 CPU profile (the `--cpu-prof` format) of what runs
  * between them, through the inspector, so start-up is not in it. BENCH_TRACE=1 prints every request
  * and Firestore call with its time and documents (to see what one run does, in order).

@@ -1,6 +1,8 @@
 /**
- * Measuring one instance for `run-cost.bench.ts`: starts it (run-cost-instance.ts, in a process of
- * its own), runs questions on it alone and in waves, and reads its CPU, memory and Firestore calls.
+ * Measuring one instance for `run-cost.bench.ts` (and a fresh one's first answer for
+ * `cold-start.bench.ts`): starts it (run-cost-instance.ts, in a process of its own), runs questions
+ * on it alone and in waves through the SDK, and reads its CPU, memory and Firestore calls, and per
+ * run the time to the answer's first token, the stream's bytes and the query's row.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";

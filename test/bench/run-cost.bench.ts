@@ -8,13 +8,24 @@
  * - the HTTP app through the SDK with agent-chat-ui's stream modes, stages switched on in turn:
  *   Firestore persistence (thread, lease, checkpoints) and linking, + auth, + access and quota,
  *   + the event log (= the function as deployed);
- * - the function as deployed at earlier commits (BENCH_CUTS: each cut of issue #34 before and after);
+ * - LangGraph's own Agent Server (`@langchain/langgraph-api`, the server `langgraph dev` runs, in
+ *   memory) serving a createReactAgent with one read-only SQL tool over the same warehouse and model
+ *   stand-in (langgraph-agent.ts), driven by the same SDK client (issue #46): what a user would
+ *   deploy instead. It keeps its state in memory and checks no token (no Firestore, access, quota,
+ *   audit or event log; no linking or authored context);
+ * - the function as deployed at earlier commits (BENCH_CUTS: each cut of issue #34 before and after;
+ *   BENCH_CUTS=off: none);
  * each alone and warm (median of BENCH_RUNS, one run at a time), and at 20 and 50 concurrent; the
  * Firestore emulator's CPU apart; the instance's memory after 50 concurrent runs (garbage collected)
- * and what 50 more add. Then CPU profiles of the function as deployed, warm and at 20 concurrent,
- * read into their heaviest parts and frames (.artifacts/run-cost/*.cpuprofile, for Chrome DevTools).
+ * and what 50 more add; for the HTTP servers the time to the answer's first token (alone, and its
+ * median at 20 concurrent), the bytes of a run's stream, and the query's row each run carried (the
+ * same rows on every server). Then CPU profiles of the function as deployed, warm and at 20
+ * concurrent, and of LangGraph's server warm, read into their heaviest parts and frames
+ * (.artifacts/run-cost/*.cpuprofile, for Chrome DevTools).
  * Goals: the warm run ≤ 1.5 × the floor + the Firestore work (FirestoreCheckpointer row − floor)
- * and ≤ 110 ms; 50 concurrent ≤ alone per run; the heap does not grow with runs.
+ * and ≤ 110 ms; 50 concurrent ≤ alone per run; the heap does not grow with runs. Issue #46's:
+ * the function as deployed ≤ 1.0 × LangGraph's server's CPU per run alone and at 20 and 50
+ * concurrent, and its time to first token alone ≤ 1.2 × LangGraph's.
  */
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
