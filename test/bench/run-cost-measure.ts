@@ -80,7 +80,7 @@ const QUESTION_SQL = "SELECT COUNT(*) AS orders FROM shop.orders";
  * the createReactAgent's (langgraph-agent.ts), answered as Quarry's planner and generator answer
  * QUESTION — the same query, then an answer of the same words; any other call goes to `base`.
  */
-export function withLangGraphAgent(base: Script): Script {
+function withLangGraphAgent(base: Script): Script {
   return (req) => {
     if (!req.tools.includes(LANGGRAPH_SQL_TOOL)) return base(req);
     const usage = { input: 100, output: 20 };
