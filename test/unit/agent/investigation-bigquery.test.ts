@@ -71,6 +71,7 @@ describe("an investigation's byte budget on BigQuery", () => {
     const h = await harness(investigationScript(smartScript()), {
       env,
       tools: createWarehouseTools(warehouse),
+      dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
     });
     const config = {
       configurable: { thread_id: "inv-bq", user_id: "user-1", run_id: "run-bq", ...personConfig() },
@@ -81,7 +82,7 @@ describe("an investigation's byte budget on BigQuery", () => {
 
     const jobs = standin.inserts().filter((b) => !b.configuration.dryRun);
     const dryRuns = standin.inserts().filter((b) => b.configuration.dryRun);
-    expect(dryRuns).toHaveLength(2); // both steps were dry-run …
+    expect(dryRuns.length).toBeGreaterThanOrEqual(2); // both steps were dry-run (each reserves first) …
     expect(jobs).toHaveLength(1); // … only the first fit the budget and ran
     expect(String(jobs[0].configuration.query.query)).toContain("FROM `retail.sales`");
     expect(Number(jobs[0].configuration.query.maximumBytesBilled)).toBeLessThanOrEqual(150 * MB);
@@ -96,6 +97,44 @@ describe("an investigation's byte budget on BigQuery", () => {
       { id: 2, title: "Which region and channel changed", reason: inv.outcomes[1].reason },
     ]);
     expect(inv.report.markdown).toContain("**Partial report:** 1 of 2 planned steps were not done");
+    await warehouse.close();
+  });
+
+  it("holds the budget when steps run at once: what their jobs may bill together never passes it", async () => {
+    // Two steps of 100 MB each (110 MB billable with BigQuery's 10 MB minimum), both started at
+    // once under a 150 MB budget: each fits alone. Before reservations, both saw 150 MB left.
+    const cfg = readConfig({ ...env, QUARRY_INVESTIGATION_PARALLEL: "2" });
+    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, {
+      retry: { attempts: 1, baseDelayMs: 1 },
+    });
+    const h = await harness(investigationScript(smartScript()), {
+      env: { ...env, QUARRY_INVESTIGATION_PARALLEL: "2" },
+      tools: createWarehouseTools(warehouse),
+      dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
+    });
+    const before = standin.inserts().filter((b) => !b.configuration.dryRun).length;
+    const config = {
+      configurable: { thread_id: "inv-bq-par", user_id: "user-1", run_id: "run-bq-par", ...personConfig() },
+    };
+    const q = new HumanMessage("Why did revenue fall in March 2025? [investigation:good]");
+    await h.graph.invoke({ messages: [q], investigate: true }, config);
+    await h.graph.invoke(new Command({ resume: '{"drop": [3, 4]}' }), config);
+
+    const jobs = standin
+      .inserts()
+      .filter((b) => !b.configuration.dryRun)
+      .slice(before);
+    expect(jobs).toHaveLength(1);
+    const capped = jobs.reduce((sum, b) => sum + Number(b.configuration.query.maximumBytesBilled), 0);
+    expect(capped).toBeLessThanOrEqual(150 * MB);
+    const state = await h.graph.getState(config);
+    const inv = state.values.investigation as { outcomes: StepOutcome[] };
+    expect(inv.outcomes.map((o) => o.status).sort()).toEqual(["done", "skipped"]);
+    const skipped = inv.outcomes.find((o) => o.status === "skipped")!;
+    expect(skipped.reason).toMatch(
+      /^not run, over a byte budget \(the investigation had 39,514,240 of its 150,000,000 bytes left\): The query would process an estimated 100,000,000 bytes/,
+    );
+    expect(skipped.reason).toMatch(/this step may bill/);
     await warehouse.close();
   });
 });
