@@ -258,7 +258,7 @@ describe("the report checker on the model's drafts", () => {
   const cases: [string, RegExp][] = [
     ["typed", /the number "38,614.01" is typed, not cited/],
     ["missing-step", /cites step 9, which is not in the plan/],
-    ["uncited-cause", /claims a cause \("because"\) without a contribution or breakdown step/],
+    ["uncited-cause", /claims a cause \("because"\) without a contribution, drivers or breakdown step/],
   ];
   for (const [variant, refusal] of cases) {
     it(`refuses a ${variant} report twice, then Quarry writes it from the results`, async () => {
