@@ -88,17 +88,22 @@ beforeAll(async () => {
 });
 afterAll(() => standin.stop());
 
+/** The real BigQuery warehouse over the stand-in, its tools and dry run given to the graph. */
+async function investigating(settings: Record<string, string>) {
+  const warehouse = await BigQueryWarehouse.create(readConfig(settings).warehouse, {
+    retry: { attempts: 1, baseDelayMs: 1 },
+  });
+  const h = await harness(investigationScript(smartScript()), {
+    env: settings,
+    tools: createWarehouseTools(warehouse),
+    dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
+  });
+  return { warehouse, h };
+}
+
 describe("an investigation's byte budget on BigQuery", () => {
   it("never runs a step whose dry run does not fit what is left, and reports what was not done", async () => {
-    const cfg = readConfig(env);
-    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, {
-      retry: { attempts: 1, baseDelayMs: 1 },
-    });
-    const h = await harness(investigationScript(smartScript()), {
-      env,
-      tools: createWarehouseTools(warehouse),
-      dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
-    });
+    const { warehouse, h } = await investigating(env);
     const config = {
       configurable: { thread_id: "inv-bq", user_id: "user-1", run_id: "run-bq", ...personConfig() },
     };
@@ -127,15 +132,7 @@ describe("an investigation's byte budget on BigQuery", () => {
   });
 
   it("runs drivers and forecast steps as BigQuery's AI.KEY_DRIVERS and AI.FORECAST, through the same gate", async () => {
-    const cfg = readConfig(env);
-    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, {
-      retry: { attempts: 1, baseDelayMs: 1 },
-    });
-    const h = await harness(investigationScript(smartScript()), {
-      env,
-      tools: createWarehouseTools(warehouse),
-      dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
-    });
+    const { warehouse, h } = await investigating(env);
     const before = standin.inserts().length;
     const config = {
       configurable: { thread_id: "inv-bq-ai", user_id: "user-1", run_id: "run-bq-ai", ...personConfig() },
@@ -198,15 +195,7 @@ describe("an investigation's byte budget on BigQuery", () => {
   it("holds the budget when steps run at once: what their jobs may bill together never passes it", async () => {
     // Two steps of 100 MB each (110 MB billable with BigQuery's 10 MB minimum), both started at
     // once under a 150 MB budget: each fits alone. Before reservations, both saw 150 MB left.
-    const cfg = readConfig({ ...env, QUARRY_INVESTIGATION_PARALLEL: "2" });
-    const warehouse = await BigQueryWarehouse.create(cfg.warehouse, {
-      retry: { attempts: 1, baseDelayMs: 1 },
-    });
-    const h = await harness(investigationScript(smartScript()), {
-      env: { ...env, QUARRY_INVESTIGATION_PARALLEL: "2" },
-      tools: createWarehouseTools(warehouse),
-      dryRun: (sql, ctx) => warehouse.dryRun(sql, ctx),
-    });
+    const { warehouse, h } = await investigating({ ...env, QUARRY_INVESTIGATION_PARALLEL: "2" });
     const before = standin.inserts().filter((b) => !b.configuration.dryRun).length;
     const config = {
       configurable: { thread_id: "inv-bq-par", user_id: "user-1", run_id: "run-bq-par", ...personConfig() },
