@@ -71,9 +71,14 @@ export interface QueryContext {
    * The most this one statement may bill: an investigation's share of its byte budget, reserved for
    * this step (agent/nodes/investigate-steps.ts). A statement whose estimate is over it is refused
    * before it runs; on BigQuery its job is capped at it too. DuckDB, which bills nothing, estimates
-   * its bytes only when this is set (and on an explicit dry run), and refuses on that estimate.
+   * its bytes when this is set, and refuses on that estimate.
    */
   bytesCap?: number;
+  /**
+   * Ask DuckDB's dry run for its byte estimate too (BigQuery's always has one): it costs a plan and,
+   * once per table, a pass over it, so only a caller that uses the figure asks (an investigation).
+   */
+  estimateBytes?: boolean;
   /** Called after the dry run, before execution: the SQL about to run and its estimate. */
   onEstimate?: (estimate: DryRunResult) => void;
   /** What the person may see: a table outside it is answered like one that does not exist. */

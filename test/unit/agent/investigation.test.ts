@@ -186,7 +186,14 @@ describe("an investigation on the planted cause", () => {
     // Two steps, each within the budget alone and over it together (DuckDB's estimate: the bytes
     // of the columns each reads, as BigQuery would bill them), both started at once.
     const wh = await getWarehouse(testConfig(ENV).warehouse);
-    const ctx = { userId: "u", threadId: "t", runId: "r", bytesBilledSoFar: 0, scope: FULL_SCOPE };
+    const ctx = {
+      userId: "u",
+      threadId: "t",
+      runId: "r",
+      bytesBilledSoFar: 0,
+      scope: FULL_SCOPE,
+      estimateBytes: true,
+    };
     const [e1, e2] = await Promise.all(
       PLANTED_PLAN.steps
         .slice(0, 2)

@@ -37,7 +37,8 @@ describe("DuckDB's byte estimate", () => {
   }, 120_000);
   afterAll(() => wh?.close());
 
-  const estimate = async (sql: string) => (await wh.dryRun(sql, ctx)).estimatedBytes;
+  const estimate = async (sql: string) =>
+    (await wh.dryRun(sql, { ...ctx, estimateBytes: true })).estimatedBytes;
 
   it("counts every row of each column read, at BigQuery's sizes", async () => {
     expect(await estimate("SELECT order_id FROM shop.orders")).toBe(n * 8);
@@ -79,7 +80,8 @@ describe("DuckDB's byte estimate", () => {
     expect((err as WarehouseError).category).toBe("budget");
     expect((err as WarehouseError).message).toMatch(/over the .* this step may use/);
     expect(estimated).toBeUndefined(); // refused before the estimate is announced and the query runs
-    // Without a cap nothing is estimated: an ordinary question spares the plan.
+    // Without a cap, or a dry run that asks, nothing is estimated: an ordinary question spares the plan.
     expect((await wh.query(sql, ctx)).bytesProcessed).toBe(0);
+    expect((await wh.dryRun(sql, ctx)).estimatedBytes).toBe(0);
   });
 });

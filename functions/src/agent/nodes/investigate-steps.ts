@@ -120,7 +120,10 @@ async function billable(
 ): Promise<number | "unknown"> {
   if (!deps.dryRun) return "unknown";
   const quarry = callContext(state, config, call.id, runId);
-  const ctx = contextOf({ ...config, configurable: { ...config.configurable, quarry } });
+  const ctx = {
+    ...contextOf({ ...config, configurable: { ...config.configurable, quarry } }),
+    estimateBytes: true,
+  };
   try {
     const dry = await deps.dryRun(call.args.sql, ctx);
     return dry.bytesHidden ? "unknown" : (dry.billableBytes ?? dry.estimatedBytes);

@@ -167,7 +167,7 @@ export class DuckDbWarehouse implements Warehouse {
   async dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult> {
     const conn = await this.connect();
     try {
-      const { dry, prepared } = await this.prepare(conn, sql, ctx, true);
+      const { dry, prepared } = await this.prepare(conn, sql, ctx, ctx.estimateBytes === true);
       prepared.destroySync();
       return dry;
     } finally {
