@@ -14,8 +14,7 @@
  * (`@langchain/react`'s `useStream` opens two streams that both match every lifecycle event at
  * depth ≤ 1, and its subgraph discovery never shows a namespace without descendants). A message
  * starts on the `messages` channel with its first text: one without text (the planner's tool
- * calls) is in the values that follow it, which hold its tool calls. A step that leaves the output
- * channels as they were sends no values: the client holds that state already.
+ * calls) is in the values that follow it, which hold its tool calls.
  *
  * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes (a
  * continued run's ids start at attempt × 2²⁴, event-log.ts, far below 2³²): it
@@ -69,8 +68,6 @@ export class ProtocolView {
   private readonly asked = new Set<string>();
   private started = false;
   private ended = false;
-  /** The last state sent, as JSON: an unchanged one is not sent twice. */
-  private lastValues: string | undefined;
   /** The root status now (what `agent.getTree` reports). */
   status: AgentStatus = "started";
 
@@ -196,14 +193,7 @@ export class ProtocolView {
   private values(out: Frame, data: Record<string, unknown>): void {
     this.finishMessage(out);
     const { __interrupt__: asked, ...values } = data ?? {};
-    if (Object.keys(values).length) {
-      // A step that changed no output channel (the verifier's check, the summarizer with nothing
-      // to fold) leaves the state the client already holds: that state is not sent again.
-      const state = leanState(values);
-      const text = JSON.stringify(state);
-      if (text !== this.lastValues) out.add("values", [], state);
-      this.lastValues = text;
-    }
+    if (Object.keys(values).length) out.add("values", [], leanState(values));
     this.ask(out, asked);
   }
 
