@@ -305,6 +305,25 @@ describe("the report checker on the model's drafts", () => {
     expect(report!.writtenBy).toBe("quarry");
     expect(report!.markdown).toMatch(/model token budget \(100\) was spent before the report/);
   });
+
+  it("holds the turn's cap on model calls: no plan retry and no writer call past it", async () => {
+    const h = await harness(investigationScript(smartScript()), {
+      env: { ...ENV, QUARRY_MAX_MODEL_CALLS: "1" },
+    });
+    await ask(h, "inv-calls");
+    await answer(h, "inv-calls", "run");
+    const { report, state } = await stateOf(h, "inv-calls");
+    expect(h.model.calls.map((c) => c.request.role)).toEqual(["investigator"]);
+    expect(report!.writtenBy).toBe("quarry");
+    expect(report!.markdown).toMatch(/cap of 1 model calls \(QUARRY_MAX_MODEL_CALLS\) was reached/);
+    expect(state.values.modelCalls).toBe(1);
+    // A refused plan is not sent back past the cap either: one call, then the answer says why.
+    const bad = await harness(investigationScript(smartScript()), {
+      env: { ...ENV, QUARRY_MAX_MODEL_CALLS: "1" },
+    });
+    await ask(bad, "inv-calls-bad", "bad-plan");
+    expect(bad.model.callsBy("investigator")).toHaveLength(1);
+  });
 });
 
 describe("plans Quarry refuses", () => {
