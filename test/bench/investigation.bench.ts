@@ -60,8 +60,16 @@ interface Row {
 async function graphWith(script: Script) {
   const cfg = readConfig({ GOOGLE_CLOUD_PROJECT: "demo-quarry", QUARRY_DUCKDB_FILES: RETAIL_FILES });
   const model = new ScriptedChatModel(measured(script));
-  const tools = createWarehouseTools(await getWarehouse(cfg.warehouse));
-  const graph = await createAgentGraph({ checkpointer: new MemorySaver(), model, tools, config: cfg });
+  const warehouse = await getWarehouse(cfg.warehouse);
+  const tools = createWarehouseTools(warehouse);
+  const dryRun = warehouse.dryRun.bind(warehouse); // steps reserve their bytes and run in parallel
+  const graph = await createAgentGraph({
+    checkpointer: new MemorySaver(),
+    model,
+    tools,
+    dryRun,
+    config: cfg,
+  });
   return { graph, model };
 }
 
@@ -79,14 +87,12 @@ async function usageOf(graph: Awaited<ReturnType<typeof graphWith>>["graph"], th
   };
 }
 
-async function investigation(i: number): Promise<Row> {
-  const { graph } = await graphWith(investigationScript());
-  const thread = `inv-${i}`;
-  const started = performance.now();
-  const q = new HumanMessage("Why did revenue fall in March 2025? [investigation:good]");
-  await graph.invoke({ messages: [q], investigate: true }, config(thread));
-  await graph.invoke(new Command({ resume: "run" }), config(thread));
-  const ms = performance.now() - started;
+/** What one thread's questions cost, from its usage, and how long they took. */
+async function rowOf(
+  graph: Awaited<ReturnType<typeof graphWith>>["graph"],
+  thread: string,
+  ms: number,
+): Promise<Row> {
   const u = await usageOf(graph, thread);
   return {
     modelCalls: u.modelCalls,
@@ -97,21 +103,23 @@ async function investigation(i: number): Promise<Row> {
   };
 }
 
+async function investigation(i: number): Promise<Row> {
+  const { graph } = await graphWith(investigationScript());
+  const thread = `inv-${i}`;
+  const started = performance.now();
+  const q = new HumanMessage("Why did revenue fall in March 2025? [investigation:good]");
+  await graph.invoke({ messages: [q], investigate: true }, config(thread));
+  await graph.invoke(new Command({ resume: "run" }), config(thread));
+  return rowOf(graph, thread, performance.now() - started);
+}
+
 async function separately(i: number): Promise<Row> {
   const { graph } = await graphWith(oneByOne);
   const thread = `one-${i}`;
   const started = performance.now();
   for (const { question } of QUESTIONS)
     await graph.invoke({ messages: [new HumanMessage(question)] }, config(thread));
-  const ms = performance.now() - started;
-  const u = await usageOf(graph, thread);
-  return {
-    modelCalls: u.modelCalls,
-    inputTokens: u.inputTokens,
-    outputTokens: u.outputTokens,
-    queries: u.toolCalls,
-    ms,
-  };
+  return rowOf(graph, thread, performance.now() - started);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

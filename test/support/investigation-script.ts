@@ -112,7 +112,7 @@ export function investigationReply(req: ScriptRequest): ScriptReply | undefined 
     const table = req.system.includes(UPLOADED_TABLE) ? UPLOADED_TABLE : PLANTED_PLAN.metric.table;
     const planted = { ...PLANTED_PLAN, metric: { ...PLANTED_PLAN.metric, table } };
     const plan = bad
-      ? { ...planted, steps: planted.steps.map((s) => ({ ...s, kind: "forecast" })) }
+      ? { ...planted, steps: planted.steps.map((s) => ({ ...s, kind: "anomalies" })) }
       : planted;
     return { toolCalls: [{ name: "submit_plan", args: plan as unknown as Record<string, unknown> }], usage };
   }

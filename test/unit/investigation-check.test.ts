@@ -69,7 +69,7 @@ describe("the plan", () => {
       steps: [
         { ...plan.steps[0], base: { from: "2025-03-01", to: "2025-02-01" } },
         { ...plan.steps[1], id: 1, dimensions: ["region", "channel", "sku"] },
-        { id: 5, kind: "forecast", title: "April" },
+        { id: 5, kind: "anomalies", title: "April" },
       ],
     };
     const out = checkPlan(bad, 8);
@@ -79,7 +79,7 @@ describe("the plan", () => {
         "metric.expression: metric.expression must be one SQL expression: no ';' and no comments",
         "steps.0.base: `from` must be before `to` (`to` is exclusive)",
         "steps.1.dimensions: at most 2 dimensions per step",
-        "steps.2.kind: kind must be one of compare, breakdown, contribution, trend",
+        "steps.2.kind: kind must be one of compare, breakdown, contribution, drivers, trend, forecast",
       ]),
     );
     expect(checkPlan({ ...plan, metric: { ...plan.metric, expression: "revenue" } }, 8)).toEqual({
@@ -160,11 +160,11 @@ describe("the report checker", () => {
     expect(
       checkReport(draft("It fell {{s1.r1.change}} due to fewer shoppers.", [1]), plan, outcomes),
     ).toEqual([
-      'section 1 ("Finding") claims a cause ("due to") without a contribution or breakdown step behind it: cite such a step\'s cells, or state the change without a cause',
+      'section 1 ("Finding") claims a cause ("due to") without a contribution, drivers or breakdown step behind it: cite such a step\'s cells, or state the change without a cause',
     ]);
     const summary = draft("{{s2.r1.change}}", [2], "Revenue fell because of the south.");
     expect(checkReport(summary, plan, outcomes)).toEqual([
-      'the summary claims a cause ("because") without a contribution or breakdown step behind it: cite such a step\'s cells, or state the change without a cause',
+      'the summary claims a cause ("because") without a contribution, drivers or breakdown step behind it: cite such a step\'s cells, or state the change without a cause',
     ]);
   });
 

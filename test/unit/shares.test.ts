@@ -157,6 +157,30 @@ describe("whether a viewer's scope covers a conversation (the engine's dry run)"
     await expect(covers(FULL_SCOPE, turn(1, both, true))).resolves.toBe(true);
   });
 
+  it("dry-runs an investigation's steps as the viewer: their rows are in the report, not in tool calls", async () => {
+    const report = (sql: string): Dict[] => [
+      human("q1", "Why did orders fall?"),
+      {
+        type: "ai",
+        id: "r1",
+        content: "# Why orders fell\n\n| customer_id | value |",
+        response_metadata: {
+          quarry_investigation: { title: "Why orders fell" },
+          quarry_investigation_results: [
+            { id: 1, ref: "inv-1-s1", sql, columns: [], rows: [], truncated: false },
+          ],
+        },
+      },
+    ];
+    const inShop = "SELECT channel, COUNT(*) AS value FROM shop.orders GROUP BY channel";
+    const outside = "SELECT grade, SUM(salary) AS value FROM finance.salaries GROUP BY grade";
+    expect(queriesOf(sharedTranscript(report(inShop)))).toEqual([{ sql: inShop, ran: true }]);
+    await expect(covers(SHOP, report(inShop))).resolves.toBe(true);
+    // No table is named for fence 2 here: only the dry run as the viewer refuses it.
+    await expect(covers(SHOP, report(outside))).resolves.toBe(false);
+    await expect(covers(FINANCE, report(outside))).resolves.toBe(true);
+  });
+
   it("lets a query that failed for its owner fail alike, but never one that failed because of scope", async () => {
     const typo = turn(1, "SELECT nme FROM shop.customers", false);
     await expect(covers(SHOP, typo)).resolves.toBe(true);

@@ -1,8 +1,9 @@
 /**
  * The v2 view of a run's event log (functions/src/http/v2/events.ts): the same log gives the same
  * events and seq on every instance, seq increases along a thread's runs, streamed tokens become one
- * message (start, deltas, finish) closed before the state that holds it, Quarry's events go on
- * named custom channels with its stages as lifecycle namespaces, and an interrupt is asked once.
+ * message (start, deltas, finish) closed before the state that holds it, a message without text
+ * waits for that state, Quarry's events (its stages too) go on named custom channels, lifecycle is
+ * the root's alone, and an interrupt is asked once.
  */
 import { describe, it, expect } from "vitest";
 import { inferChannel } from "@langchain/langgraph/stream";
@@ -19,6 +20,15 @@ const chunk = (id: string, content: string) => [
 const LOG: LoggedEvent[] = [
   { id: 1, event: "metadata", data: { run_id: "r1", attempt: 1 } },
   { id: 2, event: "custom", data: { type: "phase", phase: "planning" } },
+  // The planner's finished message: tool calls, no text.
+  {
+    id: 21,
+    event: "messages",
+    data: [
+      { type: "ai", id: "p1", content: "", tool_calls: [{ id: "t1", name: "bq_query", args: {} }] },
+      { langgraph_node: "planner" },
+    ],
+  },
   {
     id: 3,
     event: "custom",
@@ -65,19 +75,19 @@ describe("the v2 view of a run's log", () => {
     expect(Math.min(...second.map((e) => e.seq))).toBeGreaterThan(Math.max(...first.map((e) => e.seq)));
   });
 
-  it("opens with running and closes with completed; the stages are lifecycle namespaces", () => {
+  it("opens with running and closes with completed, at the root alone: the stages are custom:phase events", () => {
     const evs = convert(1);
     const life = evs
       .filter((e) => e.method === "lifecycle")
       .map((e) => [e.params.namespace.join("/"), (e.params.data as { event: string }).event]);
     expect(life).toEqual([
       ["", "running"],
-      ["planning", "started"],
-      ["planning", "completed"],
-      ["answering", "started"],
-      ["answering", "completed"],
       ["", "completed"],
     ]);
+    const phases = evs
+      .filter((e) => inferChannel(e as never) === "custom:phase")
+      .map((e) => (e.params.data as { payload: { phase: string } }).payload.phase);
+    expect(phases).toEqual(["planning", "answering"]);
   });
 
   it("streams tokens as one message, finished before the values that hold it", () => {
@@ -97,6 +107,13 @@ describe("the v2 view of a run's log", () => {
     const values = evs.findIndex((e) => e.method === "values");
     expect(finish).toBeLessThan(values);
     expect(evs.filter((e) => e.method === "messages").every((e) => e.params.node === "generator")).toBe(true);
+  });
+
+  it("sends a message without text (the planner's tool calls) in the values alone, not as an empty message", () => {
+    const starts = convert(1).filter(
+      (e) => e.method === "messages" && (e.params.data as { event: string }).event === "message-start",
+    );
+    expect(starts.map((e) => (e.params.data as { id: string }).id)).toEqual(["m1"]);
   });
 
   it("sends values lean: a message's type, content and id, not provider fields", () => {

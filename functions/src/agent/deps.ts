@@ -8,6 +8,7 @@ import type { VerifiedQueryItem } from "../context/authored";
 import type { KnowledgeBase } from "../context/knowledge";
 import type { CatalogCache } from "../context/catalog";
 import type { SemanticTables } from "../context/linking/semantic";
+import type { Warehouse } from "../tools/types";
 
 export interface AgentDeps {
   /** Unset when no model can run: every model call then fails with `modelUnavailable`. */
@@ -17,6 +18,12 @@ export interface AgentDeps {
   /** Why there is no model (`model:not_configured`, saying what to set). */
   modelUnavailable?: QuarryError;
   tools: StructuredToolInterface[];
+  /**
+   * The warehouse's dry run (scope, read-only, estimate; nothing billed), through which an
+   * investigation reserves each step's bytes before it runs. Absent (tools given without one): an
+   * investigation with a byte budget runs its steps one at a time.
+   */
+  dryRun?: Warehouse["dryRun"];
   agent: AgentConfig;
   /** A tool call running longer than this becomes a `timeout` tool error. */
   toolTimeoutMs: number;

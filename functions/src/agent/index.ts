@@ -40,6 +40,8 @@ export interface CreateAgentGraphOptions {
   credentialFacts?: CredentialFacts;
   /** Defaults to the warehouse tools from config (DuckDB sample locally, BigQuery in production). */
   tools?: StructuredToolInterface[];
+  /** The dry run of the warehouse behind `tools` (with tools given; else the configured warehouse's). */
+  dryRun?: Warehouse["dryRun"];
   config?: RuntimeConfig;
   /** A tool call running longer becomes a `timeout` tool error; defaults to the query timeout + 15 s. */
   toolTimeoutMs?: number;
@@ -98,6 +100,7 @@ export async function createGraphFactory(
   let live: AgentDeps["live"];
   if (opts.tools) {
     tools = opts.tools;
+    dryRun = opts.dryRun;
   } else {
     const { auditedWarehouse, getWarehouse, createWarehouseTools } = await import("../tools/index.js");
     const plain = await getWarehouse(cfg.warehouse, opts.credentials);
@@ -119,6 +122,7 @@ export async function createGraphFactory(
   const deps: AgentDeps = {
     ...(await modelDeps(opts, cfg)),
     tools,
+    ...(dryRun ? { dryRun } : {}),
     agent: cfg.agent,
     toolTimeoutMs: opts.toolTimeoutMs ?? cfg.warehouse.bigquery.timeoutMs + 15_000,
     digestChars: cfg.warehouse.previewChars,

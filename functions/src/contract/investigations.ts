@@ -6,11 +6,11 @@
  */
 
 /** The kinds of step a plan may hold. */
-export const STEP_KINDS = ["compare", "breakdown", "contribution", "trend"] as const;
+export const STEP_KINDS = ["compare", "breakdown", "contribution", "drivers", "trend", "forecast"] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 /** Kinds whose rows split a total into segments: what a causal claim must rest on. */
-export const DRIVER_KINDS: readonly StepKind[] = ["contribution", "breakdown"];
+export const DRIVER_KINDS: readonly StepKind[] = ["contribution", "drivers", "breakdown"];
 
 /** A date range: `from` inclusive, `to` exclusive, ISO dates (YYYY-MM-DD). */
 export interface Period {
@@ -42,7 +42,15 @@ export type PlanStep = StepBase &
     | { kind: "compare"; base: Period; current: Period }
     | { kind: "breakdown"; period: Period; dimensions: string[] }
     | { kind: "contribution"; base: Period; current: Period; dimensions: string[] }
+    /**
+     * Key drivers: every segment of the dimensions, alone and combined (BigQuery's AI.KEY_DRIVERS;
+     * on DuckDB the same segments as plain SQL), with its change and how far that change differs
+     * from what the overall change predicts. Segments overlap: they are never parts of a total.
+     */
+    | { kind: "drivers"; base: Period; current: Period; dimensions: string[] }
     | { kind: "trend"; range: Period; grain: "day" | "week" | "month" }
+    /** The metric by `grain` over `range`, forecast `horizon` periods on (BigQuery's AI.FORECAST; on DuckDB a linear trend). */
+    | { kind: "forecast"; range: Period; grain: "day" | "week" | "month"; horizon: number }
   );
 
 export interface InvestigationPlan {

@@ -2,7 +2,8 @@
  * Where a scheduled run's news goes: a notification document for the owner's page
  * (`notifications/{id}`, which rules let only them read and mark read), the schedule's chat webhook
  * (webhook-message.ts: the answer's first lines and a link, never rows), and mail through the
- * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection.
+ * Firebase "Trigger Email" extension when `QUARRY_MAIL_COLLECTION` names its collection; and an
+ * answer to the schedule's webhook and chat room (`deliver`).
  */
 import { firstProseLine } from "./answer-text";
 import { lookup, type LookupAddress } from "node:dns";
@@ -12,6 +13,9 @@ import { firestore } from "../services";
 import { privateAddress } from "./schema";
 import { webhookMessage } from "./webhook-message";
 import { appUrl, threadUrl } from "../runs/page-links";
+import type { RoomAnswer, RoomDelivery } from "../runs/room-delivery";
+import type { ScheduleDoc } from "./doc";
+import * as logger from "firebase-functions/logger";
 
 /** Webhook attempts, the wait before the second (doubling after), and each attempt's time limit. */
 const WEBHOOK_ATTEMPTS = 3;
@@ -134,4 +138,54 @@ function publicLookup(
     if (options.all) callback(null, addresses);
     else callback(null, addresses[0].address, addresses[0].family);
   });
+}
+
+/** What a scheduled run that answered hands on to its webhook and room. */
+export interface DeliveredRun {
+  runId: string;
+  answer?: string;
+  questionId?: string;
+  result?: NonNullable<RoomAnswer["result"]>;
+}
+
+/** Posts to the webhook and to the room; what went wrong, in words (each names where). */
+export async function deliver(
+  doc: ScheduleDoc,
+  id: string,
+  ran: DeliveredRun,
+  alert: string | undefined,
+  rooms: RoomDelivery | undefined,
+): Promise<string[]> {
+  const problems: string[] = [];
+  if (doc.webhook) {
+    const problem = await postWebhook(doc.webhook, {
+      name: doc.name,
+      threadId: doc.scheduleThreadId,
+      ...(ran.answer ? { answer: ran.answer } : {}),
+      ...(alert ? { alert } : {}),
+    });
+    if (problem) problems.push(problem);
+  }
+  if (doc.room) {
+    const answer: RoomAnswer = {
+      uid: doc.owner,
+      scheduleId: id,
+      name: doc.name,
+      threadId: doc.scheduleThreadId,
+      questionId: ran.questionId ?? "",
+      runId: ran.runId,
+      answer: ran.answer ?? "",
+      ...(ran.result ? { result: ran.result } : {}),
+      sql: doc.sql,
+      ...(alert ? { alert } : {}),
+    };
+    const problem = rooms
+      ? await rooms.post(doc.room, answer).catch((err: unknown) => {
+          logger.error("room delivery failed", { id, err: String(err) });
+          return "the chat room could not be reached: the answer was not posted there";
+        })
+      : "chat rooms cannot be delivered to here";
+    if (problem) problems.push(`${doc.room}: ${problem}`);
+  }
+  return problems;
 }

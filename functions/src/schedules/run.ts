@@ -23,7 +23,7 @@ import { NO_OUTPUT } from "../runs/output";
 import type { TurnResult } from "../agent/state";
 import type { RoomAnswer, RoomDelivery } from "../runs/room-delivery";
 import { evaluate, type AlertOutcome } from "./alerts";
-import { mail, notify, postWebhook, type RunNews } from "./delivery";
+import { deliver, mail, notify, type RunNews } from "./delivery";
 import type { ScheduledTask } from "./queue";
 import type { LastRun, ScheduleDoc } from "./doc";
 import { MAX_CONSECUTIVE_FAILURES, scheduleStore, type ScheduleStore } from "./store";
@@ -263,48 +263,6 @@ async function finish(
     paused,
     runId: ran.runId,
   };
-}
-
-/** Posts to the webhook and to the room; what went wrong, in words (each names where). */
-async function deliver(
-  doc: ScheduleDoc,
-  id: string,
-  ran: Ran & { runId: string },
-  alert: string | undefined,
-  rooms: RoomDelivery | undefined,
-): Promise<string[]> {
-  const problems: string[] = [];
-  if (doc.webhook) {
-    const problem = await postWebhook(doc.webhook, {
-      name: doc.name,
-      threadId: doc.scheduleThreadId,
-      ...(ran.answer ? { answer: ran.answer } : {}),
-      ...(alert ? { alert } : {}),
-    });
-    if (problem) problems.push(problem);
-  }
-  if (doc.room) {
-    const answer: RoomAnswer = {
-      uid: doc.owner,
-      scheduleId: id,
-      name: doc.name,
-      threadId: doc.scheduleThreadId,
-      questionId: ran.questionId ?? "",
-      runId: ran.runId,
-      answer: ran.answer ?? "",
-      ...(ran.result ? { result: ran.result } : {}),
-      sql: doc.sql,
-      ...(alert ? { alert } : {}),
-    };
-    const problem = rooms
-      ? await rooms.post(doc.room, answer).catch((err: unknown) => {
-          logger.error("room delivery failed", { id, err: String(err) });
-          return "the chat room could not be reached: the answer was not posted there";
-        })
-      : "chat rooms cannot be delivered to here";
-    if (problem) problems.push(`${doc.room}: ${problem}`);
-  }
-  return problems;
 }
 
 function pauseNote(): string {

@@ -47,7 +47,7 @@ const DEFAULT_CAPS: ToolCaps = { previewRows: 50, previewChars: 8_000 };
  * `person.ts`: email, what is left of their day's bytes, their scope). A call whose run carries no
  * person sees no data: its scope is empty (fails closed).
  */
-function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
+export function contextOf(config: ToolRunnableConfig | undefined): QueryContext {
   const q = (config?.configurable as { quarry?: Partial<QuarryToolContext> } | undefined)?.quarry ?? {};
   const person = runPersonOf(config?.configurable);
   return {

@@ -67,6 +67,18 @@ export interface QueryContext {
   userEmail?: string | null;
   /** Bytes the person may still bill today (their daily quota); unset = no person budget. */
   personBytesLeft?: number;
+  /**
+   * The most this one statement may bill: an investigation's share of its byte budget, reserved for
+   * this step (agent/nodes/investigate-steps.ts). A statement whose estimate is over it is refused
+   * before it runs; on BigQuery its job is capped at it too. DuckDB, which bills nothing, estimates
+   * its bytes when this is set, and refuses on that estimate.
+   */
+  bytesCap?: number;
+  /**
+   * Ask DuckDB's dry run for its byte estimate too (BigQuery's always has one): it costs a plan and,
+   * once per table, a pass over it, so only a caller that uses the figure asks (an investigation).
+   */
+  estimateBytes?: boolean;
   /** Called after the dry run, before execution: the SQL about to run and its estimate. */
   onEstimate?: (estimate: DryRunResult) => void;
   /** What the person may see: a table outside it is answered like one that does not exist. */
@@ -96,6 +108,11 @@ export interface DryRunResult {
   estimatedBytes: number;
   /** BigQuery did not report the estimate (row-level security): `estimatedBytes` is unknown, not 0. */
   bytesHidden?: boolean;
+  /**
+   * The most running it may bill: BigQuery's estimate plus its minimum of 10 MB a table read.
+   * Unset: `estimatedBytes`.
+   */
+  billableBytes?: number;
   /** Fully qualified tables the statement reads (`project.dataset.table` or `schema.table`). */
   referencedTables: string[];
 }

@@ -36,6 +36,7 @@ type Msg = {
   getType?: () => string;
   tool_calls?: { id?: string; name: string }[];
   tool_call_id?: string;
+  artifact?: unknown;
 };
 type Interrupt = { id?: string; value?: unknown };
 /** What a test reads of the hook. */
@@ -149,7 +150,14 @@ interface Rendered {
  * id (a reload's) or none (the first submit mints one, reported by `onThreadId`), Quarry's `result`
  * event as an extension and its `result` and `sql` events as channels.
  */
-function mount(opts: { threadId?: string; cut?: Parameters<typeof wireFetch>[1] } = {}): Mounted {
+function mount(
+  opts: {
+    threadId?: string;
+    cut?: Parameters<typeof wireFetch>[1];
+    /** The hook alone, with its defaults: no extension or channel of Quarry's events. */
+    bare?: boolean;
+  } = {},
+): Mounted {
   const wire: Wire = { commands: [], streams: [] };
   const fetchImpl = wireFetch(wire, opts.cut);
   let threadId = opts.threadId;
@@ -170,10 +178,12 @@ function mount(opts: { threadId?: string; cut?: Parameters<typeof wireFetch>[1] 
         created.push(runId);
       },
     } as never) as unknown as Stream;
+    if (loading.at(-1) !== stream.isLoading) loading.push(stream.isLoading);
+    // The same every render of a mount (hooks keep their order).
+    if (opts.bare) return { stream, result: undefined, results: [], sqls: [] };
     const result = useExtension(stream as never, "result") as ResultEvent | undefined;
     const results = useChannel(stream as never, ["custom:result"]) as unknown as ProtocolEvent[];
     const sqls = useChannel(stream as never, ["custom:sql"]) as unknown as ProtocolEvent[];
-    if (loading.at(-1) !== stream.isLoading) loading.push(stream.isLoading);
     return { stream, result, results, sqls };
   });
   return {
@@ -187,6 +197,53 @@ function mount(opts: { threadId?: string; cut?: Parameters<typeof wireFetch>[1] 
 }
 
 const LONG = { timeout: 45_000 };
+
+/** A protocol event as it came over the wire. */
+type WireEvent = {
+  seq: number;
+  event_id: string;
+  method: string;
+  params: { namespace: string[]; data: Record<string, unknown> & { event?: string; id?: string } };
+};
+/** One event stream the hook opened: its request and the events its response carried, in order. */
+type Received = {
+  filter: { channels: string[]; namespaces?: string[][]; depth?: number };
+  events: WireEvent[];
+};
+
+/** A `cut` for mount that keeps every event stream's response as it passes to the hook, into `into`. */
+function recording(into: Received[]): NonNullable<Parameters<typeof wireFetch>[1]> {
+  return (filter, res) => {
+    const got: Received = { filter, events: [] };
+    into.push(got);
+    const decoder = new TextDecoder();
+    let buf = "";
+    const tee = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        buf += decoder.decode(chunk, { stream: true });
+        for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
+          const data = buf
+            .slice(0, i)
+            .split("\n")
+            .find((l) => l.startsWith("data: "));
+          buf = buf.slice(i + 2);
+          if (data) got.events.push(JSON.parse(data.slice(6)) as WireEvent);
+        }
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(res.body!.pipeThrough(tee), {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
+  };
+}
+
+const isRootEnd = (e: WireEvent) =>
+  e.method === "lifecycle" &&
+  e.params.namespace.length === 0 &&
+  ["completed", "failed", "interrupted"].includes(String(e.params.data.event));
 
 /**
  * Submits and waits for the run to end, with no error, and for the page to show what the thread
@@ -279,6 +336,64 @@ describe("@langchain/react 1.1.0 useStream over the v2 protocol", () => {
     expect(results.map((e) => e.params.data.payload.ref)).toEqual([result!.ref]);
     expect(results[0].params.data.name).toBe("result");
     expect(sqls.map((e) => (e.params.data.payload as unknown as SqlEvent).toolCallId)).toEqual([result!.ref]);
+  });
+
+  it("its two streams carry each event once, lifecycle at the root alone, and the hook still shows everything the thread holds", async () => {
+    const received: Received[] = [];
+    const h = mount({ cut: recording(received), bare: true });
+    await ask(h, "How many orders were placed in total?");
+    // The hook's defaults open two streams, the lifecycle watcher and the content stream; both
+    // reached the run's end.
+    await waitFor(() => {
+      expect(received.map((r) => r.filter.channels.join())).toEqual(
+        expect.arrayContaining(["lifecycle,input", "values,checkpoints,lifecycle,input,messages,tools"]),
+      );
+      expect(received.every((r) => r.events.some(isRootEnd))).toBe(true);
+    }, LONG);
+    expect(received).toHaveLength(2);
+    const events = received.flatMap((r) => r.events);
+    // Lifecycle is the root's alone (Quarry's graph has no subgraphs; its stages are custom:phase
+    // events, which no subscription of the hook asked for) ...
+    const life = events.filter((e) => e.method === "lifecycle");
+    expect(life.every((e) => e.params.namespace.length === 0)).toBe(true);
+    expect(events.some((e) => e.method === "custom" && e.params.data.name === "phase")).toBe(false);
+    // ... and the only events on both streams are the root's running and completed, which each
+    // stream's filter asks for: no stage lifecycle twice.
+    const byId = new Map<string, WireEvent[]>();
+    for (const e of events) byId.set(e.event_id, [...(byId.get(e.event_id) ?? []), e]);
+    const twice = [...byId.values()].filter((es) => es.length > 1);
+    expect(
+      twice.map((es) => [es.length, es[0].method, es[0].params.namespace.length, es[0].params.data.event]),
+    ).toEqual([
+      [2, "lifecycle", 0, "running"],
+      [2, "lifecycle", 0, "completed"],
+    ]);
+
+    // The messages channel starts a message only with text: the answer, not the planner's tool-call turns.
+    const { stream } = h.current();
+    const state = await stream.client.threads.getState(h.thread());
+    const stored = state.values.messages;
+    const started = events
+      .filter((e) => e.method === "messages" && e.params.data.event === "message-start")
+      .map((e) => e.params.data.id);
+    expect(started).toEqual([stored.at(-1)!.id]);
+    // Each values event is the whole state: the last one lists every stored message.
+    const lastValues = events.filter((e) => e.method === "values").at(-1)!;
+    expect(ids((lastValues.params.data as { messages: Msg[] }).messages)).toEqual(ids(stored));
+
+    // Nothing the hook shows is lost: each stored message, with its text, tool calls and result.
+    expect(ids(stream.messages)).toEqual(ids(stored));
+    stored.forEach((m, i) => {
+      const shown = stream.messages[i];
+      expect(typeOf(shown)).toBe(m.type);
+      expect(textOf(shown)).toBe(textOf(m));
+      expect((shown.tool_calls ?? []).map((c) => [c.id, c.name])).toEqual(
+        (m.tool_calls ?? []).map((c) => [c.id, c.name]),
+      );
+      if (m.type === "tool") expect(shown.artifact).toEqual(m.artifact);
+    });
+    expect(stream.messages.some((m) => m.tool_calls?.some((c) => c.name === "bq_query"))).toBe(true);
+    expect(answers(stream).map(textOf)).toEqual([expect.stringContaining("FROM shop.orders")]);
   });
 
   it("a follow-up on the same thread: the answer uses the first turn, both turns show once", async () => {

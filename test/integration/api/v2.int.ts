@@ -169,7 +169,12 @@ describe("Agent Streaming Protocol v2", () => {
     const channels = ["values", "messages", "lifecycle", "custom", "input"];
     // Dropped once the planner's stage has started (the run waits at the hold meanwhile).
     const first = await readEvents(thread.threadId, { channels }, (evs) =>
-      evs.some((e) => e.method === "lifecycle" && e.params.namespace[0] === "planning"),
+      evs.some(
+        (e) =>
+          e.method === "custom" &&
+          e.params.data.name === "phase" &&
+          (e.params.data.payload as { phase?: string }).phase === "planning",
+      ),
     );
     const last = first.at(-1)!.seq;
     const rest: Ev[] = [];

@@ -10,6 +10,7 @@ import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { readConfig, type RuntimeConfig } from "../../../functions/src/config";
 import { createAgentGraph, type QuarryEvent } from "../../../functions/src/agent";
 import { createWarehouseTools, getWarehouse } from "../../../functions/src/tools";
+import type { QueryContext, Warehouse } from "../../../functions/src/tools/types";
 import { ScriptedChatModel } from "../../support/scripted-model";
 import type { Script } from "../../support/scripted-model-script";
 import { personConfig } from "../../support/person";
@@ -33,6 +34,8 @@ export async function harness(
   script: Script,
   opts: {
     tools?: StructuredToolInterface[];
+    /** The dry run of the warehouse behind `tools` (default: the DuckDB sample's, with its tools). */
+    dryRun?: Warehouse["dryRun"];
     env?: Record<string, string>;
     toolTimeoutMs?: number;
     checkpointer?: BaseCheckpointSaver;
@@ -45,10 +48,14 @@ export async function harness(
   const cfg = testConfig(opts.env);
   const model = new ScriptedChatModel(script);
   const checkpointer = opts.checkpointer ?? new MemorySaver();
+  const duck = opts.tools ? undefined : await getWarehouse(cfg.warehouse);
+  const dryRun =
+    opts.dryRun ?? (duck ? (sql: string, ctx: QueryContext) => duck.dryRun(sql, ctx) : undefined);
   const graph = await createAgentGraph({
     checkpointer,
     model,
-    tools: opts.tools ?? (await duckTools(cfg)),
+    tools: opts.tools ?? createWarehouseTools(duck!),
+    ...(dryRun ? { dryRun } : {}),
     config: cfg,
     toolTimeoutMs: opts.toolTimeoutMs,
     ...(opts.knowledge ? { knowledge: opts.knowledge } : {}),

@@ -14,8 +14,9 @@ import type {
   StepOutcome,
 } from "../../../functions/src/contract/investigations";
 import { CITATION, formatCell } from "../../../functions/src/agent/investigation/cells";
-import { closeWarehouses } from "../../../functions/src/tools";
-import { limitedScope, type Scope } from "../../../functions/src/tools/scope";
+import { closeWarehouses, createWarehouseTools, getWarehouse } from "../../../functions/src/tools";
+import { stepSql } from "../../../functions/src/agent/investigation/sql";
+import { FULL_SCOPE, limitedScope, type Scope } from "../../../functions/src/tools/scope";
 import { personConfig } from "../../support/person";
 import {
   PLANTED,
@@ -157,13 +158,15 @@ describe("an investigation on the planted cause", () => {
     const sections = (script as { sections: { text: string }[] }).sections;
     sections.forEach((s, i) => expectFilledFromCells(s.text, report!.sections[i].text, outcomes));
     expect(report!.markdown).toContain("| region | channel | base_value |");
-  });
+  }, 30_000); // the first test opens the DuckDB worker and its files
 
   it("runs at most QUARRY_INVESTIGATION_PARALLEL steps at once, and every step", async () => {
-    const q = heldQueries(await duckTools(testConfig(ENV)));
+    const wh = await getWarehouse(testConfig(ENV).warehouse);
+    const q = heldQueries(createWarehouseTools(wh));
     const h = await harness(investigationScript(smartScript()), {
       env: { ...ENV, QUARRY_INVESTIGATION_PARALLEL: "2" },
       tools: q.tools,
+      dryRun: (sql, ctx) => wh.dryRun(sql, ctx), // each step reserves its bytes from its dry run
     });
     await ask(h, "inv-cap");
     const done = answer(h, "inv-cap", "run");
@@ -177,6 +180,40 @@ describe("an investigation on the planted cause", () => {
     await done;
     expect(q.gate.arrived).toBe(4);
     expect(q.gate.maxInFlight).toBe(2);
+  });
+
+  it("holds the byte budget across steps running at once: each reserves its dry run's bytes first", async () => {
+    // Two steps, each within the budget alone and over it together (DuckDB's estimate: the bytes
+    // of the columns each reads, as BigQuery would bill them), both started at once.
+    const wh = await getWarehouse(testConfig(ENV).warehouse);
+    const ctx = {
+      userId: "u",
+      threadId: "t",
+      runId: "r",
+      bytesBilledSoFar: 0,
+      scope: FULL_SCOPE,
+      estimateBytes: true,
+    };
+    const [e1, e2] = await Promise.all(
+      PLANTED_PLAN.steps
+        .slice(0, 2)
+        .map(async (st) => (await wh.dryRun(stepSql(PLANTED_PLAN, st, "duckdb"), ctx)).estimatedBytes),
+    );
+    expect(Math.min(e1, e2)).toBeGreaterThan(0);
+    const budget = Math.max(e1, e2);
+    const h = await harness(investigationScript(smartScript()), {
+      env: { ...ENV, QUARRY_INVESTIGATION_PARALLEL: "2", QUARRY_INVESTIGATION_BYTES: String(budget) },
+    });
+    await ask(h, "inv-bytes");
+    await answer(h, "inv-bytes", '{"drop": [3, 4]}');
+    const { outcomes, report } = await stateOf(h, "inv-bytes");
+    // Whichever reserved first ran; the other was refused before it ran (before: both ran).
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["done", "skipped"]);
+    const skipped = outcomes.find((o) => o.status === "skipped")!;
+    expect(skipped.reason).toMatch(/^not run, over a byte budget \(the investigation had [\d,]+ of its/);
+    expect(skipped.reason).toMatch(/this step may use/);
+    expect(report!.notDone.map((n) => n.id)).toEqual([skipped.id]);
+    expect(report!.markdown).toContain("**Partial report:** 1 of 2 planned steps were not done");
   });
 
   it("never starts a step once the time budget is spent, and says so in a partial report", async () => {
@@ -228,7 +265,7 @@ describe("the report checker on the model's drafts", () => {
   const cases: [string, RegExp][] = [
     ["typed", /the number "38,614.01" is typed, not cited/],
     ["missing-step", /cites step 9, which is not in the plan/],
-    ["uncited-cause", /claims a cause \("because"\) without a contribution or breakdown step/],
+    ["uncited-cause", /claims a cause \("because"\) without a contribution, drivers or breakdown step/],
   ];
   for (const [variant, refusal] of cases) {
     it(`refuses a ${variant} report twice, then Quarry writes it from the results`, async () => {
@@ -267,6 +304,25 @@ describe("the report checker on the model's drafts", () => {
     expect(h.model.callsBy("reporter")).toHaveLength(0);
     expect(report!.writtenBy).toBe("quarry");
     expect(report!.markdown).toMatch(/model token budget \(100\) was spent before the report/);
+  });
+
+  it("holds the turn's cap on model calls: no plan retry and no writer call past it", async () => {
+    const h = await harness(investigationScript(smartScript()), {
+      env: { ...ENV, QUARRY_MAX_MODEL_CALLS: "1" },
+    });
+    await ask(h, "inv-calls");
+    await answer(h, "inv-calls", "run");
+    const { report, state } = await stateOf(h, "inv-calls");
+    expect(h.model.calls.map((c) => c.request.role)).toEqual(["investigator"]);
+    expect(report!.writtenBy).toBe("quarry");
+    expect(report!.markdown).toMatch(/cap of 1 model calls \(QUARRY_MAX_MODEL_CALLS\) was reached/);
+    expect(state.values.modelCalls).toBe(1);
+    // A refused plan is not sent back past the cap either: one call, then the answer says why.
+    const bad = await harness(investigationScript(smartScript()), {
+      env: { ...ENV, QUARRY_MAX_MODEL_CALLS: "1" },
+    });
+    await ask(bad, "inv-calls-bad", "bad-plan");
+    expect(bad.model.callsBy("investigator")).toHaveLength(1);
   });
 });
 

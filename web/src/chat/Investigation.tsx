@@ -18,7 +18,9 @@ const KIND: Record<PlanStep["kind"], string> = {
   compare: "comparison",
   breakdown: "breakdown",
   contribution: "contribution",
+  drivers: "key drivers",
   trend: "trend",
+  forecast: "forecast",
 };
 
 function PlanReviewView({ investigation, onAnswer }: Props) {

@@ -1,7 +1,7 @@
 /**
  * The report checker: deterministic, no model. It refuses a draft report whose text types a number
  * that is not a cited cell, cites a step, row or column that does not exist (or has no result),
- * rests a finding on no step, claims a cause without a contribution or breakdown step behind it,
+ * rests a finding on no step, claims a cause without a contribution, drivers or breakdown step behind it,
  * or cites segment changes that do not add up to the total they are parts of.
  */
 import { DRIVER_KINDS, type InvestigationPlan, type StepOutcome } from "../../contract/investigations";
@@ -84,7 +84,7 @@ function checkText(
   const causal = CAUSAL.exec(t.text)?.[0];
   if (causal && !hasDriver(rests, plan, outcomes)) {
     errors.push(
-      `${t.where} claims a cause ("${causal}") without a contribution or breakdown step behind it: ` +
+      `${t.where} claims a cause ("${causal}") without a contribution, drivers or breakdown step behind it: ` +
         "cite such a step's cells, or state the change without a cause",
     );
   }

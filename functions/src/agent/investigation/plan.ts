@@ -33,6 +33,8 @@ const dimensions = z
   .min(1, "name at least one dimension")
   .max(2, "at most 2 dimensions per step");
 
+const grain = z.enum(["day", "week", "month"], { message: "grain must be day, week or month" });
+
 const base = { id: z.number().int().min(1).max(99), title: z.string().trim().min(1).max(200) };
 
 const step = z.discriminatedUnion(
@@ -43,12 +45,24 @@ const step = z.discriminatedUnion(
     z.strictObject({ ...base, kind: z.literal("contribution"), base: period, current: period, dimensions }),
     z.strictObject({
       ...base,
-      kind: z.literal("trend"),
+      kind: z.literal("drivers"),
+      base: period,
+      current: period,
+      dimensions: z
+        .array(ident)
+        .min(1, "name at least one dimension")
+        .max(4, "at most 4 dimensions for a drivers step"),
+    }),
+    z.strictObject({ ...base, kind: z.literal("trend"), range: period, grain }),
+    z.strictObject({
+      ...base,
+      kind: z.literal("forecast"),
       range: period,
-      grain: z.enum(["day", "week", "month"], { message: "grain must be day, week or month" }),
+      grain,
+      horizon: z.number().int().min(1, "forecast at least 1 period").max(24, "forecast at most 24 periods"),
     }),
   ],
-  { message: "kind must be one of compare, breakdown, contribution, trend" },
+  { message: "kind must be one of compare, breakdown, contribution, drivers, trend, forecast" },
 );
 
 function planSchema(maxSteps: number) {
@@ -93,7 +107,34 @@ export function checkPlan(raw: unknown, maxSteps: number): PlanCheck {
       errors: ["metric.expression: must be an aggregate such as SUM(revenue) or COUNT(*)"],
     };
   }
+  if (plan.steps.some((st) => st.kind === "drivers") && summable(plan.metric.expression) === undefined) {
+    return {
+      ok: false,
+      errors: [
+        "steps: a drivers step needs a summable metric — metric.expression must be SUM(<column or expression>) " +
+          "or COUNT(*); use a contribution step for other aggregates",
+      ],
+    };
+  }
   return { ok: true, plan };
+}
+
+/**
+ * The per-row value a summable metric adds up (`SUM(x)` → `x`, `COUNT(*)` → `1`), for a drivers
+ * step, whose segments are sums of rows; undefined for any other aggregate.
+ */
+export function summable(expression: string): string | undefined {
+  const e = expression.trim();
+  if (/^count\s*\(\s*\*\s*\)$/i.test(e)) return "1";
+  const m = /^sum\s*\(([\s\S]*)\)$/i.exec(e);
+  if (!m) return undefined;
+  // The argument must be the whole call's: its parentheses balance and never close early.
+  let depth = 0;
+  for (const ch of m[1]) {
+    depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
+    if (depth < 0) return undefined;
+  }
+  return depth === 0 && !/^\s*distinct\b/i.test(m[1]) ? m[1].trim() : undefined;
 }
 
 /**

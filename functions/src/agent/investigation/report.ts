@@ -67,9 +67,25 @@ function sentence(plan: InvestigationPlan, step: PlanStep, o: StepOutcome): stri
       );
     case "breakdown":
       return `The largest segment was ${seg(1)} with {{${s}.r1.value}} ({{${s}.r1.share}} of ${plan.metric.name}).`;
+    case "drivers": {
+      // r1 is usually the `all` row (the whole change): name the first segment after it.
+      const r = o.rows?.findIndex((row) => row.segment !== "all") ?? -1;
+      if (r < 0) return `${m} changed by {{${s}.r1.change}} in all, and no segment stood out.`;
+      return (
+        `The segment that changed most was {{${s}.r${r + 1}.segment}}: {{${s}.r${r + 1}.change}}, ` +
+        `{{${s}.r${r + 1}.unexpected_change}} beyond what the overall change predicts for it.`
+      );
+    }
     case "trend": {
       const last = o.rows?.length ?? 1;
       return `${m} by ${step.grain}: {{${s}.r1.value}} in {{${s}.r1.period}}, {{${s}.r${last}.value}} in {{${s}.r${last}.period}}.`;
+    }
+    case "forecast": {
+      const last = o.rows?.length ?? 1;
+      return (
+        `Forecast ${plan.metric.name} for {{${s}.r${last}.period}}: {{${s}.r${last}.value}} ` +
+        `(between {{${s}.r${last}.lower_bound}} and {{${s}.r${last}.upper_bound}}).`
+      );
     }
   }
 }

@@ -5,18 +5,10 @@
  * filter, which the warehouse's gate checks like any query (dry run, SELECT only, scope, bytes).
  */
 import type { InvestigationPlan, Period, PlanStep } from "../../contract/investigations";
+import { driversSql, forecastSql } from "./sql-models";
+import { series, table, within, type Dialect } from "./sql-parts";
 
-export type Dialect = "duckdb" | "bigquery";
-
-function table(name: string, dialect: Dialect): string {
-  return dialect === "bigquery" ? `\`${name}\`` : name;
-}
-
-function within(plan: InvestigationPlan, p: Period): string {
-  const col = `CAST(${plan.metric.dateColumn} AS DATE)`;
-  const range = `${col} >= DATE '${p.from}' AND ${col} < DATE '${p.to}'`;
-  return plan.metric.filter ? `(${plan.metric.filter}) AND ${range}` : range;
-}
+export type { Dialect } from "./sql-parts";
 
 function grouped(plan: InvestigationPlan, dims: string[], p: Period, dialect: Dialect): string {
   const d = dims.join(", ");
@@ -47,17 +39,12 @@ export function stepSql(plan: InvestigationPlan, step: PlanStep, dialect: Dialec
     }
     case "contribution":
       return contributionSql(plan, step, dialect);
-    case "trend": {
-      const day = `CAST(${plan.metric.dateColumn} AS DATE)`;
-      const bucket =
-        dialect === "bigquery"
-          ? `DATE_TRUNC(${day}, ${step.grain.toUpperCase()})`
-          : `CAST(DATE_TRUNC('${step.grain}', ${day}) AS DATE)`;
-      return (
-        `SELECT ${bucket} AS period, ${expression} AS value FROM ${from} ` +
-        `WHERE ${within(plan, step.range)} GROUP BY period ORDER BY period`
-      );
-    }
+    case "drivers":
+      return driversSql(plan, step, dialect);
+    case "trend":
+      return `${series(plan, step.range, step.grain, dialect)} ORDER BY period`;
+    case "forecast":
+      return forecastSql(plan, step, dialect);
   }
 }
 

@@ -27,13 +27,17 @@ const PlanArgs = z.object({
     z.object({
       id: z.number().int(),
       title: z.string(),
-      kind: z.enum(["compare", "breakdown", "contribution", "trend"]),
-      base: period.optional().describe("compare, contribution"),
-      current: period.optional().describe("compare, contribution"),
+      kind: z.enum(["compare", "breakdown", "contribution", "drivers", "trend", "forecast"]),
+      base: period.optional().describe("compare, contribution, drivers"),
+      current: period.optional().describe("compare, contribution, drivers"),
       period: period.optional().describe("breakdown"),
-      range: period.optional().describe("trend"),
-      dimensions: z.array(z.string()).optional().describe("breakdown, contribution: 1-2 columns"),
-      grain: z.enum(["day", "week", "month"]).optional().describe("trend"),
+      range: period.optional().describe("trend, forecast: the history"),
+      dimensions: z
+        .array(z.string())
+        .optional()
+        .describe("breakdown, contribution: 1-2 columns; drivers: 1-4"),
+      grain: z.enum(["day", "week", "month"]).optional().describe("trend, forecast"),
+      horizon: z.number().int().optional().describe("forecast: periods ahead, 1-24"),
     }),
   ),
 });

@@ -88,7 +88,7 @@ export function emitOutcome(
 
 /**
  * One tool call through the same gate as every query (dry run, scope, byte caps, audit), with a
- * timeout. `bytesCap` narrows what the person may still bill (an investigation's byte budget).
+ * timeout. `bytesCap`: the most this call may bill (an investigation's step: its reserved share).
  */
 export async function runOne(
   deps: AgentDeps,
@@ -107,12 +107,7 @@ export async function runOne(
   const timeout = new AbortController();
   const signal = config.signal ? AbortSignal.any([config.signal, timeout.signal]) : timeout.signal;
   const quarry: QueryContext = {
-    userId: state.userId,
-    threadId: state.threadId,
-    runId,
-    ...(runId ? { jobId: stepJobId(runId, id, state.retryCount) } : {}),
-    bytesBilledSoFar: state.bytesBilled,
-    ...capped(personContext(config, state), bytesCap),
+    ...callContext(state, config, id, runId, bytesCap),
     signal,
     onEstimate: (e: DryRunResult) =>
       emit(config, {
@@ -159,6 +154,28 @@ export async function runOne(
     const msg = err instanceof Error ? err.message : String(err);
     return failure(call, id, "internal", `${call.name} failed: ${msg}`);
   }
+}
+
+/**
+ * What the executor tells the tool about one call (`configurable.quarry`): who runs it in which
+ * thread and run, its job id, the budgets so far, the person's scope and day's bytes, its own cap.
+ */
+export function callContext(
+  state: QuarryStateType,
+  config: LangGraphRunnableConfig,
+  id: string,
+  runId: string,
+  bytesCap?: number,
+): Omit<QueryContext, "signal" | "onEstimate"> {
+  return {
+    userId: state.userId,
+    threadId: state.threadId,
+    runId,
+    ...(runId ? { jobId: stepJobId(runId, id, state.retryCount) } : {}),
+    bytesBilledSoFar: state.bytesBilled,
+    ...personContext(config, state),
+    ...(bytesCap !== undefined ? { bytesCap } : {}),
+  };
 }
 
 function failure(call: ToolCall, id: string, category: WarehouseErrorCategory, message: string) {
@@ -220,11 +237,6 @@ function personContext(
       ? { personBytesLeft: Math.max(person.bytesLeft - spentThisTurn, 0) }
       : {}),
   };
-}
-
-function capped<T extends { personBytesLeft?: number }>(ctx: T, cap: number | undefined): T {
-  if (cap === undefined) return ctx;
-  return { ...ctx, personBytesLeft: Math.min(ctx.personBytesLeft ?? cap, cap) };
 }
 
 /**

@@ -33,7 +33,9 @@ export function makeInvestigatePlan(deps: AgentDeps) {
     let usage: Usage = { ...ZERO_USAGE };
     let calls = 0;
     let checked: PlanCheck = { ok: false, errors: [] };
-    for (let attempt = 1; attempt <= PLAN_ATTEMPTS && !checked.ok; attempt++) {
+    // The turn's cap on model calls (QUARRY_MAX_MODEL_CALLS) holds here too: no retry past it.
+    const attempts = Math.min(PLAN_ATTEMPTS, Math.max(deps.agent.maxModelCalls - state.modelCalls, 1));
+    for (let attempt = 1; attempt <= attempts && !checked.ok; attempt++) {
       const errors = checked.errors.length
         ? fill(PLAN_ERRORS_BLOCK, { errors: checked.errors.map((e) => `- ${e}`).join("\n") })
         : "";

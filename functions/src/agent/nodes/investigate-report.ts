@@ -53,6 +53,13 @@ export function makeInvestigateReport(deps: AgentDeps) {
         ];
         break;
       }
+      if (state.modelCalls + usage.modelCalls >= deps.agent.maxModelCalls) {
+        refusals = [
+          ...refusals,
+          `the turn's cap of ${deps.agent.maxModelCalls} model calls (QUARRY_MAX_MODEL_CALLS) was reached before the report`,
+        ];
+        break;
+      }
       const reply = await callModel(deps, config, {
         node: "investigate_report",
         messages: [...writerMessages(inv, shown, refusals), ...currentTurn(state.messages)],

@@ -11,7 +11,9 @@ The user asks a "why" question. Do not answer it yet: call submit_plan once with
   - compare: the metric in a base period and a current period (base, current).
   - breakdown: the metric by 1–2 dimensions (columns of the table) in one period.
   - contribution: each segment of 1–2 dimensions in the base and current period, its change and its share of the total change — the step that finds what drove a change.
+  - drivers: every segment of 1–4 dimensions, alone and combined, in the base and current period, its change and how far it differs from what the overall change predicts (BigQuery's key drivers analysis) — needs a summable metric, SUM(…) or COUNT(*); its segments overlap, so they are not parts of the total.
   - trend: the metric by day, week or month over a range.
+  - forecast: the metric by day, week or month over a range (the history), forecast horizon (1–24) periods on, with a 90 % interval — what the metric was expected to be.
   Periods are {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"} with "to" exclusive. Quarry writes the SQL of each step; steps run in parallel.
 {errors}`;
 
@@ -30,7 +32,7 @@ The metric is {metric}. These steps ran; each table lists its rows with their nu
 Write the investigation's report by calling write_report once: a title, a summary of two or three sentences, and one section per finding with the ids of the steps it rests on.
 - Never type a number. Where a figure goes, cite the result cell it comes from as {{s<step>.r<row>.<column>}}, e.g. {{s1.r1.change}}; Quarry fills in the value and its format. Dates and names come from the cells too.
 - Every section rests on at least one step that has a result; cite only steps, rows and columns listed above.
-- Claim a cause ("because", "driven by", "due to") only in a section that rests on a contribution or breakdown step whose cells show it.
+- Claim a cause ("because", "driven by", "due to") only in a section that rests on a contribution, drivers or breakdown step whose cells show it.
 - Say plainly what the steps do not show, and which steps were not done.
 {errors}`;
 

@@ -75,6 +75,8 @@ export function queriesOf(transcript: readonly Dict[]): SharedQuery[] {
   const out: SharedQuery[] = [];
   for (const m of transcript) {
     if (m.type !== "ai") continue;
+    // An investigation's steps ran as queries of its own (no tool call): its report carries them.
+    for (const sql of investigationSql(m)) out.push({ sql, ran: true });
     for (const c of callsOf(m)) {
       if (c.name !== "bq_query") continue;
       const artifact = (results.get(c.id ?? "")?.artifact ?? {}) as {
@@ -89,6 +91,15 @@ export function queriesOf(transcript: readonly Dict[]): SharedQuery[] {
     }
   }
   return out;
+}
+
+/** The SQL of the steps whose rows an investigation's report shows (`quarry_investigation_results`). */
+function investigationSql(m: Dict): string[] {
+  const results = (m.response_metadata as Dict | undefined)?.quarry_investigation_results;
+  if (!Array.isArray(results)) return [];
+  return results
+    .map((r: { sql?: unknown }) => r?.sql)
+    .filter((s): s is string => typeof s === "string" && s.trim() !== "");
 }
 
 /** Every string in `value`, deeply (message text, tool calls' arguments, results, metadata). */

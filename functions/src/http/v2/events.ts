@@ -8,6 +8,14 @@
  * updates, messages, custom); lifecycle and input events, which LangGraph synthesises in its own
  * run loop (not from a log), are framed here the way its protocol types declare them.
  *
+ * Lean by what the clients read (the bytes are in docs/benchmarks.md, `stream-size`): lifecycle is
+ * the root's alone — Quarry's graph has no subgraphs, so, as on LangGraph's own server, no other
+ * namespace has one; its stages travel on `custom:phase`, to a subscription that asks for them
+ * (`@langchain/react`'s `useStream` opens two streams that both match every lifecycle event at
+ * depth ≤ 1, and its subgraph discovery never shows a namespace without descendants). A message
+ * starts on the `messages` channel with its first text: one without text (the planner's tool
+ * calls) is in the values that follow it, which hold its tool calls.
+ *
  * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes (a
  * continued run's ids start at attempt × 2²⁴, event-log.ts, far below 2³²): it
  * increases along a thread's runs (the run number is taken with the run's lease), and never
@@ -29,9 +37,6 @@ export const runSeqBase = (runNo: number) => runNo * SEQ_RUN;
 
 /** The root graph's name in lifecycle events and the agent tree. */
 export const GRAPH_NAME = "agent";
-
-/** The stages a run goes through, each a namespace of its own in lifecycle events. */
-const STAGES = new Set(["planning", "querying", "verifying", "asking", "answering", "summarizing"]);
 
 export type AgentStatus = "started" | "running" | "completed" | "failed" | "interrupted";
 
@@ -55,14 +60,11 @@ interface OpenMessage {
   id: string;
   node?: string;
   text: string;
-  /** Its text block has started (a message with no text has none). */
-  started: boolean;
 }
 
 /** One run's v2 events, built log event by log event. */
 export class ProtocolView {
   private open: OpenMessage | undefined;
-  private stage: string | undefined;
   private readonly asked = new Set<string>();
   private started = false;
   private ended = false;
@@ -125,38 +127,24 @@ export class ProtocolView {
   private end(out: Frame, status: AgentStatus, error?: string): void {
     if (this.ended) return;
     this.ended = true;
-    this.leaveStage(out, status === "completed" ? "completed" : status);
     this.status = status;
     out.lifecycle([], { event: status, graph_name: GRAPH_NAME, ...(error ? { error } : {}) });
   }
 
-  /** Quarry's events on named custom channels (`custom:sql`, `custom:result` …); a phase is also a stage's lifecycle. */
-  private custom(out: Frame, ev: { type?: string; phase?: string } | undefined): void {
-    if (ev?.type === "phase" && ev.phase) this.enterStage(out, ev.phase);
+  /** Quarry's events on named custom channels (`custom:phase`, `custom:sql`, `custom:result` …). */
+  private custom(out: Frame, ev: { type?: string } | undefined): void {
     out.custom(ev?.type ?? "event", ev);
-  }
-
-  private enterStage(out: Frame, phase: string): void {
-    if (phase === this.stage) return;
-    this.leaveStage(out, "completed");
-    if (!STAGES.has(phase)) return;
-    this.stage = phase;
-    out.lifecycle([phase], { event: "started", graph_name: phase });
-  }
-
-  private leaveStage(out: Frame, status: AgentStatus): void {
-    if (!this.stage) return;
-    out.lifecycle([this.stage], { event: status, graph_name: this.stage });
-    this.stage = undefined;
   }
 
   /**
    * A v1 `messages` item. The log cannot tell a streamed token from a node's finished message by
    * its type (both serialise as `ai`), but LangGraph streams a message either as chunks sharing
    * one id or once whole, never both: so an AI item with the open message's id continues it (its
-   * text a delta), and one with another id finishes the open message and starts its own. A message
-   * finishes when the next one starts, at the next values, or when the run ends; its tool calls and
-   * every other message (a question, a tool's result) are in the next values.
+   * text a delta), and one with another id finishes the open message (and starts its own once it
+   * has text). A message finishes when the next one starts, at the next values, or when the run
+   * ends; its tool calls and every other message (a question, a tool's result) are in the next
+   * values — so a message with no text (a planner's tool calls) is sent there alone, not as an
+   * empty message that the same values would replace.
    */
   private message(
     out: Frame,
@@ -166,14 +154,11 @@ export class ProtocolView {
     const id = typeof msg?.id === "string" ? msg.id : undefined;
     if (!id || roleOf(msg.type) !== "ai") return;
     if (this.open && this.open.id !== id) this.finishMessage(out);
-    if (!this.open) {
-      this.open = { id, node, text: "", started: false };
-      out.message(node, { event: "message-start", role: "ai", id });
-    }
     const text = typeof msg.content === "string" ? msg.content : textOfBlocks(msg.content);
     if (!text) return;
-    if (!this.open.started) {
-      this.open.started = true;
+    if (!this.open) {
+      this.open = { id, node, text: "" };
+      out.message(node, { event: "message-start", role: "ai", id });
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
     this.open.text += text;
@@ -192,13 +177,11 @@ export class ProtocolView {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    if (open.started) {
-      out.message(open.node, {
-        event: "content-block-finish",
-        index: 0,
-        content: { type: "text", text: open.text },
-      });
-    }
+    out.message(open.node, {
+      event: "content-block-finish",
+      index: 0,
+      content: { type: "text", text: open.text },
+    });
     out.message(open.node, { event: "message-finish" });
   }
 

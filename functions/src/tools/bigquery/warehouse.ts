@@ -237,7 +237,8 @@ export class BigQueryWarehouse implements Warehouse {
     const estimatedBytes = Number(reported ?? 0);
     // Row-level security hides the bytes a query would process: the estimate is unknown, not 0.
     const hidden = reported === undefined ? { bytesHidden: true } : {};
-    return { sql, statementType, estimatedBytes, referencedTables, ...hidden };
+    const billableBytes = estimatedBytes + MIN_BILLED_PER_TABLE * Math.max(1, referencedTables.length);
+    return { sql, statementType, estimatedBytes, billableBytes, referencedTables, ...hidden };
   }
 
   async query(rawSql: string, ctx: QueryContext): Promise<QueryResult> {
@@ -273,9 +274,10 @@ export class BigQueryWarehouse implements Warehouse {
         { estimatedBytes: dry.estimatedBytes, budgetBytes: personLeft },
       );
     }
+    refuseOverCap(dry, minBilled, ctx.bytesCap);
     ctx.onEstimate?.(dry);
     const headroom = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
-    const cap = Math.min(maxBytesPerQuery, remaining, personLeft);
+    const cap = Math.min(maxBytesPerQuery, remaining, personLeft, ctx.bytesCap ?? Number.POSITIVE_INFINITY);
     // An unknown estimate (row-level security) is capped by the budgets alone.
     const expected = dry.bytesHidden ? cap : dry.estimatedBytes + headroom;
     const maximumBytesBilled = Math.max(Math.min(cap, expected), headroom);
@@ -492,4 +494,21 @@ function tableInfo(id: string, meta: any): TableInfo {
 /** Job labels (labels.ts): the person, the conversation and the run. */
 function labels(ctx: QueryContext): Record<string, string> {
   return { ...quarryLabels(ctx), quarry_run: labelValue(ctx.runId) };
+}
+
+/** A step's own cap (an investigation's share of its budget): what it may bill must fit in it. */
+function refuseOverCap(dry: DryRunResult, minBilled: number, bytesCap: number | undefined): void {
+  if (bytesCap === undefined || Math.max(dry.estimatedBytes, minBilled) <= bytesCap) return;
+  const what =
+    dry.estimatedBytes > bytesCap
+      ? `would process an estimated ${formatBytes(dry.estimatedBytes)}`
+      : `reads tables BigQuery bills at least ${formatBytes(minBilled)} for`;
+  throw new WarehouseError(
+    "budget",
+    `The query ${what}, over the ${formatBytes(bytesCap)} this step may bill.`,
+    {
+      estimatedBytes: dry.estimatedBytes,
+      budgetBytes: bytesCap,
+    },
+  );
 }

@@ -9,7 +9,7 @@
  */
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from "@duckdb/node-api";
 import { ConfigError, type WarehouseConfig } from "../../config";
-import { checkSqlInput, requireInScope, requireSelect, throwIfAborted } from "../policy";
+import { checkSqlInput, formatBytes, requireInScope, requireSelect, throwIfAborted } from "../policy";
 import { RowCollector, renderPreview } from "../result";
 import {
   WarehouseError,
@@ -27,6 +27,7 @@ import {
   scrubSuggestions,
 } from "../scope-gate";
 import { duckDbNotFound, mapDuckDbError } from "./errors";
+import { ByteEstimator } from "./estimate";
 import { refuseUnscopedParse } from "./parsed-refs";
 import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
@@ -72,6 +73,7 @@ export class DuckDbWarehouse implements Warehouse {
   private closed = false;
   /** The uploads this instance holds (empty: the shared instance, which has no `uploads` schema). */
   private uploads: readonly UploadRef[] = [];
+  private readonly estimator = new ByteEstimator();
 
   private constructor(
     private readonly duck: Duck,
@@ -165,7 +167,7 @@ export class DuckDbWarehouse implements Warehouse {
   async dryRun(sql: string, ctx: QueryContext): Promise<DryRunResult> {
     const conn = await this.connect();
     try {
-      const { dry, prepared } = await this.prepare(conn, sql, ctx);
+      const { dry, prepared } = await this.prepare(conn, sql, ctx, ctx.estimateBytes === true);
       prepared.destroySync();
       return dry;
     } finally {
@@ -191,7 +193,8 @@ export class DuckDbWarehouse implements Warehouse {
     if (ctx.signal?.aborted) interrupt("cancel");
     else ctx.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const { dry, prepared } = await this.prepare(conn, sql, ctx);
+      const { dry, prepared } = await this.prepare(conn, sql, ctx, ctx.bytesCap !== undefined);
+      refuseOverCap(dry, ctx.bytesCap);
       ctx.onEstimate?.(dry);
       prepared.destroySync();
       if (interruptedBy) throw new Error("INTERRUPT");
@@ -225,8 +228,8 @@ export class DuckDbWarehouse implements Warehouse {
         totalRows: total,
         ...(atLeast ? { totalRowsAtLeast: true } : {}),
         truncated: collector.truncated,
-        estimatedBytes: 0,
-        bytesProcessed: 0,
+        estimatedBytes: dry.estimatedBytes,
+        bytesProcessed: dry.estimatedBytes,
         bytesBilled: 0,
         cacheHit: false,
         durationMs: Date.now() - started,
@@ -318,11 +321,15 @@ export class DuckDbWarehouse implements Warehouse {
     return this.instance.connect();
   }
 
-  /** Parses, checks and binds one statement; the statement type and tables come from DuckDB itself. */
+  /**
+   * Parses, checks and binds one statement; the statement type and tables come from DuckDB itself.
+   * `estimate`: also the bytes it reads (estimate.ts; skipped where nobody asks, to spare a plan).
+   */
   private async prepare(
     conn: DuckDBConnection,
     rawSql: string,
     ctx: QueryContext,
+    estimate = false,
   ): Promise<{ dry: DryRunResult; prepared: DuckDBPreparedStatement }> {
     const sql = checkSqlInput(rawSql);
     throwIfAborted(ctx);
@@ -349,7 +356,8 @@ export class DuckDbWarehouse implements Warehouse {
         refuseUnscopedTables(referencedTables, scope, duckDbNotFound);
         const listed = this.tables.filter((t) => scopeAllows(scope, t.id)).map((t) => t.id);
         requireInScope(referencedTables, (t) => this.inScope(t), listed.join(", "));
-        return { dry: { sql, statementType, estimatedBytes: 0, referencedTables }, prepared };
+        const estimatedBytes = estimate ? await this.estimator.estimate(conn, sql) : 0;
+        return { dry: { sql, statementType, estimatedBytes, referencedTables }, prepared };
       } catch (err) {
         prepared.destroySync();
         throw err;
@@ -397,4 +405,15 @@ function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
   }
   const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
   return `database_name = ${lit(db)} AND schema_name = ${lit(schema)} AND table_name = ${lit(table)}`;
+}
+
+/** A step's own cap (an investigation's share of its budget), against DuckDB's estimate. */
+function refuseOverCap(dry: DryRunResult, bytesCap: number | undefined): void {
+  if (bytesCap === undefined || dry.estimatedBytes <= bytesCap) return;
+  throw new WarehouseError(
+    "budget",
+    `The query would read an estimated ${formatBytes(dry.estimatedBytes)}, over the ` +
+      `${formatBytes(bytesCap)} this step may use.`,
+    { estimatedBytes: dry.estimatedBytes, budgetBytes: bytesCap },
+  );
 }
