@@ -18,7 +18,7 @@
  * and Firestore call with its time and documents (to see what one run does, in order).
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -361,7 +361,9 @@ async function serveLangGraph(): Promise<number> {
   persist.FileSystemPersistence.prototype.schedulePersist = () => {};
   persist.FileSystemPersistence.prototype.persist = async () => {};
   const { startServer } = await import(server);
-  const cwd = mkdtempSync(path.join(os.tmpdir(), "bench-langgraph-"));
+  // Its working folder: nothing is written there with the snapshot off (one folder, reused).
+  const cwd = path.join(os.tmpdir(), "quarry-bench-langgraph");
+  mkdirSync(cwd, { recursive: true });
   const { host } = await startServer({
     port: 0,
     nWorkers: Number(process.env.BENCH_LG_JOBS ?? 10),
