@@ -237,7 +237,7 @@ export class BigQueryWarehouse implements Warehouse {
     const estimatedBytes = Number(reported ?? 0);
     // Row-level security hides the bytes a query would process: the estimate is unknown, not 0.
     const hidden = reported === undefined ? { bytesHidden: true } : {};
-    const billableBytes = estimatedBytes + MIN_BILLED_PER_TABLE * Math.max(1, referencedTables.length);
+    const billableBytes = estimatedBytes + minimumBilled(referencedTables);
     return { sql, statementType, estimatedBytes, billableBytes, referencedTables, ...hidden };
   }
 
@@ -264,7 +264,7 @@ export class BigQueryWarehouse implements Warehouse {
     }
     const personLeft = ctx.personBytesLeft ?? Number.POSITIVE_INFINITY;
     // BigQuery bills at least MIN_BILLED_PER_TABLE per table read: that much must be left too.
-    const minBilled = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
+    const minBilled = minimumBilled(dry.referencedTables);
     if (Math.max(dry.estimatedBytes, minBilled) > personLeft) {
       throw new WarehouseError(
         "budget",
@@ -276,11 +276,10 @@ export class BigQueryWarehouse implements Warehouse {
     }
     refuseOverCap(dry, minBilled, ctx.bytesCap);
     ctx.onEstimate?.(dry);
-    const headroom = MIN_BILLED_PER_TABLE * Math.max(1, dry.referencedTables.length);
     const cap = Math.min(maxBytesPerQuery, remaining, personLeft, ctx.bytesCap ?? Number.POSITIVE_INFINITY);
     // An unknown estimate (row-level security) is capped by the budgets alone.
-    const expected = dry.bytesHidden ? cap : dry.estimatedBytes + headroom;
-    const maximumBytesBilled = Math.max(Math.min(cap, expected), headroom);
+    const expected = dry.bytesHidden ? cap : dry.estimatedBytes + minBilled;
+    const maximumBytesBilled = Math.max(Math.min(cap, expected), minBilled);
     const uid = this.personOf(ctx);
     const bq = await this.client(uid).catch((err: unknown) => Promise.reject(this.fail(err, uid)));
 
@@ -494,6 +493,11 @@ function tableInfo(id: string, meta: any): TableInfo {
 /** Job labels (labels.ts): the person, the conversation and the run. */
 function labels(ctx: QueryContext): Record<string, string> {
   return { ...quarryLabels(ctx), quarry_run: labelValue(ctx.runId) };
+}
+
+/** What BigQuery bills at the least for a statement reading `tables`. */
+function minimumBilled(tables: readonly string[]): number {
+  return MIN_BILLED_PER_TABLE * Math.max(1, tables.length);
 }
 
 /** A step's own cap (an investigation's share of its budget): what it may bill must fit in it. */

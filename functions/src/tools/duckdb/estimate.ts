@@ -8,7 +8,11 @@
  * the local engine as it would on BigQuery.
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { ident, lit, quoteId } from "../sql-text";
+import { ident, quoteId } from "../sql-text";
+import { whereTable } from "./setup";
+
+/** EXPLAIN names every scanned table `db.schema.table`: no file schema to resolve. */
+const NO_FILE_SCHEMAS: ReadonlySet<string> = new Set();
 
 /** One table's row count and the bytes of each of its columns (lower-cased names). */
 interface TableBytes {
@@ -95,14 +99,9 @@ function identifiers(filter: string): string[] {
 
 /** Row count and per-column bytes of `qualified` (`db.schema.table`), in one aggregate pass. */
 async function measure(conn: DuckDBConnection, qualified: string): Promise<TableBytes> {
-  const parts = qualified.split(".");
-  const [db, schema, table] = parts.length === 3 ? parts : ["", parts[0], parts[1]];
-  const where =
-    `${db ? `database_name = ${lit(db)} AND ` : ""}schema_name = ${lit(schema)} AND ` +
-    `table_name = ${lit(table)}`;
   const cols = (
     await conn.runAndReadAll(
-      `SELECT column_name, data_type FROM duckdb_columns() WHERE ${where} ORDER BY column_index`,
+      `SELECT column_name, data_type FROM duckdb_columns() WHERE ${whereTable(qualified, NO_FILE_SCHEMAS)} ORDER BY column_index`,
     )
   ).getRows() as [string, string][];
   const measured = cols.filter(([, type]) => widthOf(type) < 0);

@@ -116,3 +116,13 @@ export function aliasFor(file: string): string {
   const base = path.basename(file, path.extname(file)).replace(/[^A-Za-z0-9_]/g, "_");
   return /^[A-Za-z_]/.test(base) ? base : `db_${base}`;
 }
+
+/** The `duckdb_tables()` / `duckdb_columns()` condition for a table id (`dataset.table`, or `db.schema.table`). */
+export function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
+  const parts = id.split(".");
+  if (parts.length === 2 && (parts[0] === FILES_SCHEMA || fileSchemas.has(parts[0]))) {
+    return `database_name = current_database() AND schema_name = ${lit(parts[0])} AND table_name = ${lit(parts[1])}`;
+  }
+  const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
+  return `database_name = ${lit(db)} AND schema_name = ${lit(schema)} AND table_name = ${lit(table)}`;
+}

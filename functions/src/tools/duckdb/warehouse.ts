@@ -33,7 +33,7 @@ import { inScope as scopeAllows } from "../scope";
 import { ensureSampleDb } from "./sample-db";
 import { SAMPLE_SCHEMA } from "./sample-schema";
 import { columnInfo, createNormalizer } from "./values";
-import { FILES_SCHEMA, aliasFor, readTables, registerFiles, registerUploads } from "./setup";
+import { aliasFor, readTables, registerFiles, registerUploads, whereTable } from "./setup";
 import { ident, lit, quoteId } from "../sql-text";
 import type { UploadRef } from "../uploads/types";
 import { withUploads } from "../scope";
@@ -396,15 +396,6 @@ export class DuckDbWarehouse implements Warehouse {
     }
     return found;
   }
-}
-
-function whereTable(id: string, fileSchemas: ReadonlySet<string>): string {
-  const parts = id.split(".");
-  if (parts.length === 2 && (parts[0] === FILES_SCHEMA || fileSchemas.has(parts[0]))) {
-    return `database_name = current_database() AND schema_name = ${lit(parts[0])} AND table_name = ${lit(parts[1])}`;
-  }
-  const [db, schema, table] = parts.length === 3 ? parts : [parts[0], "main", parts[1]];
-  return `database_name = ${lit(db)} AND schema_name = ${lit(schema)} AND table_name = ${lit(table)}`;
 }
 
 /** A step's own cap (an investigation's share of its budget), against DuckDB's estimate. */
