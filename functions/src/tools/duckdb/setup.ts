@@ -9,7 +9,7 @@ import { lit, quoteId } from "../sql-text";
 import { WarehouseError, type TableInfo } from "../types";
 import type { UploadRef } from "../uploads/types";
 
-export const FILES_SCHEMA = "files";
+const FILES_SCHEMA = "files";
 /** The schema a conversation's uploaded files become tables in; no configured file may use it. */
 const UPLOADS_SCHEMA = "uploads";
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
