@@ -33,7 +33,7 @@ export const INTEGRATION_ACCESS_ENV = {
   QUARRY_QUOTA_WINDOW_SECONDS: "600",
 };
 
-const PASSWORD = "password123";
+export const PASSWORD = "password123";
 
 async function identityToolkit<T>(authUrl: string, method: string, body: unknown, owner = false): Promise<T> {
   const res = await fetch(`${authUrl}/identitytoolkit.googleapis.com/v1/${method}?key=fake-api-key`, {

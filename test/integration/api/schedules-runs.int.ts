@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Timestamp } from "@google-cloud/firestore";
-import { signUp } from "../../support/auth-emulator";
+import { PASSWORD, signIn, signUp } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
 import {
@@ -277,16 +277,20 @@ describe("scheduled runs", () => {
           what,
         ).toBe(false);
       }
-      // An owner signed out everywhere who saves the schedule again afterwards runs again.
+      // An owner signed out everywhere who signs in and saves the schedule again afterwards runs again.
       const carl = await signUp(stackEnv().urls.auth!);
       const id = String((await create(carl)).json.id);
       await schedules()
         .doc(id)
-        .update({ updatedAt: Timestamp.fromMillis(Date.now() - 60_000) });
+        .update({ ownerSavedAt: Timestamp.fromMillis(Date.now() - 60_000) });
       await auth.revokeRefreshTokens(carl.uid);
-      await schedules()
-        .doc(id)
-        .update({ updatedAt: Timestamp.fromMillis(Date.now() + 2_000) });
+      const again = await signIn(stackEnv().urls.auth!, carl.email, PASSWORD);
+      const saved = await call(f.api, `/schedules/${id}`, {
+        method: "PATCH",
+        token: again.idToken,
+        body: { paused: false },
+      });
+      expect(saved.status).toBe(200);
       expect(await runOnce(id)).toMatchObject({ outcome: "ok" });
     } finally {
       await deleteApp(app);
