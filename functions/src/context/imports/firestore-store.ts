@@ -240,9 +240,10 @@ export class ImportStore {
     const c = this.cached;
     if (c && Date.now() - c.at < this.maxAgeMs) return c;
     this.reading ??= this.read(c)
-      .then((r) => {
-        this.cached = { at: Date.now(), ...r };
-        return r;
+      .then(({ version, layers }) => {
+        // Stamped now, also when the versions read found nothing new (`r` is then the cached entry).
+        this.cached = { at: Date.now(), version, layers };
+        return { version, layers };
       })
       .catch(() => c ?? { version: "", layers: [] })
       .finally(() => (this.reading = undefined));
