@@ -144,13 +144,15 @@ function countFirestoreCalls() {
     Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
       firestoreCalls[method] = (firestoreCalls[method] ?? 0) + 1;
       if (process.env.BENCH_TRACE)
+        // When (ms), what, and the documents written or read, or the collection queried.
         console.error(
           "FS",
+          (performance.now() % 100000).toFixed(1),
           method,
-          (JSON.stringify(rest[0]).match(/documents\/[^"]+/g) ?? [])
-            .map((d) => d.slice(10, 90))
+          (JSON.stringify(rest[0]).match(/documents\/[^"]+|"collectionId":"[^"]+"/g) ?? [])
+            .map((d) => d.replace(/^documents\//, ""))
             .join(" ")
-            .slice(0, 400),
+            .slice(0, 1200),
         );
       return original.call(this, method, ...rest);
     };

@@ -143,6 +143,16 @@ export class RunLogWriter {
     return this.seq;
   }
 
+  /**
+   * Settles once the write on its way (if any) has landed: the run's last checkpoint commit, which
+   * deletes the progress document a boundary's write may still be storing, waits for it instead of
+   * contending with it (Firestore aborts one of two commits on the same document, and the retried
+   * one would store the progress again after the run ended).
+   */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
   /** Writes everything pending and the end marker; rejects if any write failed. */
   async close(end: RunEnd): Promise<void> {
     this.flush(end);

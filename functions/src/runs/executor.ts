@@ -260,6 +260,8 @@ class Execution {
       if (this.stop.why === "lease-lost") this.saver.close(new Error("the run lost its lease"));
       else {
         await this.keepStoppedAnswer();
+        if (this.durable && this.spec.log)
+          await within(this.spec.leaseMs / 2, this.spec.log.settled(), "writing the run's event log");
         const last = this.saver.drain(this.durable?.final());
         await within(this.spec.leaseMs / 2, last, "writing the run's checkpoints");
       }
