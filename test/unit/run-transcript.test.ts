@@ -134,6 +134,10 @@ describe("RunTranscript", () => {
     const t = new RunTranscript(all);
     const out = steps(t, [phase("querying")]);
     expect(out.map((s) => Object.keys(s)[0])).toEqual(["send", "boundary"]);
+    // Neither `ingress` (nothing done yet that the question's checkpoint does not hold) nor `done`
+    // (the run's end writes its events and its last checkpoint a moment later) is a boundary.
+    expect(steps(t, [phase("ingress")]).map((s) => Object.keys(s)[0])).toEqual(["send"]);
+    expect(steps(t, [phase("done")]).map((s) => Object.keys(s)[0])).toEqual(["send"]);
     const asked = steps(t, [["updates", { __interrupt__: [{ id: "i", value: { question: "Which?" } }] }]]);
     expect(t.asking).toBe(true);
     expect(starts(asked)).toBe(1);

@@ -2,9 +2,11 @@
  * A run's event log in Firestore, so its stream can be rejoined from any instance: every event
  * the run sends gets an id (1, 2, 3 … in order) and is appended to `threads/{threadId}/runs/
  * {runId}/log/{n}`. Writes are batched, never one per token: the pending events are flushed after
- * `flushMs`, when they reach `flushBytes`, and at every phase boundary, one document per write
- * (flushes asked for while a write is on its way are joined into the next one; an event bigger than a document — a large result — is split across consecutive documents and
- * joined again by the reader). Flushes run one at a time, in order, and never hold up the live
+ * `flushMs`, when they reach `flushBytes`, and at every phase boundary (not `ingress` nor `done`),
+ * one document per write (flushes asked for while a write is on its way are joined into the next
+ * one; an event bigger than a document — a large result — is split across consecutive documents
+ * and joined again by the reader). A run that is ending writes no more on a timer: what it sends
+ * then goes with the end marker. Flushes run one at a time, in order, and never hold up the live
  * stream. The last document carries `end` (the run's outcome); every document carries `expireAt`
  * for a Firestore TTL policy.
  *
@@ -98,6 +100,8 @@ export class RunLogWriter {
   /** The end marker, until a write takes it. */
   private end: RunEnd | undefined;
   private failed: unknown;
+  /** The run is ending: what is pending now or appended later waits for `close` (one write with the end marker). */
+  private ending = false;
   /** Documents written so far (one Firestore write each). */
   writes = 0;
 
@@ -123,7 +127,7 @@ export class RunLogWriter {
     this.pendingBytes += line.length;
     this.pendingLastId = id;
     if (this.pendingBytes >= (this.opts.flushBytes ?? 256 * 1024)) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs ?? 250);
+    else if (!this.ending) this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs ?? 250);
     return id;
   }
 
@@ -141,6 +145,16 @@ export class RunLogWriter {
   /** The id of the last event appended. */
   get lastId(): number {
     return this.seq;
+  }
+
+  /**
+   * The run is ending (its last checkpoint is written next, then `close`): no timed write any more,
+   * so what is pending goes in the end marker's write instead of a write of its own beside it.
+   */
+  endsSoon(): void {
+    this.ending = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /**

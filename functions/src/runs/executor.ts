@@ -259,9 +259,13 @@ class Execution {
       // A lost lease may already be someone else's: nothing more of this run is written then.
       if (this.stop.why === "lease-lost") this.saver.close(new Error("the run lost its lease"));
       else {
+        this.spec.log?.endsSoon();
         await this.keepStoppedAnswer();
+        // Only an order, so a log write that is slow or failed delays the end (bounded), never fails it.
         if (this.durable && this.spec.log)
-          await within(this.spec.leaseMs / 2, this.spec.log.settled(), "writing the run's event log");
+          await within(this.spec.leaseMs / 2, this.spec.log.settled(), "writing the run's event log").catch(
+            () => {},
+          );
         const last = this.saver.drain(this.durable?.final());
         await within(this.spec.leaseMs / 2, last, "writing the run's checkpoints");
       }

@@ -16,7 +16,10 @@ export type Chunk = [string, unknown];
 export type Step =
   /** Send this event to the client and the run's log. */
   | { send: string; data: unknown }
-  /** A phase boundary: what the run sent so far goes to its log now (`step`: LangGraph's step starting). */
+  /**
+   * A phase boundary (not `ingress` nor `done`): what the run sent so far goes to its log now, with
+   * the run's progress (`step`: LangGraph's step starting).
+   */
   | { boundary: true; step?: number }
   /** The client sees the answer start (or a question): held-back checkpoint writes may flow. */
   | { answerStarted: true };
@@ -94,7 +97,11 @@ export class RunTranscript {
     if (!this.streamsTokens && ev?.type === "phase" && ev.phase === "answering")
       yield { answerStarted: true };
     if (this.modes.includes("custom")) yield { send: "custom", data: toPlain(ev) };
-    if (ev?.type === "phase") yield { boundary: true, ...(ev.step !== undefined ? { step: ev.step } : {}) };
+    // Neither the first phase nor the last is a boundary: before `ingress` the run has done nothing
+    // its question's checkpoint does not hold, and after `done` its end follows at once, whose
+    // writes carry what it sent.
+    if (ev?.type === "phase" && ev.phase !== "ingress" && ev.phase !== "done")
+      yield { boundary: true, ...(ev.step !== undefined ? { step: ev.step } : {}) };
   }
 
   private *message(data: [unknown, Record<string, unknown> | undefined]): Generator<Step> {
