@@ -65,7 +65,16 @@ interface OpenMessage {
 /** One run's v2 events, built log event by log event. */
 export class ProtocolView {
   private open: OpenMessage | undefined;
+  /** The open message's text not sent yet, and the log event whose place its delta takes. */
+  private pending: { frame: Frame; node?: string; text: string } | undefined;
+  /** Events made by a flush, to go out before those of the log event being converted. */
+  private held: V2Event[] = [];
   private readonly asked = new Set<string>();
+  /** Ids of the messages a values event of this run has carried whole. */
+  private readonly carried = new Set<string>();
+  /** The latest state (lean), and whether the values event that carried it held it whole. */
+  private state: Record<string, unknown> | undefined;
+  private stateSent = true;
   private started = false;
   private ended = false;
   /** The root status now (what `agent.getTree` reports). */
@@ -76,6 +85,7 @@ export class ProtocolView {
   /** The v2 events of log event `e` (its id sets their `seq`). */
   convert(e: LoggedEvent): V2Event[] {
     const out = new Frame(this.runNo, e.id);
+    if (e.event !== "messages") this.flushDelta();
     if (!this.started) this.start(out);
     switch (e.event) {
       case "metadata":
@@ -101,11 +111,23 @@ export class ProtocolView {
         this.end(out, "failed", (e.data as { message?: string } | undefined)?.message);
         break;
     }
-    return out.events;
+    return [...this.takeHeld(), ...out.events];
+  }
+
+  /**
+   * The events held back: the open message's text since its last delta. Called at the end of each
+   * stored log document (`followRunLog`'s `onBatch`), so the tokens one write of the log holds go
+   * out as one delta — they reach the stream together whichever instance reads them, and a client
+   * shows them together anyway — and the view stays a function of the log.
+   */
+  flush(): V2Event[] {
+    this.flushDelta();
+    return this.takeHeld();
   }
 
   /** The events that close the run: after log id `lastId`, with how it ended (`lost`: its instance went away). */
   close(lastId: number, outcome: RunOutcome | "lost"): V2Event[] {
+    this.flushDelta();
     const out = new Frame(this.runNo, lastId + 1);
     if (!this.started) this.start(out);
     this.finishMessage(out);
@@ -115,7 +137,7 @@ export class ProtocolView {
       out.custom("error", { error: "unavailable:run", message });
       this.end(out, "failed", message);
     } else this.end(out, statusOfOutcome(outcome));
-    return out.events;
+    return [...this.takeHeld(), ...out.events];
   }
 
   private start(out: Frame): void {
@@ -128,6 +150,8 @@ export class ProtocolView {
     if (this.ended) return;
     this.ended = true;
     this.status = status;
+    // The run's last values is its whole state (what the SDK's thread.values resolves to).
+    if (this.state && !this.stateSent) out.add("values", [], this.state);
     out.lifecycle([], { event: status, graph_name: GRAPH_NAME, ...(error ? { error } : {}) });
   }
 
@@ -158,14 +182,36 @@ export class ProtocolView {
     if (!text) return;
     if (!this.open) {
       this.open = { id, node, text: "" };
-      out.message(node, { event: "message-start", role: "ai", id });
+      out.message(node, { event: "message-start", id });
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
     this.open.text += text;
-    out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
+    if (this.pending) this.pending.text += text;
+    else this.pending = { frame: out, node: this.open.node, text };
+  }
+
+  /** Sends the open message's held text as one delta, numbered in the log event of its first token. */
+  private flushDelta(): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    const from = p.frame.events.length;
+    p.frame.message(p.node, {
+      event: "content-block-delta",
+      index: 0,
+      delta: { type: "text-delta", text: p.text },
+    });
+    this.held.push(...p.frame.events.slice(from));
+  }
+
+  private takeHeld(): V2Event[] {
+    const held = this.held;
+    this.held = [];
+    return held;
   }
 
   private cutMessage(out: Frame): void {
+    this.flushDelta();
     const open = this.open;
     if (!open) return;
     this.open = undefined;
@@ -174,6 +220,7 @@ export class ProtocolView {
   }
 
   private finishMessage(out: Frame): void {
+    this.flushDelta();
     const open = this.open;
     if (!open) return;
     this.open = undefined;
@@ -193,7 +240,14 @@ export class ProtocolView {
   private values(out: Frame, data: Record<string, unknown>): void {
     this.finishMessage(out);
     const { __interrupt__: asked, ...values } = data ?? {};
-    if (Object.keys(values).length) out.add("values", [], leanState(values));
+    if (Object.keys(values).length) {
+      const state = leanState(values);
+      const sent = endsTurn(state) ? state : referencing(state, this.carried);
+      for (const m of messagesOf(state)) if (typeof m.id === "string") this.carried.add(m.id);
+      this.state = state;
+      this.stateSent = sent === state;
+      out.add("values", [], sent);
+    }
     this.ask(out, asked);
   }
 
@@ -282,6 +336,47 @@ function textOfBlocks(content: unknown): string {
   return blocksOf(content)
     .map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""))
     .join("");
+}
+
+type Message = Record<string, unknown>;
+
+function messagesOf(state: Record<string, unknown>): Message[] {
+  return Array.isArray(state.messages) ? (state.messages as Message[]) : [];
+}
+
+/**
+ * Whether a state ends a turn: its last message is an AI message that calls no tool (the written
+ * answer, a refusal). The graph's steps after it (the summarizer) change no message a client shows
+ * but the ones it removes.
+ */
+function endsTurn(state: Record<string, unknown>): boolean {
+  const last = messagesOf(state).at(-1);
+  return !!last && last.type === "ai" && !(Array.isArray(last.tool_calls) && last.tool_calls.length);
+}
+
+/**
+ * The state with each message an earlier values event of the run carried whole as a reference:
+ * its type, id (and a tool message's call id) with empty content. Every message keeps its place,
+ * so a client still sees which messages the state holds (@langchain/react's `useStream` drops one
+ * missing from the latest values); a client keeps the copy it has of a message it already holds
+ * (the hook keeps its own unless values add tool calls or metadata, which a reference does not).
+ */
+function referencing(state: Record<string, unknown>, carried: Set<string>): Record<string, unknown> {
+  const messages = messagesOf(state);
+  if (!messages.some((m) => typeof m.id === "string" && carried.has(m.id))) return state;
+  return {
+    ...state,
+    messages: messages.map((m) =>
+      typeof m.id === "string" && carried.has(m.id)
+        ? {
+            type: m.type,
+            content: "",
+            id: m.id,
+            ...(m.type === "tool" ? { tool_call_id: m.tool_call_id } : {}),
+          }
+        : m,
+    ),
+  };
 }
 
 /** A node's update with its messages lean, as in values. */
