@@ -14,7 +14,9 @@
  * (`@langchain/react`'s `useStream` opens two streams that both match every lifecycle event at
  * depth ≤ 1, and its subgraph discovery never shows a namespace without descendants). A message
  * starts on the `messages` channel with its first text: one without text (the planner's tool
- * calls) is in the values that follow it, which hold its tool calls.
+ * calls) is in the values that follow it, which hold its tool calls. Its text goes as one delta per
+ * stored document of the log (`flush`). A values event carries a message whole once per run and
+ * then as a reference (the hook keeps the copy it holds); the run's last values is its whole state.
  *
  * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes (a
  * continued run's ids start at attempt × 2²⁴, event-log.ts, far below 2³²): it
@@ -24,7 +26,7 @@
 import { convertToProtocolEvent } from "@langchain/langgraph/stream";
 import type { RunOutcome } from "../../contract/protocol";
 import type { LoggedEvent } from "../../runs/event-log";
-import { leanState } from "./state";
+import { endsTurn, leanState, leanUpdate, messagesOf, referencing, roleOf, textOfBlocks } from "./state";
 
 /** Sequence numbers per run, and per log event. */
 const SEQ_RUN = 2 ** 36;
@@ -311,76 +313,4 @@ class Frame {
       params: { namespace, timestamp: Date.now(), data },
     });
   }
-}
-
-function roleOf(type: unknown): "ai" | "human" | "system" | "tool" {
-  // "AIMessageChunk", "ai", "human", "tool" …
-  const t = String(type ?? "ai")
-    .replace(/Chunk$/, "")
-    .toLowerCase();
-  if (t.startsWith("human")) return "human";
-  if (t.startsWith("system")) return "system";
-  if (t.startsWith("tool")) return "tool";
-  return "ai";
-}
-
-function blocksOf(content: unknown): Record<string, unknown>[] {
-  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  if (!Array.isArray(content)) return [];
-  return content.map((b) =>
-    typeof b === "string" ? { type: "text", text: b } : (b as Record<string, unknown>),
-  );
-}
-
-function textOfBlocks(content: unknown): string {
-  return blocksOf(content)
-    .map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""))
-    .join("");
-}
-
-type Message = Record<string, unknown>;
-
-function messagesOf(state: Record<string, unknown>): Message[] {
-  return Array.isArray(state.messages) ? (state.messages as Message[]) : [];
-}
-
-/**
- * Whether a state ends a turn: its last message is an AI message that calls no tool (the written
- * answer, a refusal). The graph's steps after it (the summarizer) change no message a client shows
- * but the ones it removes.
- */
-function endsTurn(state: Record<string, unknown>): boolean {
-  const last = messagesOf(state).at(-1);
-  return !!last && last.type === "ai" && !(Array.isArray(last.tool_calls) && last.tool_calls.length);
-}
-
-/**
- * The state with each message an earlier values event of the run carried whole as a reference:
- * its type, id (and a tool message's call id) with empty content. Every message keeps its place,
- * so a client still sees which messages the state holds (@langchain/react's `useStream` drops one
- * missing from the latest values); a client keeps the copy it has of a message it already holds
- * (the hook keeps its own unless values add tool calls or metadata, which a reference does not).
- */
-function referencing(state: Record<string, unknown>, carried: Set<string>): Record<string, unknown> {
-  const messages = messagesOf(state);
-  if (!messages.some((m) => typeof m.id === "string" && carried.has(m.id))) return state;
-  return {
-    ...state,
-    messages: messages.map((m) =>
-      typeof m.id === "string" && carried.has(m.id)
-        ? {
-            type: m.type,
-            content: "",
-            id: m.id,
-            ...(m.type === "tool" ? { tool_call_id: m.tool_call_id } : {}),
-          }
-        : m,
-    ),
-  };
-}
-
-/** A node's update with its messages lean, as in values. */
-function leanUpdate(update: unknown): unknown {
-  if (!update || typeof update !== "object" || Array.isArray(update)) return update;
-  return leanState(update as Record<string, unknown>);
 }
