@@ -2,8 +2,9 @@
  * The v2 view of a run's event log (functions/src/http/v2/events.ts): the same log gives the same
  * events and seq on every instance, seq increases along a thread's runs, streamed tokens become one
  * message (start, deltas, finish) closed before the state that holds it, a message without text
- * waits for that state, Quarry's events (its stages too) go on named custom channels, lifecycle is
- * the root's alone, and an interrupt is asked once.
+ * waits for that state, a values event carries a message whole once in the run and then refers to
+ * it, the run's last values is its whole state, Quarry's events (its stages too) go on named custom
+ * channels, lifecycle is the root's alone, and an interrupt is asked once.
  */
 import { describe, it, expect } from "vitest";
 import { inferChannel } from "@langchain/langgraph/stream";
@@ -51,9 +52,13 @@ const LOG: LoggedEvent[] = [
   },
 ];
 
+/** The view's events for `log`, read as `followRunLog` delivers it: each event its own stored document. */
 function convert(runNo: number, log = LOG): V2Event[] {
   const view = new ProtocolView(runNo);
-  return [...log.flatMap((e) => view.convert(e)), ...view.close(log.at(-1)!.id, "success")];
+  return [
+    ...log.flatMap((e) => [...view.convert(e), ...view.flush()]),
+    ...view.close(log.at(-1)!.id, "success"),
+  ];
 }
 
 const strip = (evs: V2Event[]) =>
@@ -101,12 +106,35 @@ describe("the v2 view of a run's log", () => {
       "content-block-finish",
       "message-finish",
     ]);
-    expect(m[0]).toMatchObject({ role: "ai", id: "m1" });
+    // As LangGraph's own emitter: an AI message's start names no role (the client's default).
+    expect(m[0]).toEqual({ event: "message-start", id: "m1" });
     expect(m[4]).toMatchObject({ content: { type: "text", text: "Here is what I found." } });
     const finish = evs.findIndex((e) => (e.params.data as { event?: string }).event === "message-finish");
     const values = evs.findIndex((e) => e.method === "values");
     expect(finish).toBeLessThan(values);
     expect(evs.filter((e) => e.method === "messages").every((e) => e.params.node === "generator")).toBe(true);
+  });
+
+  it("sends the tokens one stored document of the log holds as one delta, in the place of the first", () => {
+    const view = new ProtocolView(1);
+    // Documents: [1 … 4], [5, 6], [7, 8] — the answer's two pieces written together, then its empty end.
+    const docs = [LOG.slice(0, 5), LOG.slice(5, 7), LOG.slice(7)];
+    const evs = [...docs.flatMap((doc) => [...doc.flatMap((e) => view.convert(e)), ...view.flush()])];
+    const deltas = evs.filter((e) => (e.params.data as { event?: string }).event === "content-block-delta");
+    expect(deltas.map((e) => e.params.data)).toEqual([
+      {
+        event: "content-block-delta",
+        index: 0,
+        delta: { type: "text-delta", text: "Here is what I found." },
+      },
+    ]);
+    const seqs = evs.map((e) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(deltas[0].seq).toBe(runSeqBase(1) + 5 * 16 + 2); // after the start events of log event 5
+    // The same log read document by document from another instance: the same events.
+    const again = new ProtocolView(1);
+    const twice = docs.flatMap((doc) => [...doc.flatMap((e) => again.convert(e)), ...again.flush()]);
+    expect(strip(twice)).toEqual(strip(evs));
   });
 
   it("sends a message without text (the planner's tool calls) in the values alone, not as an empty message", () => {
@@ -122,6 +150,52 @@ describe("the v2 view of a run's log", () => {
       { type: "human", id: "q1", content: "How many?" },
       { type: "ai", id: "m1", content: "Here is what I found." },
     ]);
+  });
+
+  it("carries each message whole once per run, then refers to it; the run's last values is its whole state", () => {
+    const q = { type: "human", id: "q1", content: "How many?" };
+    const call = {
+      type: "ai",
+      id: "p1",
+      content: "",
+      tool_calls: [{ id: "t1", name: "bq_query", args: {} }],
+    };
+    const result = { type: "tool", id: "r1", content: "1 row", tool_call_id: "t1", artifact: { rows: [1] } };
+    const answer = { type: "ai", id: "m1", content: "One." };
+    const states = [[q], [q, call], [q, call, result], [q, call, result, answer]];
+    const log: LoggedEvent[] = states.map((messages, i) => ({
+      id: i + 1,
+      event: "values",
+      data: { messages, usage: { modelCalls: i } },
+    }));
+    const values = convert(1, log)
+      .filter((e) => e.method === "values")
+      .map((e) => e.params.data as { messages: Record<string, unknown>[]; usage: unknown });
+    const ref = (m: Record<string, unknown>) => ({
+      type: m.type,
+      content: "",
+      id: m.id,
+      ...(m.type === "tool" ? { tool_call_id: m.tool_call_id } : {}),
+    });
+    expect(values).toEqual([
+      { messages: [q], usage: { modelCalls: 0 } },
+      { messages: [ref(q), call], usage: { modelCalls: 1 } },
+      { messages: [ref(q), ref(call), result], usage: { modelCalls: 2 } },
+      // The answer ends the turn: the whole state, no second values at the run's end.
+      { messages: [q, call, result, answer], usage: { modelCalls: 3 } },
+    ]);
+
+    // A run that ends before its turn does (an error, Stop, an interrupt) ends with its whole state.
+    const cut = convert(1, log.slice(0, 3)).filter((e) => e.method === "values");
+    expect(cut.map((e) => e.params.data)).toEqual([
+      { messages: [q], usage: { modelCalls: 0 } },
+      { messages: [ref(q), call], usage: { modelCalls: 1 } },
+      { messages: [ref(q), ref(call), result], usage: { modelCalls: 2 } },
+      { messages: [q, call, result], usage: { modelCalls: 2 } },
+    ]);
+    const all = convert(1, log.slice(0, 3));
+    expect(all.at(-2)!.method).toBe("values");
+    expect(all.at(-1)).toMatchObject({ method: "lifecycle", params: { data: { event: "completed" } } });
   });
 
   it("puts Quarry's events on named custom channels", () => {

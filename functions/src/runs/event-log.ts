@@ -279,6 +279,11 @@ export interface FollowOptions {
   after: number;
   onEvent: (e: LoggedEvent) => void;
   /**
+   * Called after the events one stored document holds have been delivered: events the writer
+   * flushed together reach every reader together, the same on every instance.
+   */
+  onBatch?: () => void;
+  /**
    * Watches whether the run still holds its thread; `gone()` is called once it does not (released
    * or expired), so a run whose instance died without an end marker does not leave readers hanging.
    */
@@ -318,6 +323,7 @@ export function followRunLog(
       for (let d = waiting.get(decoder.next); d && !settled; d = waiting.get(decoder.next)) {
         waiting.delete(d.n);
         for (const e of decoder.feed(d)) if (e.id > opts.after) opts.onEvent(e);
+        opts.onBatch?.();
         if (decoder.end) settle(decoder.end);
       }
     };

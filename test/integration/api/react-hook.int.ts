@@ -80,6 +80,15 @@ const humans = (s: { messages: Msg[] }) => s.messages.filter((m) => typeOf(m) ==
 const answers = (s: { messages: Msg[] }) =>
   s.messages.filter((m) => typeOf(m) === "ai" && !m.tool_calls?.length && textOf(m).trim() !== "");
 const ids = (ms: Msg[]) => ms.map((m) => m.id);
+/** What a page shows of a message: its kind, text, tool calls, and a tool message's call and result. */
+const essence = (m: Msg) => ({
+  type: typeOf(m),
+  id: m.id,
+  text: textOf(m),
+  calls: (m.tool_calls ?? []).map((c) => [c.id, c.name]),
+  call: m.tool_call_id,
+  artifact: m.artifact,
+});
 
 let api: string;
 let alice: TestUser;
@@ -377,9 +386,36 @@ describe("@langchain/react 1.1.0 useStream over the v2 protocol", () => {
       .filter((e) => e.method === "messages" && e.params.data.event === "message-start")
       .map((e) => e.params.data.id);
     expect(started).toEqual([stored.at(-1)!.id]);
-    // Each values event is the whole state: the last one lists every stored message.
-    const lastValues = events.filter((e) => e.method === "values").at(-1)!;
-    expect(ids((lastValues.params.data as { messages: Msg[] }).messages)).toEqual(ids(stored));
+    // The answer's deltas make its stored text.
+    const deltas = events.filter(
+      (e) => e.method === "messages" && e.params.data.event === "content-block-delta",
+    );
+    expect(deltas.map((e) => (e.params.data.delta as { text: string }).text).join("")).toBe(
+      textOf(stored.at(-1)),
+    );
+    // Every values event lists the state's messages in order; each message goes whole in the first
+    // values that holds it and, until the last values, as a reference (type, id, a tool message's
+    // call id, no content) after that; the last values is the whole state.
+    const values = events
+      .filter((e) => e.method === "values")
+      .map((e) => e.params.data as { messages: Msg[] });
+    const last = values.at(-1)!;
+    expect(last.messages.map(essence)).toEqual(stored.map(essence));
+    const carried = new Set<string>();
+    for (const v of values.slice(0, -1)) {
+      expect(ids(v.messages)).toEqual(ids(stored).slice(0, v.messages.length));
+      for (const m of v.messages) {
+        const whole = stored.find((x) => x.id === m.id)!;
+        if (carried.has(m.id!)) {
+          const ref = { type: m.type, content: "", id: m.id };
+          expect(m).toEqual(m.type === "tool" ? { ...ref, tool_call_id: whole.tool_call_id } : ref);
+        } else expect(essence(m)).toEqual(essence(whole));
+        carried.add(m.id!);
+      }
+    }
+    expect(values.slice(0, -1).some((v) => v.messages.some((m) => m.content === "" && m.type !== "ai"))).toBe(
+      true,
+    );
 
     // Nothing the hook shows is lost: each stored message, with its text, tool calls and result.
     expect(ids(stream.messages)).toEqual(ids(stored));
@@ -394,6 +430,10 @@ describe("@langchain/react 1.1.0 useStream over the v2 protocol", () => {
     });
     expect(stream.messages.some((m) => m.tool_calls?.some((c) => c.name === "bq_query"))).toBe(true);
     expect(answers(stream).map(textOf)).toEqual([expect.stringContaining("FROM shop.orders")]);
+    // The hook's values are the last values: the state's keys, its usage, every message.
+    expect(Object.keys(stream.values).sort()).toEqual(Object.keys(last).sort());
+    expect(stream.values.usage).toEqual((last as unknown as { usage: unknown }).usage);
+    expect(ids(stream.values.messages as Msg[])).toEqual(ids(stored));
   });
 
   it("a follow-up on the same thread: the answer uses the first turn, both turns show once", async () => {

@@ -14,7 +14,9 @@
  * (`@langchain/react`'s `useStream` opens two streams that both match every lifecycle event at
  * depth ≤ 1, and its subgraph discovery never shows a namespace without descendants). A message
  * starts on the `messages` channel with its first text: one without text (the planner's tool
- * calls) is in the values that follow it, which hold its tool calls.
+ * calls) is in the values that follow it, which hold its tool calls. Its text goes as one delta per
+ * stored document of the log (`flush`). A values event carries a message whole once per run and
+ * then as a reference (the hook keeps the copy it holds); the run's last values is its whole state.
  *
  * `seq` = run number × 2³⁶ + log id × 16 + the event's place among those one log event makes (a
  * continued run's ids start at attempt × 2²⁴, event-log.ts, far below 2³²): it
@@ -24,7 +26,7 @@
 import { convertToProtocolEvent } from "@langchain/langgraph/stream";
 import type { RunOutcome } from "../../contract/protocol";
 import type { LoggedEvent } from "../../runs/event-log";
-import { leanState } from "./state";
+import { endsTurn, leanState, leanUpdate, messagesOf, referencing, roleOf, textOfBlocks } from "./state";
 
 /** Sequence numbers per run, and per log event. */
 const SEQ_RUN = 2 ** 36;
@@ -65,7 +67,16 @@ interface OpenMessage {
 /** One run's v2 events, built log event by log event. */
 export class ProtocolView {
   private open: OpenMessage | undefined;
+  /** The open message's text not sent yet, and the log event whose place its delta takes. */
+  private pending: { frame: Frame; node?: string; text: string } | undefined;
+  /** Events made by a flush, to go out before those of the log event being converted. */
+  private held: V2Event[] = [];
   private readonly asked = new Set<string>();
+  /** Ids of the messages a values event of this run has carried whole. */
+  private readonly carried = new Set<string>();
+  /** The latest state (lean), and whether the values event that carried it held it whole. */
+  private state: Record<string, unknown> | undefined;
+  private stateSent = true;
   private started = false;
   private ended = false;
   /** The root status now (what `agent.getTree` reports). */
@@ -76,6 +87,7 @@ export class ProtocolView {
   /** The v2 events of log event `e` (its id sets their `seq`). */
   convert(e: LoggedEvent): V2Event[] {
     const out = new Frame(this.runNo, e.id);
+    if (e.event !== "messages") this.flushDelta();
     if (!this.started) this.start(out);
     switch (e.event) {
       case "metadata":
@@ -101,11 +113,23 @@ export class ProtocolView {
         this.end(out, "failed", (e.data as { message?: string } | undefined)?.message);
         break;
     }
-    return out.events;
+    return [...this.takeHeld(), ...out.events];
+  }
+
+  /**
+   * The events held back: the open message's text since its last delta. Called at the end of each
+   * stored log document (`followRunLog`'s `onBatch`), so the tokens one write of the log holds go
+   * out as one delta — they reach the stream together whichever instance reads them, and a client
+   * shows them together anyway — and the view stays a function of the log.
+   */
+  flush(): V2Event[] {
+    this.flushDelta();
+    return this.takeHeld();
   }
 
   /** The events that close the run: after log id `lastId`, with how it ended (`lost`: its instance went away). */
   close(lastId: number, outcome: RunOutcome | "lost"): V2Event[] {
+    this.flushDelta();
     const out = new Frame(this.runNo, lastId + 1);
     if (!this.started) this.start(out);
     this.finishMessage(out);
@@ -115,7 +139,7 @@ export class ProtocolView {
       out.custom("error", { error: "unavailable:run", message });
       this.end(out, "failed", message);
     } else this.end(out, statusOfOutcome(outcome));
-    return out.events;
+    return [...this.takeHeld(), ...out.events];
   }
 
   private start(out: Frame): void {
@@ -128,6 +152,8 @@ export class ProtocolView {
     if (this.ended) return;
     this.ended = true;
     this.status = status;
+    // The run's last values is its whole state (what the SDK's thread.values resolves to).
+    if (this.state && !this.stateSent) out.add("values", [], this.state);
     out.lifecycle([], { event: status, graph_name: GRAPH_NAME, ...(error ? { error } : {}) });
   }
 
@@ -158,14 +184,36 @@ export class ProtocolView {
     if (!text) return;
     if (!this.open) {
       this.open = { id, node, text: "" };
-      out.message(node, { event: "message-start", role: "ai", id });
+      out.message(node, { event: "message-start", id });
       out.message(node, { event: "content-block-start", index: 0, content: { type: "text", text: "" } });
     }
     this.open.text += text;
-    out.message(node, { event: "content-block-delta", index: 0, delta: { type: "text-delta", text } });
+    if (this.pending) this.pending.text += text;
+    else this.pending = { frame: out, node: this.open.node, text };
+  }
+
+  /** Sends the open message's held text as one delta, numbered in the log event of its first token. */
+  private flushDelta(): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    const from = p.frame.events.length;
+    p.frame.message(p.node, {
+      event: "content-block-delta",
+      index: 0,
+      delta: { type: "text-delta", text: p.text },
+    });
+    this.held.push(...p.frame.events.slice(from));
+  }
+
+  private takeHeld(): V2Event[] {
+    const held = this.held;
+    this.held = [];
+    return held;
   }
 
   private cutMessage(out: Frame): void {
+    this.flushDelta();
     const open = this.open;
     if (!open) return;
     this.open = undefined;
@@ -174,6 +222,7 @@ export class ProtocolView {
   }
 
   private finishMessage(out: Frame): void {
+    this.flushDelta();
     const open = this.open;
     if (!open) return;
     this.open = undefined;
@@ -193,7 +242,14 @@ export class ProtocolView {
   private values(out: Frame, data: Record<string, unknown>): void {
     this.finishMessage(out);
     const { __interrupt__: asked, ...values } = data ?? {};
-    if (Object.keys(values).length) out.add("values", [], leanState(values));
+    if (Object.keys(values).length) {
+      const state = leanState(values);
+      const sent = endsTurn(state) ? state : referencing(state, this.carried);
+      for (const m of messagesOf(state)) if (typeof m.id === "string") this.carried.add(m.id);
+      this.state = state;
+      this.stateSent = sent === state;
+      out.add("values", [], sent);
+    }
     this.ask(out, asked);
   }
 
@@ -257,35 +313,4 @@ class Frame {
       params: { namespace, timestamp: Date.now(), data },
     });
   }
-}
-
-function roleOf(type: unknown): "ai" | "human" | "system" | "tool" {
-  // "AIMessageChunk", "ai", "human", "tool" …
-  const t = String(type ?? "ai")
-    .replace(/Chunk$/, "")
-    .toLowerCase();
-  if (t.startsWith("human")) return "human";
-  if (t.startsWith("system")) return "system";
-  if (t.startsWith("tool")) return "tool";
-  return "ai";
-}
-
-function blocksOf(content: unknown): Record<string, unknown>[] {
-  if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
-  if (!Array.isArray(content)) return [];
-  return content.map((b) =>
-    typeof b === "string" ? { type: "text", text: b } : (b as Record<string, unknown>),
-  );
-}
-
-function textOfBlocks(content: unknown): string {
-  return blocksOf(content)
-    .map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""))
-    .join("");
-}
-
-/** A node's update with its messages lean, as in values. */
-function leanUpdate(update: unknown): unknown {
-  if (!update || typeof update !== "object" || Array.isArray(update)) return update;
-  return leanState(update as Record<string, unknown>);
 }

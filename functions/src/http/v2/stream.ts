@@ -121,6 +121,7 @@ async function followRun(
         logger.error("v2 event not converted", { threadId, runId, id: e.id, err: String(err) });
       }
     },
+    onBatch: () => view.flush().forEach(send),
     watchRun: (gone) => watchRunHeld(runs, threadId, runId, gone),
     signal,
   });
