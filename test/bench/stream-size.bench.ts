@@ -288,9 +288,19 @@ async function v2Run(inst: Instance): Promise<Measured> {
       streams().flatMap((ex) => ex.frames),
       true,
     ).length;
-    // What the page renders: the hook's `messages` once the run has ended.
-    const shown = controller.rootStore.getSnapshot().messages;
-    m.hookAnswerChars = textOf(shown.filter((x) => x.type === "ai").at(-1)).length;
+    // What the page renders: the hook's `messages` once the run has ended. The hook may still be
+    // applying the last events when its streams have ended (they can all come in the stream's last
+    // read), so wait, bounded, until it shows what the streams carried; if it never does, what it
+    // shows is reported.
+    const hookAnswer = () =>
+      textOf(
+        controller.rootStore
+          .getSnapshot()
+          .messages.filter((x) => x.type === "ai")
+          .at(-1),
+      ).length;
+    await until(() => hookAnswer() >= m.answerChars, 5_000, "the hook to show the answer").catch(() => {});
+    m.hookAnswerChars = hookAnswer();
     m.streams = wire.exchanges
       .map((ex) => ({
         filter: `${new URL(ex.url).pathname.replace(/\/threads\/[^/]+/, "/threads/:id")} ${ex.requestBody}`,
