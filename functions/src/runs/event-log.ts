@@ -150,20 +150,15 @@ export class RunLogWriter {
   /**
    * The run is ending (its last checkpoint is written next, then `close`): no timed write any more,
    * so what is pending goes in the end marker's write instead of a write of its own beside it.
-   */
-  endsSoon(): void {
-    this.ending = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  /**
    * Settles once the write on its way (if any) has landed: the run's last checkpoint commit, which
    * deletes the progress document a boundary's write may still be storing, waits for it instead of
    * contending with it (Firestore aborts one of two commits on the same document, and the retried
    * one would store the progress again after the run ended).
    */
-  settled(): Promise<void> {
+  endsSoon(): Promise<void> {
+    this.ending = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
     return this.chain;
   }
 

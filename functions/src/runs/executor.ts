@@ -259,13 +259,11 @@ class Execution {
       // A lost lease may already be someone else's: nothing more of this run is written then.
       if (this.stop.why === "lease-lost") this.saver.close(new Error("the run lost its lease"));
       else {
-        this.spec.log?.endsSoon();
         await this.keepStoppedAnswer();
+        const logged = this.spec.log?.endsSoon();
         // Only an order, so a log write that is slow or failed delays the end (bounded), never fails it.
-        if (this.durable && this.spec.log)
-          await within(this.spec.leaseMs / 2, this.spec.log.settled(), "writing the run's event log").catch(
-            () => {},
-          );
+        if (this.durable && logged)
+          await within(this.spec.leaseMs / 2, logged, "writing the run's event log").catch(() => {});
         const last = this.saver.drain(this.durable?.final());
         await within(this.spec.leaseMs / 2, last, "writing the run's checkpoints");
       }

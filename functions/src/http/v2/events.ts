@@ -74,9 +74,8 @@ export class ProtocolView {
   private readonly asked = new Set<string>();
   /** Ids of the messages a values event of this run has carried whole. */
   private readonly carried = new Set<string>();
-  /** The latest state (lean), and whether the values event that carried it held it whole. */
-  private state: Record<string, unknown> | undefined;
-  private stateSent = true;
+  /** The latest state (lean) when the values event that carried it held references: owed whole at the end. */
+  private owedState: Record<string, unknown> | undefined;
   private started = false;
   private ended = false;
   /** The root status now (what `agent.getTree` reports). */
@@ -153,7 +152,7 @@ export class ProtocolView {
     this.ended = true;
     this.status = status;
     // The run's last values is its whole state (what the SDK's thread.values resolves to).
-    if (this.state && !this.stateSent) out.add("values", [], this.state);
+    if (this.owedState) out.add("values", [], this.owedState);
     out.lifecycle([], { event: status, graph_name: GRAPH_NAME, ...(error ? { error } : {}) });
   }
 
@@ -246,8 +245,7 @@ export class ProtocolView {
       const state = leanState(values);
       const sent = endsTurn(state) ? state : referencing(state, this.carried);
       for (const m of messagesOf(state)) if (typeof m.id === "string") this.carried.add(m.id);
-      this.state = state;
-      this.stateSent = sent === state;
+      this.owedState = sent === state ? undefined : state;
       out.add("values", [], sent);
     }
     this.ask(out, asked);
