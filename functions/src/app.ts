@@ -9,6 +9,7 @@ import { mcpRoutes } from "./mcp/index";
 import { oauthRoutes } from "./mcp/oauth/index";
 import { chatLinkRoutes, chatRoomDelivery, chatRoutes } from "./chat/index";
 import { publicRoutes } from "./http/public";
+import { warmWarehouse } from "./tools/open";
 import { MAX_ATTACHMENTS } from "./contract/limits";
 import { UPLOAD_BODY_MAX_BYTES } from "./contract/uploads";
 
@@ -112,6 +113,7 @@ export function createApp(): express.Express {
   api.use(requireUser);
   // Every route below is behind the access gate by construction (members, roles, fail closed).
   api.use(requireAccess);
+  api.use(warmOnce());
   api.use(chatLinkRoutes());
   api.use(lazyRoutes());
 
@@ -119,6 +121,22 @@ export function createApp(): express.Express {
   app.use("/", api);
   app.use(errorHandler);
   return app;
+}
+
+/**
+ * At an instance's first admitted request, the local warehouse's worker processes start (see
+ * `warmWarehouse`): a new conversation's first request (creating its thread) comes before its
+ * question, so the question finds them started.
+ */
+function warmOnce(): RequestHandler {
+  let warmed = false;
+  return (_req, _res, next) => {
+    if (!warmed) {
+      warmed = true;
+      warmWarehouse();
+    }
+    next();
+  };
 }
 
 /**

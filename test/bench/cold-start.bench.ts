@@ -12,10 +12,14 @@
  *    Median of BENCH_FIRST_ANSWERS (5) fresh processes each, alternating, after one of each not
  *    counted (it builds what a deployment builds once: Quarry's catalog in Firestore, the sample
  *    database file). Goal: Quarry's first token ≤ 1.5 × LangGraph's.
+ * BENCH_CUTS=<ref>[,<ref>]: the function as it was at those commits too, built in a folder of its own
+ * (app-server.ts's buildBaseline), in both measures of the same run: a change against its baseline.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
+import { rmSync } from "node:fs";
 import { signUp } from "../support/auth-emulator";
+import { buildBaseline } from "./app-server";
 import {
   DEPLOYED_ENV,
   LANGGRAPH_ENV,
@@ -26,10 +30,13 @@ import {
 } from "./run-cost-measure";
 
 const root = path.resolve(import.meta.dirname, "../..");
-const entries = {
+const entries: Record<string, string> = {
   "hello-world (baseline)": path.join(import.meta.dirname, "fixtures/hello-entry.cjs"),
   "quarry functions/lib/index.js": path.join(root, "functions/lib/index.js"),
 };
+/** BENCH_CUTS: earlier builds of the function, by git ref (measured beside today's in the same run). */
+const cuts = (process.env.BENCH_CUTS ?? "").split(",").filter((ref) => ref && ref !== "off");
+const builds: { ref: string; functionsDir: string; dir: string }[] = [];
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const FIRST_ANSWERS = Math.min(15, Math.max(1, Number(process.env.BENCH_FIRST_ANSWERS ?? 5)));
 
@@ -54,6 +61,7 @@ function loadMs(entry: string): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function entryLoad() {
+  for (const b of builds) entries[`quarry at ${b.ref}`] = path.join(b.functionsDir, "lib/index.js");
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(entries).map((k) => [k, []]));
   loadMs(entries["hello-world (baseline)"]); // warm the OS file cache for both
   loadMs(entries["quarry functions/lib/index.js"]);
@@ -108,10 +116,16 @@ async function firstAnswers() {
   const { stack, env, stop } = await startBackends();
   try {
     const person = await signUp(stack.urls.auth!);
-    const servers = {
+    const servers: Record<string, Record<string, string>> = {
       "Quarry: the function as deployed (createApp(), one instance)": { ...env, ...DEPLOYED_ENV },
       "LangGraph's Agent Server (createReactAgent, in memory)": { ...env, ...LANGGRAPH_ENV },
     };
+    for (const b of builds)
+      servers[`Quarry at ${b.ref}, as deployed`] = {
+        ...env,
+        ...DEPLOYED_ENV,
+        BENCH_FUNCTIONS_DIR: b.functionsDir,
+      };
     const samples = Object.fromEntries(Object.keys(servers).map((k) => [k, [] as FirstAnswer[]]));
     // Not counted: the first instance of each, which builds what a deployment builds once (Quarry's
     // catalog, shared through Firestore; the sample database file) and warms the OS file cache.
@@ -135,7 +149,15 @@ async function firstAnswers() {
         "→ end of the answer": cell(xs.map((x) => x.endMs)),
       })),
     );
-    const [quarry, langgraph] = Object.values(samples).map((xs) => median(xs.map((x) => x.firstTokenMs)));
+    const [quarry, langgraph, ...before] = Object.values(samples).map((xs) =>
+      median(xs.map((x) => x.firstTokenMs)),
+    );
+    before.forEach((ms, i) =>
+      console.log(
+        `at ${builds[i].ref}: ${ms.toFixed(0)} ms to the first token, ${(ms / langgraph).toFixed(2)}× LangGraph's; ` +
+          `today ${(quarry / ms).toFixed(2)}× of it`,
+      ),
+    );
     const ratio = quarry / langgraph;
     console.log(
       `goal: a fresh instance's first token ≤ 1.5 × LangGraph's server's: ${ratio <= 1.5 ? "met" : "NOT met"} ` +
@@ -147,8 +169,13 @@ async function firstAnswers() {
 }
 
 async function main() {
-  entryLoad();
-  await firstAnswers();
+  for (const ref of cuts) builds.push({ ref, ...(await buildBaseline(ref)) });
+  try {
+    entryLoad();
+    await firstAnswers();
+  } finally {
+    for (const b of builds) rmSync(b.dir, { recursive: true, force: true });
+  }
   process.exit(0);
 }
 

@@ -47,6 +47,10 @@ const load = (p: string) => {
 const BENCH_UID = process.env.BENCH_UID ?? "bench-user";
 const BENCH_EMAIL = process.env.BENCH_EMAIL ?? "bench@example.com";
 
+// Under `--cpu-prof` (BENCH_INSTANCE_ARGS) the profile is written when the process exits: the bench
+// ends an instance with SIGTERM, which would otherwise end it without writing one.
+if (process.execArgv.includes("--cpu-prof")) process.once("SIGTERM", () => process.exit(0));
+
 export type Request =
   | { cmd: "usage" }
   | { cmd: "gc" }

@@ -131,7 +131,12 @@ export interface Instance {
 export function startInstance(env: Record<string, string>): Promise<Instance> {
   const child = fork(path.join(import.meta.dirname, "run-cost-instance.ts"), [], {
     // Node runs the TypeScript itself (type stripping), so no loader hooks sit in the instance's requires.
-    execArgv: ["--disable-warning=MODULE_TYPELESS_PACKAGE_JSON", "--expose-gc"],
+    // BENCH_INSTANCE_ARGS: more Node flags for the instance alone (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
+    execArgv: [
+      "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+      "--expose-gc",
+      ...(process.env.BENCH_INSTANCE_ARGS?.split(" ").filter(Boolean) ?? []),
+    ],
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -98,6 +98,10 @@ export async function createGraphFactory(
   let knowledge = opts.knowledge;
   let catalog = opts.catalog;
   let live: AgentDeps["live"];
+  // The model client loads (main-thread work) while the warehouse opens (a fresh instance waits on
+  // DuckDB's worker processes there): a fresh instance's first answer does not wait for one, then the other.
+  const model = modelDeps(opts, cfg);
+  model.catch(() => {}); // awaited below; observed now so a failure while the warehouse opens is not "unhandled"
   if (opts.tools) {
     tools = opts.tools;
     dryRun = opts.dryRun;
@@ -120,7 +124,7 @@ export async function createGraphFactory(
     };
   }
   const deps: AgentDeps = {
-    ...(await modelDeps(opts, cfg)),
+    ...(await model),
     tools,
     ...(dryRun ? { dryRun } : {}),
     agent: cfg.agent,

@@ -25,7 +25,7 @@ import {
   type Warehouse,
 } from "../types";
 import { tooLarge } from "./errors";
-import { childEntry, probeBaseMiB, spawnUnderLimit } from "./spawn";
+import { childEntry, forgetProbe, probeBaseMiB, spawnUnderLimit } from "./spawn";
 import { DUCKDB_DIALECT_NOTE, type DuckDbWarehouseOptions } from "./warehouse";
 import type { WireContext, WorkerCall, WorkerReply, WorkerRequest } from "./wire";
 import { fromWire } from "../wire-error";
@@ -182,6 +182,7 @@ export class DuckDbPool implements Warehouse {
       (err: Error) => {
         worker.kill();
         if (err instanceof ConfigError) throw err;
+        forgetProbe(this.cfg.duckdb.threads); // the next start measures the runtime again
         throw new ConfigError(
           `The DuckDB worker process could not start under its ${limitMiB} MiB ` +
             `address-space limit (${err.message}). Raise QUARRY_DUCKDB_MEMORY_MIB, or set ` +
