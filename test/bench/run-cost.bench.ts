@@ -150,6 +150,10 @@ async function main() {
           10,
           1,
         );
+      // Quarry's graph alone (no HTTP, no Firestore, no linking): what its own nodes cost.
+      const graphAlone = targets[chosen.findIndex((v) => v === VARIANTS[0])];
+      if (graphAlone)
+        await profile(graphAlone.inst, [], path.join(profileDir, "graph-warm.cpuprofile"), 10, 1);
       const deployed = targets[chosen.findIndex((v) => v.name === DEPLOYED)];
       if (deployed) {
         await profile(deployed.inst, deployed.people, path.join(profileDir, "warm.cpuprofile"), 10, 1);
@@ -207,6 +211,11 @@ function report(results: { name: string; m: Measured }[]) {
     ["warm.cpuprofile", 10, "the function as deployed, 10 warm runs, one at a time"],
     ["concurrent-20.cpuprofile", 20, "the function as deployed, 20 concurrent runs"],
     ["langgraph-warm.cpuprofile", 10, "LangGraph's Agent Server, 10 warm runs, one at a time"],
+    [
+      "graph-warm.cpuprofile",
+      10,
+      "Quarry's graph alone on MemorySaver (no linking or context), 10 warm runs",
+    ],
   ] as const) {
     if (!existsSync(path.join(profileDir, file))) continue;
     const s = summarize(path.join(profileDir, file));

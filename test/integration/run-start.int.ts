@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
 import { QuarryError } from "../../functions/src/errors";
+import { isStale } from "../../functions/src/storage";
 import { RunCheckpointer } from "../../functions/src/runs/checkpointer";
 import type { RunClaim } from "../../functions/src/runs/thread-doc";
 import { RunStore } from "../../functions/src/runs/run-store";
@@ -47,6 +48,8 @@ function runsOf(store: ThreadStore) {
     Timestamp as unknown as ConstructorParameters<typeof RunStore>[3],
   );
 }
+
+const claim = (runId: string): RunClaim => ({ runId, leaseMs: 10_000, question: "How many orders?" });
 
 async function checkpointCount(root: string, threadId: string) {
   return (await firestore.collection(`${root}/${threadId}/checkpoints`).get()).size;
@@ -113,8 +116,6 @@ describe("FirestoreCheckpointer.putAlong", () => {
 });
 
 describe("RunStore.claimLease", () => {
-  const claim = (runId: string): RunClaim => ({ runId, leaseMs: 10_000, question: "How many orders?" });
-
   it("of two runs that read a free thread at once, exactly one gets the lease; the other a 409", async () => {
     const store = storeOn(firestore);
     const id = randomUUID();
@@ -202,6 +203,94 @@ describe("RunStore.claimLease", () => {
     expect(() => runsOf(store).refuseUnclaimable(id, held as never, "alice", claim("second"))).toThrow(
       /already has a run in progress \(first\)/,
     );
+  });
+});
+
+describe("releasing a run", () => {
+  const commitOnly = (along: (b: WriteBatch) => void) => {
+    const batch = firestore.batch();
+    along(batch as never);
+    return batch.commit();
+  };
+  /** A thread held by `runId`, and its document as a watch on it would have seen it. */
+  async function held(runId: string) {
+    const store = storeOn(firestore);
+    const id = randomUUID();
+    await store.create(id, "alice", {}, "raise");
+    await runsOf(store).claimLease(
+      id,
+      "alice",
+      claim(runId),
+      (await store.ref(id).get()) as never,
+      commitOnly,
+    );
+    const snap = await store.ref(id).get();
+    const seen = { doc: snap.data() as never, updateTime: snap.updateTime! as never };
+    return { store, id, seen };
+  }
+  const end = { status: "idle" as const, outcome: "success" as const, usage: { totalTokens: 5 } };
+
+  it("rides another commit, made from the version a watch saw: both land at once, nothing read", async () => {
+    const { store, id, seen } = await held("r1");
+    const release = runsOf(store).releaseAlong(id, seen, "r1", end)!;
+    expect(release).toBeDefined();
+    const other = firestore.doc(`${freshRoot("app")}/log-end`);
+    const rpcs = countRpcs(firestore);
+    await commitOnly((b) => {
+      b.create(other as never, { end: true });
+      release(b);
+    });
+    expect(rpcs.map((r) => r.method)).toEqual(["commit"]);
+    const thread = await store.ref(id).get();
+    expect(thread.get("run")).toBeNull();
+    expect(thread.get("status")).toBe("idle");
+    expect(thread.get("lastRunEnd")).toEqual({ runId: "r1", outcome: "success" });
+    expect(thread.get("usage.totalTokens")).toBe(5);
+    expect((await other.get()).updateTime!.isEqual(thread.updateTime!)).toBe(true);
+  });
+
+  it("is refused whole when the thread changed since the watch saw it; the release then reads again", async () => {
+    const { store, id, seen } = await held("r2");
+    await store.patchMetadata(id, "alice", { color: "blue" }); // after the version the watch saw
+    const release = runsOf(store).releaseAlong(id, seen, "r2", end)!;
+    const other = firestore.doc(`${freshRoot("app")}/log-end`);
+    const refused = await commitOnly((b) => {
+      b.create(other as never, { end: true });
+      release(b);
+    }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(isStale(refused)).toBe(true);
+    expect((await other.get()).exists).toBe(false); // nothing of that commit was written
+    expect((await store.ref(id).get()).get("run.runId")).toBe("r2");
+    await expect(
+      runsOf(store).releaseLease(id, "r2", "idle", { totalTokens: 5 }, undefined, "success"),
+    ).resolves.toBe(false);
+    const thread = await store.ref(id).get();
+    expect(thread.get("run")).toBeNull();
+    expect(thread.get("usage.totalTokens")).toBe(5);
+    expect(thread.get("metadata.color")).toBe("blue");
+  });
+
+  it("after a commit that carried it landed, releasing again writes nothing twice", async () => {
+    const { store, id, seen } = await held("r3");
+    await commitOnly(runsOf(store).releaseAlong(id, seen, "r3", end)!);
+    const before = await store.ref(id).get();
+    await expect(
+      runsOf(store).releaseLease(id, "r3", "idle", { totalTokens: 5 }, undefined, "success"),
+    ).resolves.toBe(true);
+    const after = await store.ref(id).get();
+    expect(after.get("usage.totalTokens")).toBe(5); // counted once
+    expect(after.updateTime!.isEqual(before.updateTime!)).toBe(true); // not written again
+  });
+
+  it("is not offered from a version that does not show this attempt holding the run", async () => {
+    const { store, id, seen } = await held("r4");
+    const runs = runsOf(store);
+    expect(runs.releaseAlong(id, undefined, "r4", end)).toBeUndefined(); // the watch saw nothing yet
+    expect(runs.releaseAlong(id, seen, "another-run", end)).toBeUndefined();
+    expect(runs.releaseAlong(id, seen, "r4", { ...end, attempt: 1 })).toBeUndefined();
   });
 });
 

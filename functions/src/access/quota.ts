@@ -8,7 +8,7 @@
  * day is refused by the warehouse like the per-thread budget. Usage documents carry `expireAt`
  * (90 days) for a TTL policy.
  */
-import type { Firestore } from "firebase-admin/firestore";
+import type { Firestore, WriteBatch } from "firebase-admin/firestore";
 import type { QuotaFigure, QuotaLimits, Quotas } from "../contract/access";
 import { QuarryError } from "../errors";
 import type { Via } from "../tools/person";
@@ -213,9 +213,20 @@ export class QuotaStore {
 
   /** Charges what a run spent (bytes billed, model tokens) to today's usage. */
   async charge(who: Who, spent: { bytes: number; tokens: number }): Promise<void> {
+    const write = this.chargeAlong(who, spent);
+    if (!write) return;
+    const batch = this.db.batch();
+    write(batch);
+    await batch.commit();
+  }
+
+  /** The charge as a write of another commit (the run's release); undefined when nothing was spent. */
+  chargeAlong(who: Who, spent: { bytes: number; tokens: number }): ((batch: WriteBatch) => void) | undefined {
     if (!spent.bytes && !spent.tokens) return;
     const day = dayOf(Date.now());
-    await this.usageRef(who.uid, day).set(this.dayFields(who, day, spent), { merge: true });
+    const ref = this.usageRef(who.uid, day);
+    const fields = this.dayFields(who, day, spent);
+    return (batch) => batch.set(ref, fields, { merge: true });
   }
 
   /** Usage per person per day over `days` days up to today (admin page). */

@@ -4,6 +4,7 @@
  * tokens checked and the question counted (429), within a deadline, with a storage failure worded —
  * and the charge once the work is done. `startRun` and MCP's data tools share it.
  */
+import type { WriteBatch } from "firebase-admin/firestore";
 import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { QuarryError } from "../errors";
@@ -52,6 +53,17 @@ export async function admit(caller: RunCaller): Promise<{ bytesLeft: number }> {
       throw storageError(err);
     },
   );
+}
+
+/**
+ * The charge as a write another commit carries (the run's release, so the two land together);
+ * undefined when nothing was spent. Made now, for `spent` known only at the run's end.
+ */
+export async function chargeAlong(
+  caller: RunCaller,
+): Promise<(spent: { bytes: number; tokens: number }) => ((batch: WriteBatch) => void) | undefined> {
+  const { quotas } = await accessStores();
+  return (spent) => quotas.chargeAlong(whoOf(caller), spent);
 }
 
 /**

@@ -162,8 +162,13 @@ export class RunLogWriter {
     return this.chain;
   }
 
-  /** Writes everything pending and the end marker; rejects if any write failed. */
-  async close(end: RunEnd): Promise<void> {
+  /**
+   * Writes everything pending and the end marker; rejects if any write failed. `via` commits that
+   * last write's batch with writes of its own (the run's release), as `boundary` does — unless a
+   * boundary's is still waiting (its progress is not dropped; the caller sees `via` not called).
+   */
+  async close(end: RunEnd, via?: LogCommit): Promise<void> {
+    if (via && !this.via) this.via = via;
     this.flush(end);
     await this.chain;
     if (this.failed) throw this.failed as Error;

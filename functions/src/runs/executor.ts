@@ -20,12 +20,13 @@ import { toErrorBody } from "../errors";
 import type { QuarryGraph } from "../agent/index.js";
 import { RunStop, type StopReason } from "./abort";
 import type { RunOutput } from "./output";
-import { storageError, within } from "../storage";
+import { isStale, storageError, within } from "../storage";
 import { threadValues, type UsageTotals } from "./thread-doc";
 import { toPlain } from "./serialize";
 import type { RunStore } from "./run-store";
 import type { RunCheckpointer } from "./checkpointer";
-import type { RunLogWriter } from "./event-log";
+import type { LogCommit, RunLogWriter } from "./event-log";
+import type { WriteBatch } from "firebase-admin/firestore";
 import { RunLease } from "./lease";
 import { keepStoppedAnswer } from "./stopped";
 import { RunTranscript, type Chunk } from "./transcript";
@@ -55,6 +56,11 @@ export interface RunSpec {
   person?: RunPerson;
   /** Which attempt of the run this is and where its progress goes (runs/durable.ts); absent: not durable. */
   durable?: Durability;
+  /**
+   * The charge of what the run spent, as a write of the commit that releases the run (when it
+   * can ride there: `RunResult.charged`); undefined when nothing was spent.
+   */
+  charge?: (spent: { bytes: number; tokens: number }) => ((batch: WriteBatch) => void) | undefined;
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
@@ -65,6 +71,8 @@ export interface RunResult {
   usage: Partial<UsageTotals>;
   /** Let go to a task (its client left for good): the continuation finishes, charges and reports it. */
   handedOver?: boolean;
+  /** The spec's charge was committed with the release: nothing left to charge. */
+  charged?: boolean;
 }
 
 /** How a run ended, from why it stopped early (if it did), whether it failed, and whether it asked. */
@@ -95,6 +103,8 @@ class Execution {
   private leased = false;
   private failed = false;
   private shownError: ErrorBody | undefined;
+  /** The charge rode with the release. */
+  private charged = false;
   private readonly durable: DurableRun | undefined;
 
   constructor(
@@ -146,6 +156,7 @@ class Execution {
       usage: this.transcript.usage,
       ...(this.shownError ? { error: this.shownError } : {}),
       ...(this.stop.why === "handed-over" ? { handedOver: true } : {}),
+      ...(this.charged ? { charged: true } : {}),
     };
   }
 
@@ -273,16 +284,44 @@ class Execution {
     }
     this.saver.close(new Error("the run released its lease"));
     const outcome = outcomeOf(this.stop.why, this.failed, this.transcript.asking);
-    await this.closeLog(outcome);
     const threadStatus = this.failed ? "error" : this.transcript.asking ? "interrupted" : "idle";
     const said = this.transcript.conversation;
-    await this.lease.release(
-      threadStatus,
-      outcome,
-      this.transcript.usage,
-      said && threadValues(toPlain(said) as unknown[]),
-    );
+    const values = said && threadValues(toPlain(said) as unknown[]);
+    const usage = this.transcript.usage;
+    // The release and the charge ride with the log's end marker when they can (one commit).
+    const rode = await this.closeLog(outcome, this.releaseAlong(threadStatus, outcome, usage, values));
+    if (rode === "landed") this.charged = this.chargeRode;
+    else {
+      const endedBefore = await this.lease.release(threadStatus, outcome, usage, values);
+      // A commit whose outcome was unknown had landed after all: its charge with it.
+      if (rode === "unknown" && endedBefore) this.charged = this.chargeRode;
+    }
     this.out.end();
+  }
+
+  /** Whether the commit carrying the release carried a charge too. */
+  private chargeRode = false;
+
+  /**
+   * The run's release, and the charge of what it spent, as writes of one commit — made from the
+   * thread document as the lease's watch last saw it, guarded by its version (a renewal or a cancel
+   * since fails it whole, and the release reads again). None after a lost lease or a hand-over.
+   */
+  private releaseAlong(
+    status: "error" | "interrupted" | "idle",
+    outcome: RunOutcome,
+    usage: Partial<UsageTotals>,
+    values: ReturnType<typeof threadValues> | undefined,
+  ): ((batch: WriteBatch) => void) | undefined {
+    if (this.stop.why === "lease-lost" || this.stop.why === "handed-over") return;
+    const release = this.lease.releaseAlong(status, outcome, usage, values);
+    if (!release) return;
+    const charge = this.spec.charge?.({ bytes: usage.bytesBilled ?? 0, tokens: usage.totalTokens ?? 0 });
+    this.chargeRode = !!charge;
+    return (batch) => {
+      release(batch);
+      charge?.(batch);
+    };
   }
 
   /** What the person saw of an answer they stopped stays in the thread. */
@@ -296,13 +335,46 @@ class Execution {
     );
   }
 
-  /** The log's end marker goes before the release: a reader that sees the release finds it. */
-  private async closeLog(status: RunOutcome): Promise<void> {
-    if (!this.spec.log) return;
+  /**
+   * The log's end marker goes before the release, or with it (`release`, writes of the same
+   * commit): a reader that sees the release finds it. Says what became of `release`: committed
+   * ("landed"), refused with nothing written (the thread changed since the watch saw it, or no log
+   * write carried it: "no"), or failed without knowing ("unknown").
+   */
+  private async closeLog(
+    status: RunOutcome,
+    release: ((batch: WriteBatch) => void) | undefined,
+  ): Promise<"landed" | "no" | "unknown"> {
+    let rode: "landed" | "no" | "unknown" = "no";
+    const commit = (fill: (batch: WriteBatch) => void) => this.store.commitAlone(fill);
+    if (!this.spec.log) {
+      if (!release) return rode;
+      return within(this.spec.leaseMs / 2, commit(release), "releasing the run lease").then(
+        () => "landed" as const,
+        (err: unknown) => (isStale(err) ? "no" : "unknown"),
+      );
+    }
+    const via: LogCommit | undefined =
+      release &&
+      (async (add) => {
+        rode = "unknown"; // until the commit answers (a bounded wait may give up first)
+        try {
+          await commit((batch) => {
+            add(batch);
+            release(batch);
+          });
+          rode = "landed";
+        } catch (err) {
+          if (!isStale(err)) throw err;
+          rode = "no";
+          await commit(add); // the thread changed since the watch saw it: the log's write alone
+        }
+      });
     const { threadId, runId, leaseMs } = this.spec;
-    await within(leaseMs / 2, this.spec.log.close({ status }), "writing the run's event log").catch(
+    await within(leaseMs / 2, this.spec.log.close({ status }, via), "writing the run's event log").catch(
       (err: unknown) => logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
     );
+    return rode;
   }
 }
 

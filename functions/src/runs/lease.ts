@@ -8,7 +8,8 @@
 import * as logger from "firebase-functions/logger";
 import type { RunOutcome, ThreadStatus } from "../contract/protocol";
 import type { ThreadValues, UsageTotals } from "./thread-doc";
-import type { RunStore } from "./run-store";
+import type { RunStore, SeenThread } from "./run-store";
+import type { WriteBatch } from "firebase-admin/firestore";
 import { within } from "../storage";
 import type { RunCheckpointer } from "./checkpointer";
 
@@ -23,6 +24,8 @@ export interface LeaseIds {
 export class RunLease {
   private renewal: NodeJS.Timeout | undefined;
   private unwatch = () => {};
+  /** The thread document as the run's watch last saw it (the release rides on it: `releaseAlong`). */
+  private seen: SeenThread | undefined;
 
   constructor(
     private readonly store: RunStore,
@@ -41,7 +44,7 @@ export class RunLease {
    */
   hold(onCancel: () => void, onLost: () => void): void {
     const { threadId, runId, leaseMs, attempt } = this.ids;
-    this.unwatch = this.store.watchCancel(threadId, runId, onCancel);
+    this.unwatch = this.store.watchCancel(threadId, runId, onCancel, (seen) => (this.seen = seen));
     this.renewal = setInterval(() => {
       const renewed = this.store.renewLease(threadId, runId, leaseMs, attempt);
       within(leaseMs / 3, renewed, "renewing the run lease").then(
@@ -91,20 +94,39 @@ export class RunLease {
   }
 
   /**
+   * The release as a write of another commit (the run's last log write), from the thread document
+   * as the watch last saw it and guarded by its version; undefined when the watch saw none showing
+   * this attempt holding the run (then `release` reads and releases).
+   */
+  releaseAlong(
+    status: ThreadStatus,
+    outcome: RunOutcome,
+    usage: Partial<UsageTotals>,
+    values?: ThreadValues,
+  ): ((batch: WriteBatch) => void) | undefined {
+    const { threadId, runId, attempt } = this.ids;
+    return this.store.releaseAlong(threadId, this.seen, runId, { status, outcome, usage, values, attempt });
+  }
+
+  /**
    * Releases the lease (only ours) with the thread's status, how the run ended, its usage and the
-   * thread's values; bounded, logged if it fails (the lease then runs out).
+   * thread's values; bounded, logged if it fails (the lease then runs out). True when the run's
+   * release had landed already (a commit carrying it whose answer was lost), undefined on failure.
    */
   async release(
     status: ThreadStatus,
     outcome: RunOutcome,
     usage: Partial<UsageTotals>,
     values?: ThreadValues,
-  ): Promise<void> {
+  ): Promise<boolean | undefined> {
     const { threadId, runId, leaseMs, attempt } = this.ids;
-    await within(
+    return within(
       leaseMs / 2,
       this.store.releaseLease(threadId, runId, status, usage, values, outcome, attempt),
       "releasing the run lease",
-    ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
+    ).catch((err: unknown) => {
+      logger.error("lease release failed", { threadId, runId, err: String(err) });
+      return undefined;
+    });
   }
 }

@@ -24,6 +24,26 @@ import {
 import type { ThreadStore } from "./thread-store";
 import { runLog } from "./event-log";
 
+/** The run no longer holds the thread and is the one whose end the thread records: released already. */
+function endedThere(doc: ThreadDoc | undefined, runId: string): boolean {
+  return !!doc && doc.run?.runId !== runId && doc.lastRunEnd?.runId === runId;
+}
+
+/** A version of a thread document as a watch saw it. */
+export interface SeenThread {
+  doc: ThreadDoc;
+  updateTime: import("firebase-admin/firestore").Timestamp;
+}
+
+/** How a run ends, as its release records it. */
+export interface ReleaseEnd {
+  status: ThreadStatus;
+  usage?: Partial<UsageTotals>;
+  values?: ThreadValues;
+  outcome?: RunOutcome;
+  attempt?: number;
+}
+
 /** Bytes per kept-body document (a Firestore document holds at most 1 MiB). */
 const BODY_PIECE = 900 * 1024;
 
@@ -313,7 +333,10 @@ export class RunStore {
     });
   }
 
-  /** Releases our lease (only ours) and records the run's outcome and usage. */
+  /**
+   * Releases our lease (only ours) and records the run's outcome and usage. True when the run had
+   * already ended there (its release landed before: nothing is written twice).
+   */
   async releaseLease(
     id: string,
     runId: string,
@@ -322,29 +345,68 @@ export class RunStore {
     values?: ThreadValues,
     outcome?: RunOutcome,
     attempt = 0,
-  ): Promise<void> {
-    await this.db.runTransaction(async (tx) => {
+  ): Promise<boolean> {
+    return this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
       const doc = snap.data() as ThreadDoc | undefined;
-      if (!doc) return;
-      // An attempt the run was taken from counts nothing: the attempt that finishes it counts the turn.
-      if (doc.run?.runId === runId && (doc.run.attempt ?? 0) !== attempt) return;
-      const update: Record<string, unknown> = { updatedAt: this.timestamp.now() };
-      if (doc.run?.runId === runId) {
-        update.run = null;
-        update.status = status;
-        if (values) update.values = values;
-        // How the run ended: GET of the run answers from this document alone.
-        if (outcome)
-          update.lastRunEnd = { runId, outcome, ...(doc.run.strategy ? { strategy: doc.run.strategy } : {}) };
-      }
-      if (usage) {
-        for (const [k, v] of Object.entries(usage)) {
-          if (typeof v === "number" && v !== 0) update[`usage.${k}`] = this.fieldValue.increment(v);
-        }
-      }
-      tx.update(this.ref(id), update);
+      if (endedThere(doc, runId)) return true;
+      const update = this.releaseUpdate(doc, runId, {
+        status,
+        usage,
+        values,
+        outcome,
+        attempt,
+      });
+      if (update) tx.update(this.ref(id), update);
+      return false;
     });
+  }
+
+  /**
+   * The release as a write another commit carries (the run's last event-log write: its end marker
+   * and the release land together), without a read: made from the thread document as the run's
+   * own watch last saw it, and guarded by that version's update time. Undefined when that
+   * document does not show this attempt holding the run. A commit carrying it fails with
+   * FAILED_PRECONDITION if the document changed since (a renewal, a cancel): then nothing of it
+   * is written, and the caller releases through `releaseLease`, which reads again.
+   */
+  releaseAlong(
+    id: string,
+    seen: SeenThread | undefined,
+    runId: string,
+    end: ReleaseEnd,
+  ): ((batch: WriteBatch) => void) | undefined {
+    if (!seen || seen.doc.run?.runId !== runId || (seen.doc.run.attempt ?? 0) !== (end.attempt ?? 0)) return;
+    const update = this.releaseUpdate(seen.doc, runId, end);
+    if (!update) return;
+    const lastUpdateTime = seen.updateTime;
+    return (batch) => batch.update(this.ref(id), update, { lastUpdateTime });
+  }
+
+  /** What releasing changes in the thread document `doc` (undefined: nothing, it is gone or another attempt's). */
+  private releaseUpdate(
+    doc: ThreadDoc | undefined,
+    runId: string,
+    { status, usage, values, outcome, attempt = 0 }: ReleaseEnd,
+  ): Record<string, unknown> | undefined {
+    if (!doc) return;
+    // An attempt the run was taken from counts nothing: the attempt that finishes it counts the turn.
+    if (doc.run?.runId === runId && (doc.run.attempt ?? 0) !== attempt) return;
+    const update: Record<string, unknown> = { updatedAt: this.timestamp.now() };
+    if (doc.run?.runId === runId) {
+      update.run = null;
+      update.status = status;
+      if (values) update.values = values;
+      // How the run ended: GET of the run answers from this document alone.
+      if (outcome)
+        update.lastRunEnd = { runId, outcome, ...(doc.run.strategy ? { strategy: doc.run.strategy } : {}) };
+    }
+    if (usage) {
+      for (const [k, v] of Object.entries(usage)) {
+        if (typeof v === "number" && v !== 0) update[`usage.${k}`] = this.fieldValue.increment(v);
+      }
+    }
+    return update;
   }
 
   /** Asks the run to stop, from any instance. False when that run is not the thread's current run. */
@@ -357,11 +419,21 @@ export class RunStore {
     });
   }
 
-  /** Watches the thread for a cancel flag on our run; returns the unsubscribe function. */
-  watchCancel(id: string, runId: string, onCancel: () => void): () => void {
+  /**
+   * Watches the thread for a cancel flag on our run; returns the unsubscribe function. `onSeen`
+   * gets each version of the document it sees (the run releases from the last one, `releaseAlong`).
+   */
+  watchCancel(
+    id: string,
+    runId: string,
+    onCancel: () => void,
+    onSeen?: (seen: SeenThread | undefined) => void,
+  ): () => void {
     return this.ref(id).onSnapshot(
       (snap) => {
-        const run = (snap.data() as ThreadDoc | undefined)?.run;
+        const doc = snap.data() as ThreadDoc | undefined;
+        onSeen?.(doc && snap.updateTime ? { doc, updateTime: snap.updateTime } : undefined);
+        const run = doc?.run;
         if (run?.runId === runId && run.cancel) onCancel();
       },
       () => {

@@ -21,7 +21,7 @@ import type { ThreadStore } from "./thread-store";
 import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { executeRun, type RunResult } from "./executor";
-import { admit, charge, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
+import { admit, charge, chargeAlong, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
 import { HOLDER, type Durability } from "./durable";
 import { queueWatchdog } from "./watchdog-queue";
 import { openRunLog } from "./open-log";
@@ -157,11 +157,23 @@ export async function startRun(
     person: runPerson(caller, scope, admission.bytesLeft, along[0].data() as ThreadDoc | undefined),
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
     ...(durable ? { durable } : {}),
+    charge: await chargeAlong(caller),
   });
-  // Charged as spent, once the run let go of its thread (a run handed to a task is charged there).
-  const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
-  if (!result.handedOver) await charge(caller, spent, { threadId, runId });
+  await chargeLeft(caller, result, { threadId, runId });
   return result;
+}
+
+/**
+ * Charges what the run spent once it let go of its thread — unless the release's own commit carried
+ * the charge, or the run was handed to a task (which charges it).
+ */
+async function chargeLeft(caller: RunCaller, result: RunResult, where: Record<string, unknown>) {
+  if (result.handedOver || result.charged) return;
+  await charge(
+    caller,
+    { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 },
+    where,
+  );
 }
 
 /** What the run's lease records: the claim, with what a continuation needs to run it the same way. */

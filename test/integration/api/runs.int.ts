@@ -512,6 +512,32 @@ describe("run control", () => {
     expect((await next()).status).toBe(200);
   });
 
+  it("a run ends in one commit: its log's end marker, the thread's release and the charge of what it spent", async () => {
+    const thread = await client.threads.create();
+    const events = await collect(
+      client.runs.stream(thread.thread_id, "quarry", {
+        input: ask("How many orders were placed in total?"),
+        streamMode: [...MODES],
+      }) as AsyncIterable<Ev>,
+    );
+    expect(events.map((e) => e.event)).not.toContain("error");
+    const runId = (events.find((e) => e.event === "metadata")?.data as { run_id: string }).run_id;
+    const threadSnap = await db.collection("threads").doc(thread.thread_id).get();
+    expect(threadSnap.get("run")).toBeNull();
+    expect(threadSnap.get("lastRunEnd")).toMatchObject({ runId, outcome: "success" });
+    const tokens = threadSnap.get("usage.totalTokens") as number;
+    expect(tokens).toBeGreaterThan(0);
+    const log = await db.collection(`threads/${thread.thread_id}/runs/${runId}/log`).get();
+    const end = log.docs.find((d) => d.get("end"));
+    expect(end?.get("end")).toEqual({ status: "success" });
+    const day = new Date(threadSnap.updateTime!.toMillis()).toISOString().slice(0, 10);
+    const usage = await db.collection("usage").doc(`${alice.uid}_${day}`).get();
+    expect(usage.get("tokens")).toBeGreaterThanOrEqual(tokens);
+    // One commit: Firestore gives every write of a commit the commit's time.
+    expect(end!.updateTime.isEqual(threadSnap.updateTime!)).toBe(true);
+    expect(usage.updateTime!.isEqual(threadSnap.updateTime!)).toBe(true);
+  });
+
   it("a model error becomes an error event; the message is kept and the next turn works", async () => {
     const thread = await client.threads.create();
     const events = await collect(
