@@ -226,13 +226,21 @@ describe("releasing a run", () => {
     );
     const snap = await store.ref(id).get();
     const seen = { doc: snap.data() as never, updateTime: snap.updateTime! as never };
-    return { store, id, seen };
+    const usage = firestore.doc(`${freshRoot("usage")}/alice_day`);
+    const end = {
+      status: "idle" as const,
+      outcome: "success" as const,
+      usage: { totalTokens: 5 },
+      charge: { ref: usage as never, fields: { tokens: FieldValue.increment(5) } },
+      markTtlMs: 60_000,
+    };
+    const mark = store.ref(id).collection("runs").doc(runId).collection("ended").doc("a0");
+    return { store, runs: runsOf(store), id, seen, end, usage, mark };
   }
-  const end = { status: "idle" as const, outcome: "success" as const, usage: { totalTokens: 5 } };
 
-  it("rides another commit, made from the version a watch saw: both land at once, nothing read", async () => {
-    const { store, id, seen } = await held("r1");
-    const release = runsOf(store).releaseAlong(id, seen, "r1", end)!;
+  it("rides another commit, made from the version a watch saw: all of it lands at once, nothing read", async () => {
+    const { store, runs, id, seen, end, usage, mark } = await held("r1");
+    const release = runs.releaseAlong(id, seen, "r1", end)!;
     expect(release).toBeDefined();
     const other = firestore.doc(`${freshRoot("app")}/log-end`);
     const rpcs = countRpcs(firestore);
@@ -246,13 +254,16 @@ describe("releasing a run", () => {
     expect(thread.get("status")).toBe("idle");
     expect(thread.get("lastRunEnd")).toEqual({ runId: "r1", outcome: "success" });
     expect(thread.get("usage.totalTokens")).toBe(5);
-    expect((await other.get()).updateTime!.isEqual(thread.updateTime!)).toBe(true);
+    expect((await usage.get()).get("tokens")).toBe(5);
+    expect((await mark.get()).exists).toBe(true);
+    for (const doc of [other, usage, mark])
+      expect((await doc.get()).updateTime!.isEqual(thread.updateTime!)).toBe(true);
   });
 
   it("is refused whole when the thread changed since the watch saw it; the release then reads again", async () => {
-    const { store, id, seen } = await held("r2");
+    const { store, runs, id, seen, end, usage, mark } = await held("r2");
     await store.patchMetadata(id, "alice", { color: "blue" }); // after the version the watch saw
-    const release = runsOf(store).releaseAlong(id, seen, "r2", end)!;
+    const release = runs.releaseAlong(id, seen, "r2", end)!;
     const other = firestore.doc(`${freshRoot("app")}/log-end`);
     const refused = await commitOnly((b) => {
       b.create(other as never, { end: true });
@@ -263,34 +274,42 @@ describe("releasing a run", () => {
     );
     expect(isStale(refused)).toBe(true);
     expect((await other.get()).exists).toBe(false); // nothing of that commit was written
+    expect((await usage.get()).exists).toBe(false);
     expect((await store.ref(id).get()).get("run.runId")).toBe("r2");
-    await expect(
-      runsOf(store).releaseLease(id, "r2", "idle", { totalTokens: 5 }, undefined, "success"),
-    ).resolves.toBe(false);
+    await expect(runs.releaseMarked(id, "r2", end)).resolves.toBe(false); // written now
     const thread = await store.ref(id).get();
     expect(thread.get("run")).toBeNull();
     expect(thread.get("usage.totalTokens")).toBe(5);
     expect(thread.get("metadata.color")).toBe("blue");
+    expect((await usage.get()).get("tokens")).toBe(5);
+    expect((await mark.get()).exists).toBe(true);
   });
 
-  it("after a commit that carried it landed, releasing again writes nothing twice", async () => {
-    const { store, id, seen } = await held("r3");
-    await commitOnly(runsOf(store).releaseAlong(id, seen, "r3", end)!);
-    const before = await store.ref(id).get();
-    await expect(
-      runsOf(store).releaseLease(id, "r3", "idle", { totalTokens: 5 }, undefined, "success"),
-    ).resolves.toBe(true);
-    const after = await store.ref(id).get();
-    expect(after.get("usage.totalTokens")).toBe(5); // counted once
+  it("lands once, whichever commit carrying it comes first", async () => {
+    // The commit carrying it landed (its answer lost): the release finds the mark, writes nothing.
+    const a = await held("r3");
+    await commitOnly(a.runs.releaseAlong(a.id, a.seen, "r3", a.end)!);
+    const before = await a.store.ref(a.id).get();
+    await expect(a.runs.releaseMarked(a.id, "r3", a.end)).resolves.toBe(true);
+    await expect(a.runs.chargeMarked(a.id, "r3", a.end)).resolves.toBe(false);
+    const after = await a.store.ref(a.id).get();
     expect(after.updateTime!.isEqual(before.updateTime!)).toBe(true); // not written again
+    expect(after.get("usage.totalTokens")).toBe(5);
+    expect((await a.usage.get()).get("tokens")).toBe(5); // charged once
+    // The release went its own way first: a commit carrying it that arrives late is refused whole.
+    const b = await held("r4");
+    const late = b.runs.releaseAlong(b.id, b.seen, "r4", b.end)!;
+    await expect(b.runs.releaseMarked(b.id, "r4", b.end)).resolves.toBe(false);
+    await expect(commitOnly(late)).rejects.toThrow();
+    expect((await b.store.ref(b.id).get()).get("usage.totalTokens")).toBe(5);
+    expect((await b.usage.get()).get("tokens")).toBe(5);
   });
 
   it("is not offered from a version that does not show this attempt holding the run", async () => {
-    const { store, id, seen } = await held("r4");
-    const runs = runsOf(store);
-    expect(runs.releaseAlong(id, undefined, "r4", end)).toBeUndefined(); // the watch saw nothing yet
+    const { runs, id, seen, end } = await held("r5");
+    expect(runs.releaseAlong(id, undefined, "r5", end)).toBeUndefined(); // the watch saw nothing yet
     expect(runs.releaseAlong(id, seen, "another-run", end)).toBeUndefined();
-    expect(runs.releaseAlong(id, seen, "r4", { ...end, attempt: 1 })).toBeUndefined();
+    expect(runs.releaseAlong(id, seen, "r5", { ...end, attempt: 1 })).toBeUndefined();
   });
 });
 

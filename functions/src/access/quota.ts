@@ -8,7 +8,7 @@
  * day is refused by the warehouse like the per-thread budget. Usage documents carry `expireAt`
  * (90 days) for a TTL policy.
  */
-import type { Firestore, WriteBatch } from "firebase-admin/firestore";
+import type { DocumentReference, Firestore } from "firebase-admin/firestore";
 import type { QuotaFigure, QuotaLimits, Quotas } from "../contract/access";
 import { QuarryError } from "../errors";
 import type { Via } from "../tools/person";
@@ -28,6 +28,12 @@ export interface UsageDay {
   questions: number;
   bytes: number;
   tokens: number;
+}
+
+/** A charge to merge into a person's day (`ref.set(fields, { merge: true })`, in whatever commit carries it). */
+export interface ChargeWrite {
+  ref: DocumentReference;
+  fields: Record<string, unknown>;
 }
 
 /** What a run start learns: the quotas as they stand after admitting it. */
@@ -213,20 +219,18 @@ export class QuotaStore {
 
   /** Charges what a run spent (bytes billed, model tokens) to today's usage. */
   async charge(who: Who, spent: { bytes: number; tokens: number }): Promise<void> {
-    const write = this.chargeAlong(who, spent);
-    if (!write) return;
-    const batch = this.db.batch();
-    write(batch);
-    await batch.commit();
+    const write = this.chargeWrite(who, spent);
+    if (write) await write.ref.set(write.fields, { merge: true });
   }
 
-  /** The charge as a write of another commit (the run's release); undefined when nothing was spent. */
-  chargeAlong(who: Who, spent: { bytes: number; tokens: number }): ((batch: WriteBatch) => void) | undefined {
+  /**
+   * The charge as a write for another commit or transaction to carry (the run's release): merged
+   * into `ref` (increments); undefined when nothing was spent.
+   */
+  chargeWrite(who: Who, spent: { bytes: number; tokens: number }): ChargeWrite | undefined {
     if (!spent.bytes && !spent.tokens) return;
     const day = dayOf(Date.now());
-    const ref = this.usageRef(who.uid, day);
-    const fields = this.dayFields(who, day, spent);
-    return (batch) => batch.set(ref, fields, { merge: true });
+    return { ref: this.usageRef(who.uid, day), fields: this.dayFields(who, day, spent) };
   }
 
   /** Usage per person per day over `days` days up to today (admin page). */

@@ -4,11 +4,11 @@
  * tokens checked and the question counted (429), within a deadline, with a storage failure worded —
  * and the charge once the work is done. `startRun` and MCP's data tools share it.
  */
-import type { WriteBatch } from "firebase-admin/firestore";
 import * as logger from "firebase-functions/logger";
 import { config } from "../config";
 import { QuarryError } from "../errors";
 import { accessStores, type Access } from "../access/gate";
+import type { ChargeWrite } from "../access/quota";
 import { storageError, within } from "../storage";
 import { uploadsOf, type ThreadDoc } from "./thread-doc";
 import type { Scope } from "../tools/scope";
@@ -56,14 +56,14 @@ export async function admit(caller: RunCaller): Promise<{ bytesLeft: number }> {
 }
 
 /**
- * The charge as a write another commit carries (the run's release, so the two land together);
- * undefined when nothing was spent. Made now, for `spent` known only at the run's end.
+ * The charge as a write the run's release carries (so the two land together, once); undefined
+ * when nothing was spent. Made now, for `spent` known only at the run's end.
  */
 export async function chargeAlong(
   caller: RunCaller,
-): Promise<(spent: { bytes: number; tokens: number }) => ((batch: WriteBatch) => void) | undefined> {
+): Promise<(spent: { bytes: number; tokens: number }) => ChargeWrite | undefined> {
   const { quotas } = await accessStores();
-  return (spent) => quotas.chargeAlong(whoOf(caller), spent);
+  return (spent) => quotas.chargeWrite(whoOf(caller), spent);
 }
 
 /**

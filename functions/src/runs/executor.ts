@@ -20,13 +20,15 @@ import { toErrorBody } from "../errors";
 import type { QuarryGraph } from "../agent/index.js";
 import { RunStop, type StopReason } from "./abort";
 import type { RunOutput } from "./output";
-import { isStale, storageError, within } from "../storage";
+import { isAlreadyExists, isStale, storageError, within } from "../storage";
 import { threadValues, type UsageTotals } from "./thread-doc";
 import { toPlain } from "./serialize";
-import type { RunStore } from "./run-store";
+import type { MarkedEnd, RunStore } from "./run-store";
 import type { RunCheckpointer } from "./checkpointer";
 import type { LogCommit, RunLogWriter } from "./event-log";
 import type { WriteBatch } from "firebase-admin/firestore";
+import type { ChargeWrite } from "../access/quota";
+import { config } from "../config";
 import { RunLease } from "./lease";
 import { keepStoppedAnswer } from "./stopped";
 import { RunTranscript, type Chunk } from "./transcript";
@@ -60,7 +62,7 @@ export interface RunSpec {
    * The charge of what the run spent, as a write of the commit that releases the run (when it
    * can ride there: `RunResult.charged`); undefined when nothing was spent.
    */
-  charge?: (spent: { bytes: number; tokens: number }) => ((batch: WriteBatch) => void) | undefined;
+  charge?: (spent: { bytes: number; tokens: number }) => ChargeWrite | undefined;
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
@@ -288,40 +290,30 @@ class Execution {
     const said = this.transcript.conversation;
     const values = said && threadValues(toPlain(said) as unknown[]);
     const usage = this.transcript.usage;
-    // The release and the charge ride with the log's end marker when they can (one commit).
-    const rode = await this.closeLog(outcome, this.releaseAlong(threadStatus, outcome, usage, values));
-    if (rode === "landed") this.charged = this.chargeRode;
-    else {
-      const endedBefore = await this.lease.release(threadStatus, outcome, usage, values);
-      // A commit whose outcome was unknown had landed after all: its charge with it.
-      if (rode === "unknown" && endedBefore) this.charged = this.chargeRode;
+    if (!this.spec.charge) {
+      // Released as before, the charge left to the caller (a continuation charges the whole turn).
+      await this.closeLog(outcome, undefined);
+      await this.lease.release(threadStatus, outcome, usage, values);
+      return this.out.end();
     }
-    this.out.end();
-  }
-
-  /** Whether the commit carrying the release carried a charge too. */
-  private chargeRode = false;
-
-  /**
-   * The run's release, and the charge of what it spent, as writes of one commit — made from the
-   * thread document as the lease's watch last saw it, guarded by its version (a renewal or a cancel
-   * since fails it whole, and the release reads again). None after a lost lease or a hand-over.
-   */
-  private releaseAlong(
-    status: "error" | "interrupted" | "idle",
-    outcome: RunOutcome,
-    usage: Partial<UsageTotals>,
-    values: ReturnType<typeof threadValues> | undefined,
-  ): ((batch: WriteBatch) => void) | undefined {
-    if (this.stop.why === "lease-lost" || this.stop.why === "handed-over") return;
-    const release = this.lease.releaseAlong(status, outcome, usage, values);
-    if (!release) return;
-    const charge = this.spec.charge?.({ bytes: usage.bytesBilled ?? 0, tokens: usage.totalTokens ?? 0 });
-    this.chargeRode = !!charge;
-    return (batch) => {
-      release(batch);
-      charge?.(batch);
+    const end: Omit<MarkedEnd, "attempt"> = {
+      status: threadStatus,
+      outcome,
+      usage,
+      ...(values ? { values } : {}),
+      charge: this.spec.charge({ bytes: usage.bytesBilled ?? 0, tokens: usage.totalTokens ?? 0 }),
+      markTtlMs: config().runLogTtlMs,
     };
+    // The release, its end mark and the charge ride with the log's end marker when they can (one
+    // commit); otherwise the release reads the thread again and writes them in a transaction.
+    const heldToEnd = this.stop.why !== "lease-lost";
+    const rode = await this.closeLog(outcome, heldToEnd ? this.lease.releaseAlong(end) : undefined);
+    // Whichever commit lands first writes the end mark; the others find it and write nothing.
+    if (rode !== "landed" && (await this.lease.releaseMarked(end)) === undefined) {
+      await this.lease.chargeMarked(end); // the release could not be written: the charge, once
+    }
+    this.charged = true;
+    this.out.end();
   }
 
   /** What the person saw of an answer they stopped stays in the thread. */
@@ -351,13 +343,17 @@ class Execution {
       if (!release) return rode;
       return within(this.spec.leaseMs / 2, commit(release), "releasing the run lease").then(
         () => "landed" as const,
-        (err: unknown) => (isStale(err) ? "no" : "unknown"),
+        (err: unknown) => (isStale(err) || isAlreadyExists(err) ? "no" : "unknown"),
       );
     }
+    // Once the bounded wait below gave up, the release goes its own way: a write still to come
+    // carries the log's documents alone.
+    let gaveUp = false;
     const via: LogCommit | undefined =
       release &&
       (async (add) => {
-        rode = "unknown"; // until the commit answers (a bounded wait may give up first)
+        if (gaveUp) return commit(add);
+        rode = "unknown"; // until the commit answers (the bounded wait may give up first)
         try {
           await commit((batch) => {
             add(batch);
@@ -365,15 +361,18 @@ class Execution {
           });
           rode = "landed";
         } catch (err) {
-          if (!isStale(err)) throw err;
-          rode = "no";
-          await commit(add); // the thread changed since the watch saw it: the log's write alone
+          // The thread changed since the watch saw it, or the end mark is there (the release
+          // went its own way): nothing of that commit was written; the log's documents alone.
+          if (!isStale(err) && !isAlreadyExists(err)) throw err;
+          if (rode === "unknown") rode = "no";
+          await commit(add);
         }
       });
     const { threadId, runId, leaseMs } = this.spec;
     await within(leaseMs / 2, this.spec.log.close({ status }, via), "writing the run's event log").catch(
       (err: unknown) => logger.warn("run log not fully written", { threadId, runId, err: String(err) }),
     );
+    gaveUp = true;
     return rode;
   }
 }

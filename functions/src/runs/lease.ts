@@ -8,7 +8,7 @@
 import * as logger from "firebase-functions/logger";
 import type { RunOutcome, ThreadStatus } from "../contract/protocol";
 import type { ThreadValues, UsageTotals } from "./thread-doc";
-import type { RunStore, SeenThread } from "./run-store";
+import type { MarkedEnd, RunStore, SeenThread } from "./run-store";
 import type { WriteBatch } from "firebase-admin/firestore";
 import { within } from "../storage";
 import type { RunCheckpointer } from "./checkpointer";
@@ -94,39 +94,57 @@ export class RunLease {
   }
 
   /**
-   * The release as a write of another commit (the run's last log write), from the thread document
-   * as the watch last saw it and guarded by its version; undefined when the watch saw none showing
-   * this attempt holding the run (then `release` reads and releases).
+   * The release as writes of another commit (the run's last log write), from the thread document
+   * as the watch last saw it and guarded by its version, with the attempt's end mark and the
+   * charge; undefined when the watch saw none showing this attempt holding the run.
    */
-  releaseAlong(
-    status: ThreadStatus,
-    outcome: RunOutcome,
-    usage: Partial<UsageTotals>,
-    values?: ThreadValues,
-  ): ((batch: WriteBatch) => void) | undefined {
+  releaseAlong(end: Omit<MarkedEnd, "attempt">): ((batch: WriteBatch) => void) | undefined {
     const { threadId, runId, attempt } = this.ids;
-    return this.store.releaseAlong(threadId, this.seen, runId, { status, outcome, usage, values, attempt });
+    return this.store.releaseAlong(threadId, this.seen, runId, { ...end, attempt });
+  }
+
+  /**
+   * Releases the lease with the attempt's end mark and the charge (one transaction, bounded):
+   * true when a commit carrying them had landed already, false when written now, undefined when it
+   * failed (logged; the lease then runs out).
+   */
+  async releaseMarked(end: Omit<MarkedEnd, "attempt">): Promise<boolean | undefined> {
+    const { threadId, runId, leaseMs, attempt } = this.ids;
+    return within(
+      leaseMs / 2,
+      this.store.releaseMarked(threadId, runId, { ...end, attempt }),
+      "releasing the run lease",
+    ).catch((err: unknown) => {
+      logger.error("lease release failed", { threadId, runId, err: String(err) });
+      return undefined;
+    });
+  }
+
+  /** The charge alone, with the end mark (once: not if a commit carrying it landed); failures logged. */
+  async chargeMarked(end: Omit<MarkedEnd, "attempt">): Promise<void> {
+    const { threadId, runId, leaseMs, attempt } = this.ids;
+    await within(
+      leaseMs / 2,
+      this.store.chargeMarked(threadId, runId, { ...end, attempt }),
+      "charging the quota",
+    ).catch((err: unknown) => logger.error("usage not charged", { threadId, runId, err: String(err) }));
   }
 
   /**
    * Releases the lease (only ours) with the thread's status, how the run ended, its usage and the
-   * thread's values; bounded, logged if it fails (the lease then runs out). True when the run's
-   * release had landed already (a commit carrying it whose answer was lost), undefined on failure.
+   * thread's values; bounded, logged if it fails (the lease then runs out).
    */
   async release(
     status: ThreadStatus,
     outcome: RunOutcome,
     usage: Partial<UsageTotals>,
     values?: ThreadValues,
-  ): Promise<boolean | undefined> {
+  ): Promise<void> {
     const { threadId, runId, leaseMs, attempt } = this.ids;
-    return within(
+    await within(
       leaseMs / 2,
       this.store.releaseLease(threadId, runId, status, usage, values, outcome, attempt),
       "releasing the run lease",
-    ).catch((err: unknown) => {
-      logger.error("lease release failed", { threadId, runId, err: String(err) });
-      return undefined;
-    });
+    ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
   }
 }

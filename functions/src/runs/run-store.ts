@@ -9,7 +9,7 @@ import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from 
 import { autoTitle } from "../contract/limits";
 import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { StorageTimeout, isStale, within } from "../storage";
+import { StorageTimeout, isAlreadyExists, isStale, within } from "../storage";
 import {
   leaseEnd,
   leaseHolder,
@@ -24,11 +24,6 @@ import {
 import type { ThreadStore } from "./thread-store";
 import { runLog } from "./event-log";
 
-/** The run no longer holds the thread and is the one whose end the thread records: released already. */
-function endedThere(doc: ThreadDoc | undefined, runId: string): boolean {
-  return !!doc && doc.run?.runId !== runId && doc.lastRunEnd?.runId === runId;
-}
-
 /** A version of a thread document as a watch saw it. */
 export interface SeenThread {
   doc: ThreadDoc;
@@ -42,6 +37,18 @@ export interface ReleaseEnd {
   values?: ThreadValues;
   outcome?: RunOutcome;
   attempt?: number;
+}
+
+/**
+ * A release that records itself: the attempt's end mark (`runs/{runId}/ended/a{attempt}`) is
+ * created in the same commit, with the charge of what the run spent — so a release and its charge
+ * land once, whichever of the run's commits carries them first, and a later one finds the mark.
+ */
+export interface MarkedEnd extends ReleaseEnd {
+  /** Merged into the person's day with the release (quota's `chargeWrite`). */
+  charge?: { ref: DocumentReference; fields: Record<string, unknown> };
+  /** How long the mark is kept, ms (the run log's TTL: `expireAt`). */
+  markTtlMs: number;
 }
 
 /** Bytes per kept-body document (a Firestore document holds at most 1 MiB). */
@@ -333,10 +340,7 @@ export class RunStore {
     });
   }
 
-  /**
-   * Releases our lease (only ours) and records the run's outcome and usage. True when the run had
-   * already ended there (its release landed before: nothing is written twice).
-   */
+  /** Releases our lease (only ours) and records the run's outcome and usage. */
   async releaseLease(
     id: string,
     runId: string,
@@ -345,12 +349,10 @@ export class RunStore {
     values?: ThreadValues,
     outcome?: RunOutcome,
     attempt = 0,
-  ): Promise<boolean> {
-    return this.db.runTransaction(async (tx) => {
+  ): Promise<void> {
+    await this.db.runTransaction(async (tx) => {
       const snap = await tx.get(this.ref(id));
-      const doc = snap.data() as ThreadDoc | undefined;
-      if (endedThere(doc, runId)) return true;
-      const update = this.releaseUpdate(doc, runId, {
+      const update = this.releaseUpdate(snap.data() as ThreadDoc | undefined, runId, {
         status,
         usage,
         values,
@@ -358,29 +360,78 @@ export class RunStore {
         attempt,
       });
       if (update) tx.update(this.ref(id), update);
+    });
+  }
+
+  /**
+   * `releaseLease` with the attempt's end mark and the charge (see MarkedEnd), read and written in
+   * one transaction. True when the mark was there already: a commit that carried this release
+   * (`releaseAlong`) had landed, and nothing is written again.
+   */
+  async releaseMarked(id: string, runId: string, end: MarkedEnd): Promise<boolean> {
+    const mark = this.endMark(id, runId, end.attempt ?? 0);
+    return this.db.runTransaction(async (tx) => {
+      const [snap, marked] = await tx.getAll(this.ref(id), mark);
+      if (marked.exists) return true;
+      const update = this.releaseUpdate(snap.data() as ThreadDoc | undefined, runId, end);
+      if (update) tx.update(this.ref(id), update);
+      tx.create(mark, this.markFields(end));
+      if (end.charge) tx.set(end.charge.ref, end.charge.fields, { merge: true });
       return false;
     });
   }
 
   /**
-   * The release as a write another commit carries (the run's last event-log write: its end marker
+   * The charge alone, with the attempt's end mark (a release that could not be written at all):
+   * false when the mark was there already (the release and its charge had landed).
+   */
+  async chargeMarked(id: string, runId: string, end: MarkedEnd): Promise<boolean> {
+    const batch = this.db.batch();
+    batch.create(this.endMark(id, runId, end.attempt ?? 0), this.markFields(end));
+    if (end.charge) batch.set(end.charge.ref, end.charge.fields, { merge: true });
+    return batch.commit().then(
+      () => true,
+      (err: unknown) => {
+        if (isAlreadyExists(err)) return false;
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * The release as writes another commit carries (the run's last event-log write: its end marker
    * and the release land together), without a read: made from the thread document as the run's
-   * own watch last saw it, and guarded by that version's update time. Undefined when that
-   * document does not show this attempt holding the run. A commit carrying it fails with
-   * FAILED_PRECONDITION if the document changed since (a renewal, a cancel): then nothing of it
-   * is written, and the caller releases through `releaseLease`, which reads again.
+   * own watch last saw it and guarded by that version's update time, with the attempt's end mark
+   * and the charge. Undefined when that document does not show this attempt holding the run. A
+   * commit carrying it is refused whole if the document changed since (FAILED_PRECONDITION: a
+   * renewal, a cancel) or the mark exists (ALREADY_EXISTS): then the caller releases through
+   * `releaseMarked`, which reads again.
    */
   releaseAlong(
     id: string,
     seen: SeenThread | undefined,
     runId: string,
-    end: ReleaseEnd,
+    end: MarkedEnd,
   ): ((batch: WriteBatch) => void) | undefined {
     if (!seen || seen.doc.run?.runId !== runId || (seen.doc.run.attempt ?? 0) !== (end.attempt ?? 0)) return;
     const update = this.releaseUpdate(seen.doc, runId, end);
     if (!update) return;
     const lastUpdateTime = seen.updateTime;
-    return (batch) => batch.update(this.ref(id), update, { lastUpdateTime });
+    const mark = this.endMark(id, runId, end.attempt ?? 0);
+    return (batch) => {
+      batch.update(this.ref(id), update, { lastUpdateTime });
+      batch.create(mark, this.markFields(end));
+      if (end.charge) batch.set(end.charge.ref, end.charge.fields, { merge: true });
+    };
+  }
+
+  private markFields(end: MarkedEnd) {
+    return { at: this.timestamp.now(), expireAt: this.timestamp.fromMillis(Date.now() + end.markTtlMs) };
+  }
+
+  /** Attempt `attempt`'s end mark: its release (and charge) recorded. */
+  private endMark(id: string, runId: string, attempt: number): DocumentReference {
+    return this.runRef(id, runId).collection("ended").doc(`a${attempt}`);
   }
 
   /** What releasing changes in the thread document `doc` (undefined: nothing, it is gone or another attempt's). */

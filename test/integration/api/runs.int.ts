@@ -533,9 +533,12 @@ describe("run control", () => {
     const day = new Date(threadSnap.updateTime!.toMillis()).toISOString().slice(0, 10);
     const usage = await db.collection("usage").doc(`${alice.uid}_${day}`).get();
     expect(usage.get("tokens")).toBeGreaterThanOrEqual(tokens);
+    const mark = await db.doc(`threads/${thread.thread_id}/runs/${runId}/ended/a0`).get();
+    expect(mark.exists).toBe(true); // the release recorded: no later commit writes it again
     // One commit: Firestore gives every write of a commit the commit's time.
     expect(end!.updateTime.isEqual(threadSnap.updateTime!)).toBe(true);
     expect(usage.updateTime!.isEqual(threadSnap.updateTime!)).toBe(true);
+    expect(mark.updateTime!.isEqual(threadSnap.updateTime!)).toBe(true);
   });
 
   it("a model error becomes an error event; the message is kept and the next turn works", async () => {

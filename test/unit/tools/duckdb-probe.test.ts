@@ -1,13 +1,14 @@
 /**
  * The DuckDB probe's figure (functions/src/tools/duckdb/spawn.ts): measured once per runtime and
  * kept in the temporary directory, so a fresh instance starts its first worker without a probe
- * first; an unreadable figure is measured again, and one a worker cannot start under is forgotten.
+ * first; an unreadable figure is measured again, and a kept one a worker cannot start under is
+ * forgotten, measured again, and the worker started under the new limit.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigError, readConfig, type WarehouseConfig } from "../../../functions/src/config";
+import { readConfig, type WarehouseConfig } from "../../../functions/src/config";
 import { FULL_SCOPE } from "../../../functions/src/tools/scope";
 
 type Spawn = typeof import("../../../functions/src/tools/duckdb/spawn");
@@ -67,25 +68,16 @@ describe("the DuckDB probe's kept figure", () => {
     expect(keptValue()).toBe(again);
   }, 60_000);
 
-  it("forgets a figure a worker cannot start under; the next start measures again and starts", async () => {
+  it("forgets a kept figure a worker cannot start under, measures again and starts", async () => {
     const cfg: WarehouseConfig = structuredClone(
       readConfig({ GOOGLE_CLOUD_PROJECT: "demo-test", QUARRY_QUERY_TIMEOUT_MS: "30000" }).warehouse,
     );
     const { spawn } = await fresh();
     const threads = cfg.duckdb.threads;
-    await spawn.probeBaseMiB(threads);
-    // A kept figure far below what Node and DuckDB take: the worker's limit cannot hold them.
+    const measured = await spawn.probeBaseMiB(threads);
+    // A kept figure far below what Node and DuckDB take: a limit made from it cannot hold them.
     writeFileSync(path.join(dir, kept()[0]), JSON.stringify({ baseMiB: 1 }));
     const { pool } = await fresh();
-    const refused = await pool.DuckDbPool.open(cfg).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((refused as Error).constructor.name).toBe(ConfigError.name); // a fresh module's class
-    expect(String((refused as Error).message)).toMatch(
-      /could not start under its \d+ MiB address-space limit/,
-    );
-    expect(kept()).toHaveLength(0); // forgotten
     const opened = await pool.DuckDbPool.open(cfg);
     try {
       const r = await opened.query("SELECT 41 + 1 AS n", {
@@ -96,7 +88,9 @@ describe("the DuckDB probe's kept figure", () => {
         scope: FULL_SCOPE,
       });
       expect(r.rows).toEqual([{ n: 42 }]);
-      expect(keptValue()).toBeGreaterThan(100); // measured and kept again
+      // Measured again and kept: the figure of a real probe, not the one that failed.
+      expect(keptValue()).toBeGreaterThan(100);
+      expect(Math.abs((keptValue() as number) - measured)).toBeLessThan(measured / 2);
     } finally {
       await opened.close();
     }

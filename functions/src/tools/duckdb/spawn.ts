@@ -46,6 +46,13 @@ export function spawnUnderLimit(entry: ChildEntry, limitMiB: number, args: strin
 
 /** The figure measured or read in this process, per thread count. */
 const probed = new Map<number, Promise<number>>();
+/** Thread counts whose figure in this process was read from the file, not measured. */
+const readKept = new Set<number>();
+
+/** Whether this process's figure for `threads` was read from the file (a start that fails then measures again). */
+export function probeWasKept(threads: number): boolean {
+  return readKept.has(threads);
+}
 
 /**
  * The address space Node and DuckDB take in a child before any work, measured by starting the
@@ -61,7 +68,11 @@ export function probeBaseMiB(threads: number): Promise<number> {
   let figure = probed.get(threads);
   if (!figure) {
     figure = Promise.resolve()
-      .then(() => keptProbe(threads) ?? probeNow(threads).then((mib) => keepProbe(threads, mib)))
+      .then(() => {
+        const kept = keptProbe(threads);
+        if (kept !== undefined) readKept.add(threads);
+        return kept ?? probeNow(threads).then((mib) => keepProbe(threads, mib));
+      })
       .catch((err: unknown) => {
         probed.delete(threads);
         throw err;
@@ -74,6 +85,7 @@ export function probeBaseMiB(threads: number): Promise<number> {
 /** Forgets the measured figure (in this process and on disk): the next start probes again. */
 export function forgetProbe(threads: number): void {
   probed.delete(threads);
+  readKept.delete(threads);
   try {
     unlinkSync(probeFile(threads));
   } catch {
@@ -115,10 +127,14 @@ function probeFile(threads: number): string {
     threads,
     stamp(file),
     stamp(duckDbBinding()),
+    // What the child sizes itself by (the machine), which changes the address space it takes.
+    [os.cpus().length, os.totalmem()],
   ]);
+  // Per user: a file another user wrote (or could replace) is never read.
+  const user = typeof process.getuid === "function" ? process.getuid() : "any";
   return path.join(
     os.tmpdir(),
-    `quarry-duckdb-base-${createHash("sha256").update(key).digest("hex").slice(0, 16)}.json`,
+    `quarry-duckdb-base-${user}-${createHash("sha256").update(key).digest("hex").slice(0, 16)}.json`,
   );
 }
 
