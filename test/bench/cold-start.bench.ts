@@ -17,8 +17,7 @@
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { signUp } from "../support/auth-emulator";
 import { buildBaseline } from "./app-server";
 import {
@@ -93,20 +92,8 @@ interface FirstAnswer {
   endMs: number;
 }
 
-/**
- * The DuckDB probe's kept figures (tools/duckdb/spawn.ts) are removed before each fresh instance: a
- * new Cloud Functions instance starts with an empty temporary directory, so it probes again (the
- * sample database, which a deployment would not build per instance, stays: the uncounted first
- * instance builds it).
- */
-function forgetKeptProbes(): void {
-  for (const f of readdirSync(tmpdir()))
-    if (f.startsWith("quarry-duckdb-base-")) rmSync(path.join(tmpdir(), f), { force: true });
-}
-
 /** A fresh instance with `env`: spawn → `/ok` → first token of the first question → its end. */
 async function firstAnswer(env: Record<string, string>, idToken: string): Promise<FirstAnswer> {
-  forgetKeptProbes();
   const t0 = performance.now();
   const inst = await startInstance(env);
   try {

@@ -25,7 +25,7 @@ import {
   type Warehouse,
 } from "../types";
 import { tooLarge } from "./errors";
-import { childEntry, forgetProbe, probeBaseMiB, probeWasKept, spawnUnderLimit } from "./spawn";
+import { childEntry, probeBaseMiB, spawnUnderLimit } from "./spawn";
 import { DUCKDB_DIALECT_NOTE, type DuckDbWarehouseOptions } from "./warehouse";
 import type { WireContext, WorkerCall, WorkerReply, WorkerRequest } from "./wire";
 import { fromWire } from "../wire-error";
@@ -162,7 +162,7 @@ export class DuckDbPool implements Warehouse {
     return [...running, ...this.ended.map((w) => w.peakMiB)].filter((x): x is number => x !== undefined);
   }
 
-  private async start(measuredAgain = false): Promise<Worker> {
+  private async start(): Promise<Worker> {
     const limitMiB = await workerAddressSpaceMiB(this.cfg);
     const child = spawnUnderLimit(childEntry(__filename, "worker"), limitMiB);
     const worker = new Worker(child, (w) => {
@@ -182,11 +182,6 @@ export class DuckDbPool implements Warehouse {
       (err: Error) => {
         worker.kill();
         if (err instanceof ConfigError) throw err;
-        const threads = this.cfg.duckdb.threads;
-        const kept = probeWasKept(threads);
-        forgetProbe(threads); // the next start measures the runtime again
-        // A limit made from a kept figure (another process's): measured now, and started once more.
-        if (kept && !measuredAgain) return this.start(true);
         throw new ConfigError(
           `The DuckDB worker process could not start under its ${limitMiB} MiB ` +
             `address-space limit (${err.message}). Raise QUARRY_DUCKDB_MEMORY_MIB, or set ` +
