@@ -59,8 +59,9 @@ export interface RunSpec {
   /** Which attempt of the run this is and where its progress goes (runs/durable.ts); absent: not durable. */
   durable?: Durability;
   /**
-   * The charge of what the run spent, as a write of the commit that releases the run (when it
-   * can ride there: `RunResult.charged`); undefined when nothing was spent.
+   * The charge of what the run spent, written with the run's release (once, with its end mark);
+   * absent, the caller charges (a continuation charges the whole turn). Undefined when nothing
+   * was spent.
    */
   charge?: (spent: { bytes: number; tokens: number }) => ChargeWrite | undefined;
 }
@@ -73,8 +74,6 @@ export interface RunResult {
   usage: Partial<UsageTotals>;
   /** Let go to a task (its client left for good): the continuation finishes, charges and reports it. */
   handedOver?: boolean;
-  /** The spec's charge was committed with the release: nothing left to charge. */
-  charged?: boolean;
 }
 
 /** How a run ended, from why it stopped early (if it did), whether it failed, and whether it asked. */
@@ -105,8 +104,6 @@ class Execution {
   private leased = false;
   private failed = false;
   private shownError: ErrorBody | undefined;
-  /** The charge rode with the release. */
-  private charged = false;
   private readonly durable: DurableRun | undefined;
 
   constructor(
@@ -158,7 +155,6 @@ class Execution {
       usage: this.transcript.usage,
       ...(this.shownError ? { error: this.shownError } : {}),
       ...(this.stop.why === "handed-over" ? { handedOver: true } : {}),
-      ...(this.charged ? { charged: true } : {}),
     };
   }
 
@@ -312,7 +308,6 @@ class Execution {
     if (rode !== "landed" && (await this.lease.releaseMarked(end)) === undefined) {
       await this.lease.chargeMarked(end); // the release could not be written: the charge, once
     }
-    this.charged = true;
     this.out.end();
   }
 

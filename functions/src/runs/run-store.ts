@@ -22,6 +22,7 @@ import {
   type UsageTotals,
 } from "./thread-doc";
 import type { ThreadStore } from "./thread-store";
+import type { ChargeWrite } from "../access/quota";
 import { runLog } from "./event-log";
 
 /** A version of a thread document as a watch saw it. */
@@ -46,7 +47,7 @@ export interface ReleaseEnd {
  */
 export interface MarkedEnd extends ReleaseEnd {
   /** Merged into the person's day with the release (quota's `chargeWrite`). */
-  charge?: { ref: DocumentReference; fields: Record<string, unknown> };
+  charge?: ChargeWrite;
   /** How long the mark is kept, ms (the run log's TTL: `expireAt`). */
   markTtlMs: number;
 }

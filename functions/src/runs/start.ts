@@ -21,7 +21,7 @@ import type { ThreadStore } from "./thread-store";
 import type { RunStore } from "./run-store";
 import { RunCheckpointer, holdsBack, rootCommit } from "./checkpointer";
 import { executeRun, type RunResult } from "./executor";
-import { admit, charge, chargeAlong, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
+import { admit, chargeAlong, refuseEmptyScope, runPerson, type RunCaller } from "./admission";
 import { HOLDER, type Durability } from "./durable";
 import { queueWatchdog } from "./watchdog-queue";
 import { openRunLog } from "./open-log";
@@ -143,7 +143,7 @@ export async function startRun(
   // A rerun has no first checkpoint before its first model call: its lease is taken now, alone.
   if (rerun) await runSaver.claimAlone((along) => runs.commitAlone(along));
   const durable = watchFromStart(runSaver, saver, { threadId, runId, attempt: 0 });
-  const result = await executeRun(out, runs, runSaver, build(runSaver), {
+  return executeRun(out, runs, runSaver, build(runSaver), {
     threadId,
     uid,
     runId,
@@ -157,23 +157,9 @@ export async function startRun(
     person: runPerson(caller, scope, admission.bytesLeft, along[0].data() as ThreadDoc | undefined),
     ...(config().runLog ? { log: await openRunLog(runs, threadId, runId) } : {}),
     ...(durable ? { durable } : {}),
+    // Charged with the release (a run handed to a task is charged there).
     charge: await chargeAlong(caller),
   });
-  await chargeLeft(caller, result, { threadId, runId });
-  return result;
-}
-
-/**
- * Charges what the run spent once it let go of its thread — unless the release's own commit carried
- * the charge, or the run was handed to a task (which charges it).
- */
-async function chargeLeft(caller: RunCaller, result: RunResult, where: Record<string, unknown>) {
-  if (result.handedOver || result.charged) return;
-  await charge(
-    caller,
-    { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 },
-    where,
-  );
 }
 
 /** What the run's lease records: the claim, with what a continuation needs to run it the same way. */

@@ -7,17 +7,20 @@ import { config, type WarehouseConfig } from "../config";
 import type { CredentialSource, Warehouse } from "./types";
 
 const cache = new Map<string, Promise<Warehouse>>();
+/** One source per process, so the cache keys the mode (user identity or not), not the source. */
+const keyOf = (cfg: WarehouseConfig, credentials?: CredentialSource) =>
+  JSON.stringify(cfg) + (credentials ? "|user" : "");
 
 /**
  * Opens the configured engine (cached per config); DuckDB opens the generated sample dataset
  * read-only by default. `credentials` puts BigQuery in user identity mode (each person's calls with
- * their own token); one source per process, so the cache keys the mode, not the source.
+ * their own token).
  */
 export function getWarehouse(
   cfg: WarehouseConfig = config().warehouse,
   credentials?: CredentialSource,
 ): Promise<Warehouse> {
-  const key = JSON.stringify(cfg) + (credentials ? "|user" : "");
+  const key = keyOf(cfg, credentials);
   let pending = cache.get(key);
   if (!pending) {
     pending = open(cfg, credentials);
@@ -61,7 +64,7 @@ export function warmWarehouse(cfg: WarehouseConfig = config().warehouse): void {
 
 /** Whether the engine for `cfg` (service mode) has been asked to open in this instance (tests). */
 export function warehouseOpened(cfg: WarehouseConfig = config().warehouse): boolean {
-  return cache.has(JSON.stringify(cfg));
+  return cache.has(keyOf(cfg));
 }
 
 /** Closes every cached warehouse (tests, graceful shutdown). */
