@@ -23,7 +23,10 @@ export interface StackOptions {
 export function startStack(options?: StackOptions): Promise<Stack>;
 export function stopGroup(pid: number, signal?: string, graceMs?: number): Promise<void>;
 export function isPortFree(port: number): Promise<boolean>;
-export function freePort(): Promise<number>;
+/** The OS's own range for the ports it hands out (Linux's setting), or null where there is none. */
+export function ephemeralRange(file?: string): { low: number; high: number } | null;
+/** A free port below the OS's own range (so nothing else is handed it meanwhile); else one the OS picks. */
+export function freePort(range?: { low: number; high: number } | null): Promise<number>;
 export function choosePorts(
   services: string[],
   ports?: "auto" | Record<string, number>,

@@ -103,8 +103,40 @@ export function isPortFree(port) {
   });
 }
 
-/** A port the OS says is free right now. */
-export function freePort() {
+/**
+ * The range the OS hands out ports from by itself — to a bind to port 0 and to every outgoing
+ * connection's local end — read from Linux's setting; null where there is none to read.
+ */
+export function ephemeralRange(file = "/proc/sys/net/ipv4/ip_local_port_range") {
+  try {
+    const [low, high] = readFileSync(file, "utf8").trim().split(/\s+/).map(Number);
+    return Number.isInteger(low) && Number.isInteger(high) && low > 0 && high >= low ? { low, high } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lowest port an automatic choice takes: below it sit the well-known services' defaults. */
+const AUTO_PORT_FLOOR = 15_000;
+
+/**
+ * A port that is free now and that the OS will not hand to anyone else before an emulator binds
+ * it: a random free one below the OS's own range, so none of a busy machine's outgoing connections
+ * (or another test's port-0 server) can take it in between — a port the OS picked from its range
+ * can be. Where the range cannot be read, or leaves too little room below it, the OS picks.
+ */
+export async function freePort(range = ephemeralRange()) {
+  if (range && range.low - AUTO_PORT_FLOOR >= 1_000) {
+    for (let tries = 0; tries < 50; tries++) {
+      const port = AUTO_PORT_FLOOR + Math.floor(Math.random() * (range.low - AUTO_PORT_FLOOR));
+      if (await isPortFree(port)) return port;
+    }
+  }
+  return osFreePort();
+}
+
+/** A port the OS says is free right now, from its own range. */
+function osFreePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once("error", reject);
@@ -457,15 +489,20 @@ export async function startStack(options = {}) {
 
 function parseArgs(argv) {
   const opts = { ports: {} };
+  const unknown = (arg) =>
+    new StackError(
+      `Unknown argument ${arg}. Try --ports=auto, --<emulator>-port=N (e.g. --functions-port=5002) ` +
+        `or --only=firestore,functions,auth,hosting.`,
+    );
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!m) throw new StackError(`Unknown argument ${arg}. Try --ports=auto or --functions-port=5002.`);
+    if (!m) throw unknown(arg);
     const [, key, value] = m;
     if (key === "ports" && value === "auto") opts.ports = "auto";
     else if (key === "only") opts.services = value.split(",");
     else if (key.endsWith("-port") && /^\d+$/.test(value ?? "")) {
       if (opts.ports !== "auto") opts.ports[key.slice(0, -5)] = Number(value);
-    } else throw new StackError(`Unknown argument ${arg}.`);
+    } else throw unknown(arg);
   }
   return opts;
 }

@@ -107,8 +107,11 @@ async function firstAnswer(env: Record<string, string>, idToken: string): Promis
     if (!run.ok) throw new Error("the first question was not answered");
     return { okMs, firstTokenMs: tRun - t0 + run.ttftMs, endMs: performance.now() - t0 };
   } finally {
-    inst.child.kill();
-    await new Promise((resolve) => inst.child.once("exit", resolve));
+    if (inst.child.exitCode === null && inst.child.signalCode === null) {
+      const exited = new Promise((resolve) => inst.child.once("exit", resolve));
+      inst.child.kill();
+      await exited;
+    }
   }
 }
 

@@ -28,14 +28,20 @@ function pick(out: string, keep: (line: string) => boolean): string[] {
 }
 
 /** Starts the launcher, waits for its "Ready." line, stops it, and returns its output. */
-async function launchOutput(env: Record<string, string>): Promise<string> {
+async function launchOutput(
+  env: Record<string, string>,
+  args = ["--ports=auto", "--only=firestore,functions"],
+): Promise<string> {
   const home = mkdtempSync(path.join(tmpdir(), "quarry-home-"));
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !MODEL_ENV.test(k)));
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, "scripts/stack.mjs"), "--ports=auto", "--only=firestore,functions"],
-    { cwd: ROOT, env: { ...base, HOME: home, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const child = spawn(process.execPath, [path.join(ROOT, "scripts/stack.mjs"), ...args], {
+    cwd: ROOT,
+    env: { ...base, HOME: home, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Listened for from the start: a launcher that exits before it is ready has already exited when
+  // the `finally` below waits for it.
+  const exited = new Promise((r) => child.once("exit", r));
   let out = "";
   try {
     await new Promise<void>((resolve, reject) => {
@@ -60,8 +66,7 @@ async function launchOutput(env: Record<string, string>): Promise<string> {
       );
     });
   } finally {
-    const exited = new Promise((r) => child.once("exit", r));
-    if (child.exitCode === null) child.kill("SIGTERM");
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
     rmSync(home, { recursive: true, force: true });
   }
@@ -89,7 +94,7 @@ describe("npm start's model line", { timeout: 240_000 }, () => {
     expect(lines).toEqual(["Model: Vertex AI · gemini-2.5-pro at https://127.0.0.1:8085"]);
   });
 
-  it("prints the access policy: the local open one unless a closed one is set", async () => {
+  it("prints the local open access policy when none is set", async () => {
     const openOutput = await launchOutput({ GEMINI_API_KEY: "AIza-test" });
     // Nothing false on the way: firebase-tools' discovery pass logs no alarming error about a policy
     // that the launcher then sets, and no ERROR at all.
@@ -98,6 +103,9 @@ describe("npm start's model line", { timeout: 240_000 }, () => {
     const open = pick(openOutput, (l) => l.startsWith("[quarry] Access:"));
     expect(open[0]).toMatch(/^Access: local open policy — every account of the Auth emulator/);
     expect(open[1]).toMatch(/QUARRY_ALLOWED_DOMAINS=example\.com QUARRY_ADMINS=you@example\.com npm start$/);
+  });
+
+  it("prints a closed access policy when one is set", async () => {
     const closed = pick(
       await launchOutput({
         GEMINI_API_KEY: "AIza-test",
@@ -109,6 +117,12 @@ describe("npm start's model line", { timeout: 240_000 }, () => {
     expect(closed).toEqual([
       "Access: closed — verified emails in acme.test are members; admins: boss@acme.test; others are refused (403).",
     ]);
+  });
+
+  it("exits at once, saying what to pass, when given an argument it does not know", async () => {
+    const attempt = launchOutput({ GEMINI_API_KEY: "AIza-test" }, ["--port=5001"]);
+    await expect(attempt).rejects.toThrow(/exited \(1\) before it was ready/);
+    await expect(attempt).rejects.toThrow(/Unknown argument --port=5001\. Try --ports=auto/);
   });
 
   it("without any model says so and prints the three ways, one line each", async () => {
