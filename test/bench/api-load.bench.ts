@@ -186,7 +186,7 @@ async function inProcessRoundTrips(env: Record<string, string>, standinHost: str
     }
     const rpcs = log.slice(from).filter((r) => r.at >= start);
     const before = rpcs.filter((r) => r.at < firstToken);
-    const awaited = awaitedCalls(before);
+    const awaited = awaitedCalls(before, threadId);
     if (!name.startsWith("warm")) {
       results.push({
         scenario: name,

@@ -16,6 +16,8 @@ export interface Rpc {
   toLog: boolean;
   heldBack: boolean;
   access: boolean;
+  /** The threads the call names (its documents under `threads/` or `checkpoints/`). */
+  threads: string[];
 }
 
 /**
@@ -36,8 +38,18 @@ export function sequentialRoundTrips(rpcs: Rpc[]): number {
  * Listen stream opened once the lease is taken and never waited for), nor the event log's
  * background writes, nor the checkpoint writes held back until the first token.
  */
-export function awaitedCalls(before: Rpc[]): Rpc[] {
-  return before.filter((r) => r.method !== "listen" && !r.toLog && !r.heldBack);
+export function awaitedCalls(before: Rpc[], threadId?: string): Rpc[] {
+  return before.filter(
+    (r) => r.method !== "listen" && !r.toLog && !r.heldBack && (!threadId || ofThread(r, threadId)),
+  );
+}
+
+/**
+ * Whether a call can be the given thread's: it names no other thread. Another run's calls made
+ * meanwhile (a queued run's task delivered in the same window, say) are not this run's to wait for.
+ */
+function ofThread(r: Rpc, threadId: string): boolean {
+  return r.threads.every((t) => t === threadId);
 }
 
 /**
@@ -52,16 +64,21 @@ export function countFirestoreRpcs(): Rpc[] {
   for (const name of ["request", "requestStream"] as const) {
     const original = Firestore.prototype[name];
     Firestore.prototype[name] = function (this: unknown, method: string, ...rest: unknown[]) {
-      const body = method === "commit" ? JSON.stringify(rest[0] ?? {}) : "";
+      // A unary call's request comes first; a stream's after its `bidi` flag.
+      const named = JSON.stringify(rest.find((a) => typeof a === "object" && a !== null) ?? {});
+      const body = method === "commit" ? named : "";
       // The run's event log is written in the background, never awaited by the run.
       const toLog = /\/runs\/[^/]+\/log\//.test(body);
       // The access gate's and the quota's own calls (members list, usage and the questions window).
-      const access = /\/documents\/(members|usage|quota_rate)\//.test(JSON.stringify(rest[0] ?? {}));
+      const access = /\/documents\/(members|usage|quota_rate)\//.test(named);
       // The held-back checkpoint writes, which start flowing at the answer's first token (in the
       // same instant the client gets it): checkpoints only, no thread document (the lease's commit).
       const heldBack =
         !toLog && !access && method === "commit" && !/\/documents\/threads\/[^/"]+"/.test(body);
-      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack, access };
+      const threads = [
+        ...new Set([...named.matchAll(/\/documents\/(?:threads|checkpoints)\/([^/"]+)/g)].map((m) => m[1])),
+      ];
+      const rpc: Rpc = { at: performance.now(), end: Infinity, method, toLog, heldBack, access, threads };
       log.push(rpc);
       const done = () => (rpc.end = Math.min(rpc.end, performance.now()));
       const out = original.call(this, method, ...rest) as Promise<unknown>;
