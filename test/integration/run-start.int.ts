@@ -13,6 +13,7 @@ import { isStale } from "../../functions/src/storage";
 import { RunCheckpointer } from "../../functions/src/runs/checkpointer";
 import type { RunClaim } from "../../functions/src/runs/thread-doc";
 import { RunStore } from "../../functions/src/runs/run-store";
+import { takeOver } from "../../functions/src/runs/takeover";
 import { ThreadStore } from "../../functions/src/runs/thread-store";
 import { conversationGraph, turnInput } from "./checkpointer/conversation";
 import { emulatorFirestore, freshRoot } from "./checkpointer/firestore";
@@ -302,6 +303,51 @@ describe("releasing a run", () => {
     await expect(b.runs.releaseMarked(b.id, "r4", b.end)).resolves.toBe(false);
     await expect(commitOnly(late)).rejects.toThrow();
     expect((await b.store.ref(b.id).get()).get("usage.totalTokens")).toBe(5);
+    expect((await b.usage.get()).get("tokens")).toBe(5);
+  });
+
+  /** A watchdog takes the run's lapsed attempt 0 over: to go on with it, or (`closing`) to close it. */
+  async function takenOver(a: Awaited<ReturnType<typeof held>>, runId: string, closing = false) {
+    await a.store.ref(a.id).update({ "run.expiresAt": Timestamp.fromMillis(0) }); // its lease lapsed
+    const args = {
+      threadId: a.id,
+      runId,
+      from: 0,
+      leaseMs: 60_000,
+      holder: "next",
+      ttlMs: 60_000,
+      log: false,
+    };
+    expect(await takeOver(a.runs, { ...args, closing })).toMatchObject({ attempt: 1 });
+  }
+
+  it("charges and counts nothing for an attempt a continuation took over: that one charges the turn", async () => {
+    const a = await held("r6");
+    await takenOver(a, "r6");
+    const before = await a.store.ref(a.id).get();
+    await expect(a.runs.releaseMarked(a.id, "r6", a.end)).resolves.toBe(false);
+    expect((await a.mark.get()).exists).toBe(true); // this attempt's end is recorded
+    expect((await a.usage.get()).exists).toBe(false); // not charged
+    const after = await a.store.ref(a.id).get();
+    expect(after.get("run")).toEqual(before.get("run")); // the continuation still holds the run
+    expect(after.get("usage")).toEqual(before.get("usage")); // and counts the turn itself
+    // The charge alone (its release could not be written) is not applied either.
+    const b = await held("r7");
+    await takenOver(b, "r7");
+    await expect(b.runs.chargeMarked(b.id, "r7", b.end)).resolves.toBe(true);
+    expect((await b.mark.get()).exists).toBe(true);
+    expect((await b.usage.get()).exists).toBe(false);
+  });
+
+  it("still charges an attempt whose run a watchdog only closed: nobody else charges it", async () => {
+    const a = await held("r8");
+    await takenOver(a, "r8", true);
+    await expect(a.runs.releaseMarked(a.id, "r8", a.end)).resolves.toBe(false);
+    expect((await a.usage.get()).get("tokens")).toBe(5);
+    const b = await held("r9");
+    await takenOver(b, "r9", true);
+    await expect(b.runs.chargeMarked(b.id, "r9", b.end)).resolves.toBe(true);
+    await expect(b.runs.chargeMarked(b.id, "r9", b.end)).resolves.toBe(false); // once
     expect((await b.usage.get()).get("tokens")).toBe(5);
   });
 

@@ -9,7 +9,7 @@ import type { DocumentReference, DocumentSnapshot, Firestore, WriteBatch } from 
 import { autoTitle } from "../contract/limits";
 import type { MultitaskStrategy, RunOutcome, ThreadStatus } from "../contract/protocol";
 import { QuarryError } from "../errors";
-import { StorageTimeout, isAlreadyExists, isStale, within } from "../storage";
+import { StorageTimeout, isStale, within } from "../storage";
 import {
   leaseEnd,
   leaseHolder,
@@ -370,13 +370,17 @@ export class RunStore {
    * (`releaseAlong`) had landed, and nothing is written again.
    */
   async releaseMarked(id: string, runId: string, end: MarkedEnd): Promise<boolean> {
-    const mark = this.endMark(id, runId, end.attempt ?? 0);
+    const attempt = end.attempt ?? 0;
+    const mark = this.endMark(id, runId, attempt);
     return this.db.runTransaction(async (tx) => {
-      const [snap, marked] = await tx.getAll(this.ref(id), mark);
+      const [snap, marked, next] = await tx.getAll(this.ref(id), mark, this.fence(id, runId, attempt + 1));
       if (marked.exists) return true;
+      tx.create(mark, this.markFields(end));
+      // Continued by a later attempt (this one lost its lease to it): the turn is that attempt's to
+      // count and charge, the steps of this one it resumed from included.
+      if (continuedBy(next)) return false;
       const update = this.releaseUpdate(snap.data() as ThreadDoc | undefined, runId, end);
       if (update) tx.update(this.ref(id), update);
-      tx.create(mark, this.markFields(end));
       if (end.charge) tx.set(end.charge.ref, end.charge.fields, { merge: true });
       return false;
     });
@@ -384,19 +388,19 @@ export class RunStore {
 
   /**
    * The charge alone, with the attempt's end mark (a release that could not be written at all):
-   * false when the mark was there already (the release and its charge had landed).
+   * false when the mark was there already (the release and its charge had landed). Not charged
+   * when a later attempt continued the run: that attempt charges the turn.
    */
   async chargeMarked(id: string, runId: string, end: MarkedEnd): Promise<boolean> {
-    const batch = this.db.batch();
-    batch.create(this.endMark(id, runId, end.attempt ?? 0), this.markFields(end));
-    if (end.charge) batch.set(end.charge.ref, end.charge.fields, { merge: true });
-    return batch.commit().then(
-      () => true,
-      (err: unknown) => {
-        if (isAlreadyExists(err)) return false;
-        throw err;
-      },
-    );
+    const attempt = end.attempt ?? 0;
+    const mark = this.endMark(id, runId, attempt);
+    return this.db.runTransaction(async (tx) => {
+      const [marked, next] = await tx.getAll(mark, this.fence(id, runId, attempt + 1));
+      if (marked.exists) return false;
+      tx.create(mark, this.markFields(end));
+      if (end.charge && !continuedBy(next)) tx.set(end.charge.ref, end.charge.fields, { merge: true });
+      return true;
+    });
   }
 
   /**
@@ -574,4 +578,12 @@ export class RunStore {
       stop();
     }
   }
+}
+
+/**
+ * Whether attempt N+1's fence (`next`) shows a takeover that went on with the run (a watchdog's
+ * continuation), not one that only closed it, nor attempt N's own last checkpoint (`finishedBy`).
+ */
+function continuedBy(next: DocumentSnapshot): boolean {
+  return next.exists && typeof next.get("holder") === "string" && next.get("closing") !== true;
 }

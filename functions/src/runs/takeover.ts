@@ -67,7 +67,12 @@ export async function takeOver(runs: RunStore, a: TakeOverArgs): Promise<TakenOv
       const n = top ? (top.get("n") as number) : -1;
       const lastId = top ? ((top.get("lastId") as number) ?? 0) : 0;
       const expireAt = timestamp.fromMillis(now + a.ttlMs);
-      tx.create(runs.fence(a.threadId, a.runId, attempt), { holder: a.holder, expireAt });
+      // `closing`: this takeover only closes the run, so the lapsed attempt's own charge stands.
+      tx.create(runs.fence(a.threadId, a.runId, attempt), {
+        holder: a.holder,
+        expireAt,
+        ...(a.closing ? { closing: true } : {}),
+      });
       tx.update(thread(a.threadId), {
         "run.attempt": attempt,
         "run.holder": a.holder,
