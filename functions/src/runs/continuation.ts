@@ -27,7 +27,7 @@ import { PROGRESS_NS, RunCheckpointer, type ProgressMark } from "./checkpointer"
 import { executeRun } from "./executor";
 import { openRunLog } from "./open-log";
 import { queueWatchdog, type WatchTask } from "./watchdog-queue";
-import { charge, runPerson, type RunCaller } from "./admission";
+import { chargeAlong, runPerson, type RunCaller } from "./admission";
 import { HOLDER } from "./durable";
 import { takeOver } from "./takeover";
 import type { RunStore } from "./run-store";
@@ -79,10 +79,10 @@ async function continueRun(runs: RunStore, task: WatchTask, doc: ThreadDoc): Pro
     person: runPerson(caller, caller.access.scope, await bytesLeft(caller), doc),
     ...(runLog ? { log: await openRunLog(runs, threadId, runId, { attempt, nextDoc: taken.nextDoc }) } : {}),
     durable: { attempt, ttlMs, checkpoints: saver },
+    // The whole turn (the steps it resumed from included), charged with the release, once.
+    charge: await chargeAlong(caller),
   });
   if (result.handedOver) return;
-  const spent = { bytes: result.usage.bytesBilled ?? 0, tokens: result.usage.totalTokens ?? 0 };
-  await charge(caller, spent, { threadId, runId });
   await backgroundStatus(runs, threadId, runId, result.status, result.error);
 }
 

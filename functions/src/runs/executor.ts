@@ -59,11 +59,11 @@ export interface RunSpec {
   /** Which attempt of the run this is and where its progress goes (runs/durable.ts); absent: not durable. */
   durable?: Durability;
   /**
-   * The charge of what the run spent, written with the run's release (once, with its end mark);
-   * absent, the caller charges (a continuation charges the whole turn). Undefined when nothing
-   * was spent.
+   * The charge of what the turn spent, written with the run's release (once, with its end mark;
+   * not by an attempt a continuation took over, which charges the turn itself). Undefined when
+   * nothing was spent.
    */
-  charge?: (spent: { bytes: number; tokens: number }) => ChargeWrite | undefined;
+  charge: (spent: { bytes: number; tokens: number }) => ChargeWrite | undefined;
 }
 
 /** How a run ended (after it held the lease), and the error shown if it failed. */
@@ -286,12 +286,6 @@ class Execution {
     const said = this.transcript.conversation;
     const values = said && threadValues(toPlain(said) as unknown[]);
     const usage = this.transcript.usage;
-    if (!this.spec.charge) {
-      // Released as before, the charge left to the caller (a continuation charges the whole turn).
-      await this.closeLog(outcome, undefined);
-      await this.lease.release(threadStatus, outcome, usage, values);
-      return this.out.end();
-    }
     const end: Omit<MarkedEnd, "attempt"> = {
       status: threadStatus,
       outcome,

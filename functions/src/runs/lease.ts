@@ -6,8 +6,6 @@
  * retries an unreachable call for minutes, and a lease that cannot be renewed in time may be lost.
  */
 import * as logger from "firebase-functions/logger";
-import type { RunOutcome, ThreadStatus } from "../contract/protocol";
-import type { ThreadValues, UsageTotals } from "./thread-doc";
 import type { MarkedEnd, RunStore, SeenThread } from "./run-store";
 import type { WriteBatch } from "firebase-admin/firestore";
 import { within } from "../storage";
@@ -128,23 +126,5 @@ export class RunLease {
       this.store.chargeMarked(threadId, runId, { ...end, attempt }),
       "charging the quota",
     ).catch((err: unknown) => logger.error("usage not charged", { threadId, runId, err: String(err) }));
-  }
-
-  /**
-   * Releases the lease (only ours) with the thread's status, how the run ended, its usage and the
-   * thread's values; bounded, logged if it fails (the lease then runs out).
-   */
-  async release(
-    status: ThreadStatus,
-    outcome: RunOutcome,
-    usage: Partial<UsageTotals>,
-    values?: ThreadValues,
-  ): Promise<void> {
-    const { threadId, runId, leaseMs, attempt } = this.ids;
-    await within(
-      leaseMs / 2,
-      this.store.releaseLease(threadId, runId, status, usage, values, outcome, attempt),
-      "releasing the run lease",
-    ).catch((err: unknown) => logger.error("lease release failed", { threadId, runId, err: String(err) }));
   }
 }

@@ -25,6 +25,12 @@ import type { ThreadStore } from "./thread-store";
 import type { ChargeWrite } from "../access/quota";
 import { runLog } from "./event-log";
 
+/** What a run's end writes through: a batch or a transaction. */
+interface EndWriter {
+  create(ref: DocumentReference, data: Record<string, unknown>): unknown;
+  set(ref: DocumentReference, data: Record<string, unknown>, options: { merge: true }): unknown;
+}
+
 /** A version of a thread document as a watch saw it. */
 export interface SeenThread {
   doc: ThreadDoc;
@@ -375,13 +381,12 @@ export class RunStore {
     return this.db.runTransaction(async (tx) => {
       const [snap, marked, next] = await tx.getAll(this.ref(id), mark, this.fence(id, runId, attempt + 1));
       if (marked.exists) return true;
-      tx.create(mark, this.markFields(end));
       // Continued by a later attempt (this one lost its lease to it): the turn is that attempt's to
-      // count and charge, the steps of this one it resumed from included.
-      if (continuedBy(next)) return false;
-      const update = this.releaseUpdate(snap.data() as ThreadDoc | undefined, runId, end);
+      // count and charge, the steps of this one it resumed from included. Only the mark is written.
+      const continued = continuedBy(next);
+      this.writeEnd(tx, mark, end, !continued);
+      const update = !continued && this.releaseUpdate(snap.data() as ThreadDoc | undefined, runId, end);
       if (update) tx.update(this.ref(id), update);
-      if (end.charge) tx.set(end.charge.ref, end.charge.fields, { merge: true });
       return false;
     });
   }
@@ -397,8 +402,7 @@ export class RunStore {
     return this.db.runTransaction(async (tx) => {
       const [marked, next] = await tx.getAll(mark, this.fence(id, runId, attempt + 1));
       if (marked.exists) return false;
-      tx.create(mark, this.markFields(end));
-      if (end.charge && !continuedBy(next)) tx.set(end.charge.ref, end.charge.fields, { merge: true });
+      this.writeEnd(tx, mark, end, !continuedBy(next));
       return true;
     });
   }
@@ -425,13 +429,17 @@ export class RunStore {
     const mark = this.endMark(id, runId, end.attempt ?? 0);
     return (batch) => {
       batch.update(this.ref(id), update, { lastUpdateTime });
-      batch.create(mark, this.markFields(end));
-      if (end.charge) batch.set(end.charge.ref, end.charge.fields, { merge: true });
+      this.writeEnd(batch, mark, end, true);
     };
   }
 
-  private markFields(end: MarkedEnd) {
-    return { at: this.timestamp.now(), expireAt: this.timestamp.fromMillis(Date.now() + end.markTtlMs) };
+  /** The end mark (created: a second is refused) and, when `charged`, the charge, in `w`'s commit. */
+  private writeEnd(w: EndWriter, mark: DocumentReference, end: MarkedEnd, charged: boolean) {
+    w.create(mark, {
+      at: this.timestamp.now(),
+      expireAt: this.timestamp.fromMillis(Date.now() + end.markTtlMs),
+    });
+    if (charged && end.charge) w.set(end.charge.ref, end.charge.fields, { merge: true });
   }
 
   /** Attempt `attempt`'s end mark: its release (and charge) recorded. */
