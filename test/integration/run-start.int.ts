@@ -7,6 +7,8 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { FieldValue, Timestamp, type Firestore, type WriteBatch } from "@google-cloud/firestore";
 import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { HumanMessage } from "@langchain/core/messages";
+import { Command, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { FirestoreCheckpointer } from "../../functions/src/checkpointer";
 import { QuarryError } from "../../functions/src/errors";
 import { isStale } from "../../functions/src/storage";
@@ -432,6 +434,51 @@ describe("RunCheckpointer", () => {
     expect(await checkpointCount(root, "t")).toBe(perTurn + 2);
     const latest = (await saver.getTuple(cfg("t")))!;
     expect((latest.checkpoint.channel_values.messages as unknown[]).length).toBe(8);
+  });
+
+  it("ends a turn in one commit: the first checkpoint gets no pending writes once a later one holds their effect", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const { front } = frontFor(saver, "t");
+    // A turn as Quarry gives it (functions/src/agent/graph.ts turnInput): the first step's task runs
+    // on the first checkpoint, so its writes are made on it.
+    await conversationGraph(front).invoke(new Command({ update: turnInput(1), goto: "agent" }), {
+      ...cfg("t"),
+      durability: "sync",
+    });
+    await front.started;
+    const first = (await saver.getTuple(cfg("t")))!;
+    const rpcs = countRpcs(firestore);
+    front.flow();
+    await front.drain();
+    // The last checkpoint alone: the agent's writes on the first are not stored beside it.
+    expect(rpcs.map((r) => r.method)).toEqual(["commit"]);
+    const firstAfter = (await saver.getTuple(first.config))!;
+    expect(firstAfter.pendingWrites).toEqual([]);
+    const last = (await saver.getTuple(cfg("t")))!;
+    expect(last.parentConfig?.configurable?.checkpoint_id).toBe(first.config.configurable?.checkpoint_id);
+  });
+
+  it("stores what a run's first step wrote on the first checkpoint when the run ends there (its error)", async () => {
+    const root = freshRoot();
+    const saver = new FirestoreCheckpointer({ firestore, rootCollection: root });
+    const { front } = frontFor(saver, "t");
+    const failing = new StateGraph(MessagesAnnotation)
+      .addNode("agent", () => {
+        throw new Error("the model is down");
+      })
+      .addEdge(START, "agent")
+      .compile({ checkpointer: front });
+    await expect(
+      failing.invoke(new Command({ update: { messages: [new HumanMessage("Q?")] }, goto: "agent" }), {
+        ...cfg("t"),
+        durability: "sync",
+      }),
+    ).rejects.toThrow(/model is down/);
+    await front.drain();
+    const first = (await saver.getTuple(cfg("t")))!;
+    expect(first.metadata?.step).toBe(-1);
+    expect(first.pendingWrites?.map(([, channel]) => channel)).toEqual(["__error__"]);
   });
 
   it("once closed, writes nothing more and leaves no unhandled rejection", async () => {

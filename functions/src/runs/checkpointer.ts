@@ -10,8 +10,9 @@
  *   step, so the message is stored before any model call.
  * - Later `put`s and `putWrites` resolve at once. A run keeps one more checkpoint: its last,
  *   written when the run ends (`drain()`) as the child of the first, with its pending writes (an
- *   interrupt's question, say). The steps in between are folded into it (their new channel
- *   versions are its too), as LangGraph's durability "exit" does: the thread's history shows two
+ *   interrupt's question, say); the first then keeps none of the pending writes made on it (one
+ *   commit a run fewer). The steps in between are folded into it (their new channel versions are
+ *   its too), as LangGraph's durability "exit" does: the thread's history shows two
  *   checkpoints per turn — the question and the end — instead of one per node, so a client's
  *   history window (the SDK's `useStream` fetches the last 10) holds the checkpoints it branches
  *   from (an edit: the question's parent, the previous turn's end; a regenerate: the answer's
@@ -114,6 +115,13 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   onFailure: (err: unknown) => void = () => {};
   /** A continuation: the run's last checkpoint stores every channel (its parent predates the steps before the hand-over). */
   private full = false;
+  /** Writes on the kept checkpoint while it is the run's last (stored only if the run ends there). */
+  private readonly keptWrites: Array<{
+    config: RunnableConfig;
+    writes: PendingWrite[];
+    taskId: string;
+    taskPath?: string;
+  }> = [];
   /** The checkpoint the last progress write held. */
   private progressed?: string;
   /** The last few checkpoints LangGraph made in this run, by their step (the progress picks one). */
@@ -258,10 +266,14 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       this.latest.writes.push([writes, taskId, taskPath]);
       return;
     }
-    // Writes of a folded step: the checkpoint they belong to is not kept, a later one holds their effect.
-    if (this.holdBack && of !== this.keptId) return;
-    const written = this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
-    if (!this.holdBack) await written;
+    if (this.holdBack) {
+      // Writes on the run's kept checkpoint (its first) are stored only if the run ends there (an
+      // error, say); once a later checkpoint exists it holds their effect, as with LangGraph's
+      // durability "exit". Writes of a folded step: that checkpoint is not kept at all.
+      if (of === this.keptId && !this.latest) this.keptWrites.push({ config, writes, taskId, taskPath });
+      return;
+    }
+    await this.enqueue(() => this.saver.putWrites(config, writes, taskId, taskPath));
   }
 
   /**
@@ -270,7 +282,14 @@ export class RunCheckpointer extends BaseCheckpointSaver {
    */
   private keepLatest(along?: (batch: WriteBatch) => void): void {
     const l = this.latest;
-    if (!l || this.failure) return;
+    const kept = this.keptWrites.splice(0);
+    if (this.failure) return;
+    if (!l) {
+      // The run ended on its first checkpoint: what its tasks wrote (an error) is stored on it.
+      for (const w of kept)
+        void this.enqueue(() => this.saver.putWrites(w.config, w.writes, w.taskId, w.taskPath));
+      return;
+    }
     this.latest = undefined;
     const c = l.config.configurable ?? {};
     const ids = { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns ?? "" };
@@ -291,7 +310,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     return this.saver.getNextVersion(current);
   }
 
-  /** The answer has started streaming: what is queued (pending writes of kept checkpoints) is written from now on. */
+  /** The answer has started streaming: what is queued is written from now on. */
   flow(): void {
     if (this.flowing) return;
     this.flowing = true;
