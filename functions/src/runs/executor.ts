@@ -15,7 +15,7 @@
  */
 import * as logger from "firebase-functions/logger";
 import type { ErrorBody } from "../contract/errors";
-import { GRAPH_MODE, type RunOutcome, type StreamMode } from "../contract/protocol";
+import { GRAPH_MODE, runStatusOf, type RunOutcome, type StreamMode } from "../contract/protocol";
 import { toErrorBody } from "../errors";
 import type { QuarryGraph } from "../agent/index.js";
 import { RunStop, type StopReason } from "./abort";
@@ -302,6 +302,10 @@ class Execution {
     if (rode !== "landed" && (await this.lease.releaseMarked(end)) === undefined) {
       await this.lease.chargeMarked(end); // the release could not be written: the charge, once
     }
+    // The stream's last event says how the run ended, so the client need not ask (the SDK asks
+    // for the run after a stream with a Location that ends without it). Not after a lost lease:
+    // whoever holds the run now ends it.
+    if (heldToEnd) this.out.send("end", { run_id: this.spec.runId, status: runStatusOf(outcome) });
     this.out.end();
   }
 

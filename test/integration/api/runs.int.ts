@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { initializeApp, deleteApp, type App } from "firebase-admin/app";
 import { getFirestore, Timestamp, type Firestore } from "firebase-admin/firestore";
-import type { Client } from "@langchain/langgraph-sdk";
+import { Client } from "@langchain/langgraph-sdk";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { MIDWAY } from "../../support/api-script";
@@ -68,6 +68,43 @@ function lastValues(events: Ev[]) {
 }
 
 describe("a conversation through the official SDK client", () => {
+  it("ends a stream with how its run ended, so the SDK asks nothing more; a rejoin ends the same way", async () => {
+    // The SDK itself, recording every request it makes: after a stream that carries a Location and
+    // ends without an end event, it asks for the run (isRunActive) before it gives up the stream.
+    const sent: string[] = [];
+    const watched = new Client({
+      apiUrl: api,
+      defaultHeaders: { authorization: `Bearer ${alice.idToken}` },
+      callerOptions: { maxRetries: 0 },
+      onRequest: (url, init) => (
+        sent.push(`${init.method ?? "GET"} ${url.toString().slice(api.length)}`),
+        init
+      ),
+    });
+    const thread = await watched.threads.create();
+    sent.length = 0;
+    let runId: string | undefined;
+    const events = await collect(
+      watched.runs.stream(thread.thread_id, "quarry", {
+        input: ask("How many orders were placed in total?"),
+        streamMode: ["values", "messages-tuple", "custom"],
+        onRunCreated: (m) => (runId = m.run_id),
+      }) as AsyncIterable<Ev>,
+    );
+    // (Without an id of its own: the SDK gives it the last event's, as SSE does.)
+    expect(events.at(-1)).toMatchObject({ event: "end", data: { run_id: runId, status: "success" } });
+    expect(events.filter((e) => e.event === "end")).toHaveLength(1);
+    expect(sent).toEqual([`POST /threads/${thread.thread_id}/runs/stream`]);
+
+    // Rejoined from the log after the run ended: the same last event.
+    const rejoined = await collect(watched.runs.joinStream(thread.thread_id, runId!) as AsyncIterable<Ev>);
+    expect(rejoined.at(-1)).toMatchObject({ event: "end", data: { run_id: runId, status: "success" } });
+    expect(sent.map((r) => r.split("?")[0])).toEqual([
+      `POST /threads/${thread.thread_id}/runs/stream`,
+      `GET /threads/${thread.thread_id}/runs/${runId}/stream`,
+    ]);
+  });
+
   it("streams two turns with all four stream modes, then reads state and history", async () => {
     const thread = await client.threads.create();
     let created: { run_id: string; thread_id?: string } | undefined;
