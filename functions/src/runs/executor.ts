@@ -294,18 +294,19 @@ class Execution {
       charge: this.spec.charge({ bytes: usage.bytesBilled ?? 0, tokens: usage.totalTokens ?? 0 }),
       markTtlMs: config().runLogTtlMs,
     };
+    const heldToEnd = this.stop.why !== "lease-lost";
+    // The run's last event says how it ended, so a client need not ask (the SDK asks for the run
+    // after a stream with a Location that ends without it). Logged with the end marker, so a
+    // rejoined stream ends with it too; the stream itself ends only after the release. Not after a
+    // lost lease: whoever holds the run now ends it.
+    if (heldToEnd) this.send("end", { run_id: this.spec.runId, status: runStatusOf(outcome) });
     // The release, its end mark and the charge ride with the log's end marker when they can (one
     // commit); otherwise the release reads the thread again and writes them in a transaction.
-    const heldToEnd = this.stop.why !== "lease-lost";
     const rode = await this.closeLog(outcome, heldToEnd ? this.lease.releaseAlong(end) : undefined);
     // Whichever commit lands first writes the end mark; the others find it and write nothing.
     if (rode !== "landed" && (await this.lease.releaseMarked(end)) === undefined) {
       await this.lease.chargeMarked(end); // the release could not be written: the charge, once
     }
-    // The stream's last event says how the run ended, so the client need not ask (the SDK asks
-    // for the run after a stream with a Location that ends without it). Not after a lost lease:
-    // whoever holds the run now ends it.
-    if (heldToEnd) this.out.send("end", { run_id: this.spec.runId, status: runStatusOf(outcome) });
     this.out.end();
   }
 

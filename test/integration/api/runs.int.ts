@@ -91,8 +91,10 @@ describe("a conversation through the official SDK client", () => {
         onRunCreated: (m) => (runId = m.run_id),
       }) as AsyncIterable<Ev>,
     );
-    // (Without an id of its own: the SDK gives it the last event's, as SSE does.)
     expect(events.at(-1)).toMatchObject({ event: "end", data: { run_id: runId, status: "success" } });
+    // In the run's log like every event: the next id.
+    const idOf = (e: Ev | undefined) => Number((e as { id?: string } | undefined)?.id);
+    expect(idOf(events.at(-1))).toBe(idOf(events.at(-2)) + 1);
     expect(events.filter((e) => e.event === "end")).toHaveLength(1);
     expect(sent).toEqual([`POST /threads/${thread.thread_id}/runs/stream`]);
 

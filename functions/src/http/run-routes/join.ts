@@ -7,7 +7,7 @@
  */
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
-import { STREAM_MODES, modeOfEvent, runStatusOf } from "../../contract/protocol";
+import { STREAM_MODES, modeOfEvent } from "../../contract/protocol";
 import { QuarryError } from "../../errors";
 import { callerOf } from "../../access/caller";
 import { runStore, threadStore } from "../../runs/runtime";
@@ -111,7 +111,8 @@ async function join(
   const path = `/threads/${threadId}/runs/${runId}`;
   sse.open({ "Content-Location": path, Location: `${path}/stream` });
   const deliver = (e: LoggedEvent) => {
-    const always = e.event === "metadata" || e.event === "error";
+    // The run's last event says how it ended (runs/executor.ts), whatever modes were asked.
+    const always = e.event === "metadata" || e.event === "error" || e.event === "end";
     if (always || !wanted || wanted.has(modeOfEvent(e.event))) sse.send(e.event, e.data, e.id);
   };
   const how = await followRunLog(log, {
@@ -123,8 +124,6 @@ async function join(
   // The run writes its log's end marker before it releases the thread: a client that starts the
   // next run as soon as this stream ends must find the thread free.
   if (how !== "lost" && how !== "aborted") await untilReleased(runs, threadId, runId, ac.signal);
-  // How the run ended, as its own stream ended (runs/executor.ts): the client need not ask.
-  if (typeof how === "object") sse.send("end", { run_id: runId, status: runStatusOf(how.status) });
   if (how === "lost") {
     sse.send("error", {
       error: "unavailable:run",
