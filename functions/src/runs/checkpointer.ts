@@ -78,7 +78,7 @@ export function rootCommit(saver: FirestoreCheckpointer, threadId: string) {
 export type Claim = (put: (along: (batch: WriteBatch) => void) => Promise<unknown>) => Promise<void>;
 
 /**
- * Whether a run holds its later checkpoint writes back until the answer starts — and so goes in as a
+ * Whether a run holds its later checkpoint writes back until it ends — and so goes in as a
  * Command whose first checkpoint holds the question (one decision; see `turnInput`). It needs a
  * checkpoint at rest — the thread's latest, or an earlier one a client forks from (an edited
  * question starts from the previous turn's end or the thread's empty start) — with no tasks left
@@ -98,7 +98,8 @@ export class RunCheckpointer extends BaseCheckpointSaver {
   private settleStarted!: { resolve: () => void; reject: (err: unknown) => void };
   private prefetchServed = false;
   private readonly queue: Array<{ op: () => Promise<unknown>; done: (err?: unknown) => void }> = [];
-  private flowing = false;
+  /** The run is ending: what a held-back run queued is written now (`drain`). */
+  private draining = false;
   /** The latest checkpoint LangGraph made and nothing has kept yet (folded steps included). */
   private latest?: {
     config: RunnableConfig;
@@ -132,7 +133,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     private readonly prefetched: { threadId: string; checkpointId?: string; tuple?: CheckpointTuple },
     private readonly claim: Claim,
     /**
-     * Hold later writes back until `flow()` ({@link holdsBack}). Off for a run from a checkpoint
+     * Hold later writes back until the run ends (`drain`; {@link holdsBack}). Off for a run from a checkpoint
      * with tasks left (plain input, whose first checkpoint holds the question only as pending
      * input): every step is written and awaited as usual.
      */
@@ -243,7 +244,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       return stored;
     }
     if (this.holdBack) {
-      // Kept later (flow, drain) unless a later step supersedes it; its versions carry over.
+      // Kept at the end (drain) unless a later step supersedes it; its versions carry over.
       const versions = { ...(this.latest?.versions ?? {}), ...newVersions };
       this.byStep.set(metadata.step, { checkpoint, metadata });
       this.byStep.delete(metadata.step - 4);
@@ -310,20 +311,13 @@ export class RunCheckpointer extends BaseCheckpointSaver {
     return this.saver.getNextVersion(current);
   }
 
-  /** The answer has started streaming: what is queued is written from now on. */
-  flow(): void {
-    if (this.flowing) return;
-    this.flowing = true;
-    this.pump();
-  }
-
   /**
    * Keeps the latest checkpoint and writes everything queued; rejects with the first failure.
    * `along` (the run's end) rides with the last checkpoint's commit.
    */
   async drain(along?: (batch: WriteBatch) => void): Promise<void> {
     this.keepLatest(along);
-    this.flowing = true;
+    this.draining = true;
     while (this.queue.length > 0 || this.pumping) {
       this.pump();
       await this.pumping;
@@ -352,7 +346,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       this.queue.push({ op, done: (err) => (err === undefined ? resolve() : reject(err as Error)) }),
     );
     written.catch(() => {}); // a held-back write's failure is reported through onFailure and drain
-    if (this.flowing || !this.holdBack) this.pump();
+    if (this.draining || !this.holdBack) this.pump();
     return written;
   }
 
@@ -380,7 +374,7 @@ export class RunCheckpointer extends BaseCheckpointSaver {
       }
     })().finally(() => {
       this.pumping = undefined;
-      if ((this.flowing || !this.holdBack) && this.queue.length > 0) this.pump();
+      if ((this.draining || !this.holdBack) && this.queue.length > 0) this.pump();
     });
   }
 }

@@ -5,7 +5,7 @@
  * 1. **start** — the graph starts, and nothing is sent until the lease is ours (a run that loses
  *    the race still gets an HTTP 409); the chunks it streams meanwhile wait.
  * 2. **follow** — each chunk becomes protocol events (RunTranscript), sent to the client and the
- *    run's log; the answer's start lets the held-back checkpoint writes flow.
+ *    run's log, and a phase boundary stores the run's progress with the log.
  * 3. **fail** — an error is shown in the stream once it is open, or thrown as an HTTP error before.
  * 4. **finish** — what the run keeps is written (a stopped answer, its checkpoints, the log's end
  *    marker), then the lease is released and the response ended, always — even when Firestore
@@ -194,10 +194,8 @@ class Execution {
   private handle(chunk: Chunk): void {
     for (const step of this.transcript.steps(chunk)) {
       if ("send" in step) this.send(step.send, step.data);
-      else if ("boundary" in step) {
-        if (this.durable) this.durable.boundary(this.spec.log, step.step);
-        else this.spec.log?.boundary();
-      } else this.saver.flow();
+      else if (this.durable) this.durable.boundary(this.spec.log, step.step);
+      else this.spec.log?.boundary();
     }
   }
 

@@ -1,8 +1,8 @@
 /**
  * From graph chunks to protocol events, as a pure step: what a run sends for each chunk LangGraph
  * streams, and what the run has shown so far — its usage, whether it stopped at a question to the
- * user, the answer's text streamed so far (kept if the run is stopped), and the moment the answer
- * starts (when the run's held-back checkpoint writes begin). No I/O: the executor consumes it.
+ * user, the answer's text streamed so far (kept if the run is stopped), and its phase boundaries.
+ * No I/O: the executor consumes it.
  */
 import type { QuarryEvent, Usage } from "../contract/events";
 import type { StreamMode } from "../contract/protocol";
@@ -20,9 +20,7 @@ export type Step =
    * A phase boundary (not `ingress` nor `done`): what the run sent so far goes to its log now, with
    * the run's progress (`step`: LangGraph's step starting).
    */
-  | { boundary: true; step?: number }
-  /** The client sees the answer start (or a question): held-back checkpoint writes may flow. */
-  | { answerStarted: true };
+  | { boundary: true; step?: number };
 
 /** The run name of the generator's model call (model-call.ts: `quarry_<node>`), on its tokens' metadata. */
 export const GENERATOR_CALL = "quarry_generator";
@@ -93,9 +91,6 @@ export class RunTranscript {
 
   private *custom(ev: QuarryEvent | undefined): Generator<Step> {
     if (ev?.type === "usage") this.usage = { ...ev.turn, runs: 1 };
-    // A client not streaming tokens sees the answer start with the generator's phase.
-    if (!this.streamsTokens && ev?.type === "phase" && ev.phase === "answering")
-      yield { answerStarted: true };
     if (this.modes.includes("custom")) yield { send: "custom", data: toPlain(ev) };
     // Neither the first phase nor the last is a boundary: before `ingress` the run has done nothing
     // its question's checkpoint does not hold, and after `done` its end follows at once, whose
@@ -109,7 +104,6 @@ export class RunTranscript {
     // tokens carry the generator's model-call name.
     const [msg, meta] = data;
     if (isAiChunk(msg) && meta?.name === GENERATOR_CALL) {
-      yield { answerStarted: true };
       if (typeof msg.content === "string") {
         this.answerSoFar = {
           id: msg.id ?? this.answerSoFar?.id,
@@ -125,7 +119,6 @@ export class RunTranscript {
     const update = mode === "updates" && data && typeof data === "object" ? data : undefined;
     if (update && "__interrupt__" in update) {
       this.asking = true;
-      yield { answerStarted: true };
     }
     // The answer is in the state now: a stop from here on has nothing partial to keep.
     if (update && "generator" in update) this.answerSoFar = undefined;
@@ -154,9 +147,5 @@ export class RunTranscript {
     if (!changed) return;
     this.sentValues = out;
     yield { send: "values", data: toPlain(out) };
-  }
-
-  private get streamsTokens(): boolean {
-    return this.modes.includes("messages-tuple");
   }
 }
