@@ -24,11 +24,12 @@ export function buildRetryOnce(db: object): void {
   const once: Build = function (this: unknown, methodName, retryCodes) {
     if (!retryCodes) return build.call(this, methodName);
     const key = `${methodName}:${retryCodes.join(",")}`;
-    const retry = retries.get(key);
+    let retry = retries.get(key);
     if (!retry) {
-      const options = build.call(this, methodName, retryCodes);
-      if (options.retry) retries.set(key, options.retry);
-      return options;
+      // Built for keeping, never handed to a call: nothing a call does to its options reaches it.
+      retry = build.call(this, methodName, retryCodes).retry;
+      if (!retry) return build.call(this, methodName, retryCodes);
+      retries.set(key, retry);
     }
     // A copy of the client's own RetryOptions per call, as the client makes one per call.
     return {
