@@ -226,8 +226,11 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     expect(second.stream().error ?? null).toBeNull();
     const state = (await (c as AnyClient).threads.getState(threadId)) as { values: { messages: Msg[] } };
     const stored = state.values.messages.at(-1)!;
-    // The rejoined stream carries the whole answer, once: the same text as the thread's state.
-    expect(textOf(lastAnswer(second.stream())!)).toBe(textOf(stored));
+    // The rejoined stream carries the whole answer, once: the same text as the thread's state. Waited
+    // for: once its stream has ended the hook swaps its stream values for the history it refetches.
+    await waitFor(() => expect(textOf(lastAnswer(second.stream()) ?? {})).toBe(textOf(stored)), {
+      timeout: 20_000,
+    });
     expect(humans(second.stream())).toEqual([question]);
     // The unmounted hook's own stream (1.x keeps reading it, 2.0 aborts it) has ended too.
     await submitted.catch(() => {});
