@@ -6,7 +6,7 @@ import type { App } from "firebase-admin/app";
 import type { Auth } from "firebase-admin/auth";
 import type { Firestore } from "firebase-admin/firestore";
 import { config } from "./config";
-import { buildRetryOnce } from "./firestore-retry";
+import { tuneFirestore } from "./firestore-client";
 
 let app: Promise<App> | undefined;
 let db: Promise<Firestore> | undefined;
@@ -24,8 +24,7 @@ function adminApp(): Promise<App> {
 export function firestore(): Promise<Firestore> {
   db ??= Promise.all([adminApp(), import("firebase-admin/firestore")]).then(([a, mod]) => {
     const instance = mod.getFirestore(a);
-    instance.settings({ ignoreUndefinedProperties: true });
-    buildRetryOnce(instance);
+    tuneFirestore(instance);
     return instance;
   });
   return db;

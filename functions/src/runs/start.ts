@@ -92,12 +92,12 @@ export async function startRun(
 ): Promise<RunResult> {
   const { uid } = caller;
   refuseEmptyScope(caller.access.scope);
-  const [store, runs, saver, build] = await Promise.all([
-    threadStore(),
-    runStore(),
-    checkpointSaver(),
-    graphFactory(),
-  ]);
+  // A fresh instance builds its graph (modules, the warehouse, the context) while the thread is
+  // read and the quota checked, not before: and a Firestore that cannot be reached is a 503 within
+  // the lease time, whatever the build still waits for.
+  const building = graphFactory();
+  building.catch(() => {}); // awaited below, once the run may start; observed now
+  const [store, runs, saver] = await Promise.all([threadStore(), runStore(), checkpointSaver()]);
   const leaseMs = config().runLeaseMs;
   // User identity mode: consent checked (auth:bigquery_consent before anything runs) and the scope
   // narrowed to the tables the person's own credentials can read. Service mode: the group scope.
@@ -133,6 +133,7 @@ export async function startRun(
         "answered): send a new question as input instead.",
     );
   }
+  const build = await building;
   const runSaver = new RunCheckpointer(
     saver,
     { threadId, checkpointId, tuple },

@@ -1,7 +1,7 @@
 import Module from "node:module";
 import { Firestore } from "@google-cloud/firestore";
 import { describe, expect, it } from "vitest";
-import { buildRetryOnce } from "../../functions/src/firestore-retry";
+import { buildRetryOnce } from "../../functions/src/firestore-client";
 
 type Build = (methodName: string, retryCodes?: number[]) => { retry?: object; otherArgs?: unknown };
 const loader = Module.prototype as unknown as { require: (id: string) => unknown };
@@ -22,7 +22,7 @@ function requires(fn: () => void): number {
   return count;
 }
 
-describe("Firestore call options built once (firestore-retry.ts)", () => {
+describe("Firestore call options built once (firestore-client.ts)", () => {
   it("gives each call the client's own options, with no module resolved per call", () => {
     const db = new Firestore({ projectId: "demo-quarry" });
     const build = (db as unknown as { createCallOptions: Build }).createCallOptions.bind(db);
