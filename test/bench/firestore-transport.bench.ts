@@ -5,6 +5,10 @@
  * documents, a get of one. The REST client asks for Application Default Credentials even with the
  * emulator (nodejs-firestore#1811), so it is given an OAuth2 client holding the emulator's
  * `owner` token, which is what the gRPC client sends there by itself.
+ *
+ * Also, on gRPC only (a listen needs it: a REST client moves to gRPC for good at its first), what a
+ * run's cancel listener costs the client: a listen on one document through its first snapshot and
+ * one change, then closed, less the update that makes the change (measured alone in the same round).
  */
 import { Firestore, type Settings } from "@google-cloud/firestore";
 import { createRequire } from "node:module";
@@ -35,6 +39,26 @@ async function cpuPerCall(op: (i: number) => Promise<unknown>): Promise<number> 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** A listen on `doc` as a run keeps one: its first snapshot, then the change `update` makes, then closed. */
+async function listenThroughOneChange(doc: FirebaseFirestore.DocumentReference, i: number): Promise<void> {
+  let seen = 0;
+  let wake: (() => void) | undefined;
+  const stop = doc.onSnapshot(
+    () => {
+      seen++;
+      wake?.();
+    },
+    () => {},
+  );
+  const snapshots = async (n: number) => {
+    while (seen < n) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  await snapshots(1);
+  await doc.update({ i });
+  await snapshots(2);
+  stop();
+}
+
 async function main() {
   const stack = await startStack({ services: ["firestore"], ports: "auto" });
   Object.assign(process.env, stack.env, { METADATA_SERVER_DETECTION: "none" });
@@ -44,6 +68,7 @@ async function main() {
     "REST (preferRest)": new Firestore({ projectId, preferRest: true, authClient: restAuth() } as Settings),
   };
   const samples: Record<string, { commit: number[]; get: number[] }> = {};
+  const listen: { update: number[]; listened: number[] } = { update: [], listened: [] };
   try {
     for (const [name, db] of Object.entries(clients)) {
       samples[name] = { commit: [], get: [] };
@@ -64,6 +89,10 @@ async function main() {
           ),
         );
         samples[name].get.push(await cpuPerCall(() => a.get()));
+        if (name.startsWith("gRPC")) {
+          listen.update.push(await cpuPerCall((i) => a.update({ i })));
+          listen.listened.push(await cpuPerCall((i) => listenThroughOneChange(a, i)));
+        }
       }
     }
   } finally {
@@ -82,6 +111,12 @@ async function main() {
       "get CPU ms/call": median(s.get).toFixed(2),
       "× gRPC ": (median(s.get) / median(base.get)).toFixed(2),
     })),
+  );
+  const update = median(listen.update);
+  console.log(
+    `a listen (first snapshot, one change, closed) on gRPC: ${(median(listen.listened) - update).toFixed(2)} ` +
+      `CPU ms beyond the update that makes its change (${median(listen.listened).toFixed(2)} with it, the update ` +
+      `alone ${update.toFixed(2)})`,
   );
   process.exit(0);
 }
