@@ -9,7 +9,7 @@
  * on the SDK version agent-chat-ui's lockfile pins (1.8.10), the one Quarry's page uses (1.15.0)
  * and the latest release (2.0.0).
  */
-import { describe, it, expect, beforeAll, afterEach } from "vitest";
+import { describe, it, expect, beforeAll, afterEach, onTestFinished } from "vitest";
 import { JSDOM } from "jsdom";
 import { Client as Client1_15 } from "@langchain/langgraph-sdk";
 import { useStream as useStream1_15 } from "@langchain/langgraph-sdk/react";
@@ -73,6 +73,17 @@ const textOf = (m: Msg) =>
       : String(m.text ?? "");
 const humans = (s: Stream) => s.messages.filter((m) => typeOf(m) === "human").map(textOf);
 const lastAnswer = (s: Stream) => s.messages.filter((m) => typeOf(m) === "ai" && textOf(m).trim()).at(-1);
+
+/** A copy of `storage` as it is now, as a reloaded page finds it (the Storage methods the hook uses). */
+function storageCopy(storage: Storage): Pick<Storage, "getItem" | "setItem" | "removeItem"> {
+  const items = new Map<string, string>();
+  for (let i = 0; i < storage.length; i++) items.set(storage.key(i)!, storage.getItem(storage.key(i)!)!);
+  return {
+    getItem: (k) => items.get(k) ?? null,
+    setItem: (k, v) => void items.set(k, String(v)),
+    removeItem: (k) => void items.delete(k),
+  };
+}
 
 // agent-chat-ui's submit options (Stream.tsx / thread/index.tsx).
 const UI_OPTIONS = { streamMode: ["values"], streamSubgraphs: true, streamResumable: true };
@@ -217,9 +228,25 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     // The answer has started (its first chunks streamed) and waits at the hold.
     await waitFor(() => expect(textOf(lastAnswer(first.stream()) ?? {})).not.toBe(""), { timeout: 45_000 });
     const threadId = first.thread();
-    first.view.unmount(); // the page reloads
+    // The page reloads: the new page finds the session storage as the old one left it. The old
+    // hook lives on in this process (1.x keeps reading its stream) and, when its stream ends, takes
+    // its rejoin key out of the storage, which no reloaded page would see: if that came before the
+    // new hook had its history (which it waits for before it rejoins), the new hook never rejoined
+    // and showed the history it had read before the answer was stored (CI, twice; 1.15 only).
+    const reloaded = storageCopy(dom.window.sessionStorage);
+    first.view.unmount();
+    // What the reloaded page asks for (the SDK fetches through the global fetch).
+    const asked: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      asked.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
+      return realFetch(input, init);
+    }) as typeof fetch;
+    onTestFinished(() => {
+      globalThis.fetch = realFetch;
+    });
 
-    const second = mount(c, threadId, { reconnectOnMount: () => dom.window.sessionStorage });
+    const second = mount(c, threadId, { reconnectOnMount: () => reloaded });
     await waitFor(() => expect(second.stream().isLoading).toBe(true), { timeout: 20_000 });
     await holds.release(key);
     await waitFor(() => expect(second.stream().isLoading).toBe(false), { timeout: 45_000 });
@@ -232,6 +259,8 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
       timeout: 20_000,
     });
     expect(humans(second.stream())).toEqual([question]);
+    // It rejoined the run's stream, from the start.
+    expect(asked.filter((a) => /^GET \/.*\/threads\/[^/]+\/runs\/[^/]+\/stream$/.test(a))).toHaveLength(1);
     // The unmounted hook's own stream (1.x keeps reading it, 2.0 aborts it) has ended too.
     await submitted.catch(() => {});
   });
