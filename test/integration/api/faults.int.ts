@@ -45,8 +45,8 @@ describe("faults", () => {
       message: expect.stringMatching(/send it again/),
     });
     // Bounded by the lease time (10 s here); the Firestore client alone would retry for minutes. Also
-    // on a fresh instance, whose graph build (the imported context's read) waits out the outage
-    // beside the thread's read, not before it (54 s when this file ran first, before).
+    // on a fresh instance, whose graph build (it reads Firestore too) waits out the outage beside
+    // the thread's read, not before it (54 s when this file ran first, before).
     console.log(`503 after ${took} ms of outage`);
     expect(took).toBeLessThan(15_000);
     await fetch(`${faultUrl}/heal`, { method: "POST" });

@@ -9,7 +9,7 @@
  * on the SDK version agent-chat-ui's lockfile pins (1.8.10), the one Quarry's page uses (1.15.0)
  * and the latest release (2.0.0).
  */
-import { describe, it, expect, beforeAll, afterEach, onTestFinished } from "vitest";
+import { describe, it, expect, beforeAll, afterEach, onTestFinished, vi } from "vitest";
 import { JSDOM } from "jsdom";
 import { Client as Client1_15 } from "@langchain/langgraph-sdk";
 import { useStream as useStream1_15 } from "@langchain/langgraph-sdk/react";
@@ -235,16 +235,9 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     // and showed the history it had read before the answer was stored (CI, twice; 1.15 only).
     const reloaded = storageCopy(dom.window.sessionStorage);
     first.view.unmount();
-    // What the reloaded page asks for (the SDK fetches through the global fetch).
-    const asked: string[] = [];
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-      asked.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
-      return realFetch(input, init);
-    }) as typeof fetch;
-    onTestFinished(() => {
-      globalThis.fetch = realFetch;
-    });
+    // What the reloaded page asks for (the SDK fetches through the global fetch; the spy calls through).
+    const fetched = vi.spyOn(globalThis, "fetch");
+    onTestFinished(() => fetched.mockRestore());
 
     const second = mount(c, threadId, { reconnectOnMount: () => reloaded });
     await waitFor(() => expect(second.stream().isLoading).toBe(true), { timeout: 20_000 });
@@ -260,6 +253,9 @@ describe.each(VERSIONS)("useStream of SDK $sdk", ({ Client, useStream }) => {
     });
     expect(humans(second.stream())).toEqual([question]);
     // It rejoined the run's stream, from the start.
+    const asked = fetched.mock.calls.map(
+      ([input, init]) => `${init?.method ?? "GET"} ${new URL(String(input)).pathname}`,
+    );
     expect(asked.filter((a) => /^GET \/.*\/threads\/[^/]+\/runs\/[^/]+\/stream$/.test(a))).toHaveLength(1);
     // The unmounted hook's own stream (1.x keeps reading it, 2.0 aborts it) has ended too.
     await submitted.catch(() => {});
