@@ -15,6 +15,7 @@ import { signIn, type TestUser } from "../support/auth-emulator";
 import { call, sdkClient } from "../support/api-client";
 import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { E2E_TEST_USER } from "../support/e2e-access";
+import { importSeenEverywhere } from "../support/imports-fresh";
 import { JAFFLE, MAP } from "../support/jaffle";
 import { stackEnv } from "../support/stack-env";
 
@@ -152,20 +153,19 @@ describe("imported definitions in the browser", () => {
   });
 
   it("an answer whose SQL used the imported metric names it under the answer", async () => {
-    // Applied imports reach the function's prompts within seconds: wait until an API question shows it.
+    // Asked once every instance's copy of the imports is newer than the last apply.
+    await importSeenEverywhere(db, ID);
+    // Through the API first: the answer's message names the definitions it was given.
     const client = sdkClient(api, admin);
-    const until = Date.now() + 60_000;
-    for (;;) {
-      const thread = await client.threads.create();
-      await client.runs.wait(thread.thread_id, "quarry", {
-        input: { messages: [{ type: "human", content: `${QUESTION} [m-${randomUUID()}]` }] },
-      });
-      const state = await client.threads.getState(thread.thread_id);
-      const msgs = (state.values as { messages: { response_metadata?: Record<string, unknown> }[] }).messages;
-      if (msgs[msgs.length - 1].response_metadata?.quarry_definitions) break;
-      if (Date.now() > until) throw new Error("the applied import never reached the function's prompts");
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "quarry", {
+      input: { messages: [{ type: "human", content: `${QUESTION} [m-${randomUUID()}]` }] },
+    });
+    const state = await client.threads.getState(thread.thread_id);
+    const msgs = (state.values as { messages: { response_metadata?: Record<string, unknown> }[] }).messages;
+    expect(msgs[msgs.length - 1].response_metadata?.quarry_definitions).toContainEqual(
+      expect.objectContaining({ name: "order total", source: "dbt", approved: true }),
+    );
     await page.goto(web);
     await page.getByRole("button", { name: "+ New conversation" }).click();
     const box = page.getByLabel("Your question");

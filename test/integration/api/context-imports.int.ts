@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
+import { importSeenEverywhere } from "../../support/imports-fresh";
 import { JAFFLE, MAP } from "../../support/jaffle";
 import { seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
@@ -190,7 +191,9 @@ describe("imports pushed through the API", () => {
     expect(seen).toMatch(/order total[^\n]*Computed as: SELECT/);
     expect(seen).toMatch(/jaffle\.orders/);
 
-    // Ann's group has only `shop`: none of the import's notes, metrics or joins reach her.
+    // Ann's group has only `shop`: none of the import's notes, metrics or joins reach her. Asked once
+    // every instance has the import, so that its absence is her scope and not an instance's old copy.
+    await importSeenEverywhere(db, ID);
     const hers = `[m-${randomUUID()}]`;
     const annMeta = await ask(ann, `${QUESTION} ${hers}`);
     const annSaw = await promptsOf(hers);

@@ -2,7 +2,7 @@
  * Imports pushed through the API (`POST /admin/context/imports`, a CI step after `dbt build`) and
  * reviewed in the admin page, kept in Firestore (`context_imports/{source}-{project}`, server
  * only): the active layer and, while one waits for review, the pushed layer with its diff. An
- * applied change reaches every instance's prompts within `maxAgeMs` (5 s), without a redeploy.
+ * applied change reaches every instance's prompts within `maxAgeMs` (5 s) of its commit, without a redeploy.
  * Layers are stored gzip-compressed (a document holds 1 MiB); one that does not fit is refused.
  * The committed files (store.ts) stay the way for a team that versions its imports; a stored
  * import of the same project wins over the committed file.
@@ -17,6 +17,9 @@ import { ImportError } from "./errors";
 import type { ImportedLayer } from "./types";
 
 export const IMPORTS_COLLECTION = "context_imports";
+
+/** How old an instance's copy of the active imports may be: a question this long after an apply uses it. */
+export const IMPORTS_MAX_AGE_MS = 5_000;
 
 /** Firestore's document limit less room for the diff and the fields beside the layer. */
 const MAX_LAYER_BYTES = 700 * 1024;
@@ -116,7 +119,7 @@ export class ImportStore {
 
   constructor(
     private readonly db: Firestore,
-    private readonly maxAgeMs = 5_000,
+    private readonly maxAgeMs = IMPORTS_MAX_AGE_MS,
   ) {}
 
   private col() {
@@ -239,10 +242,12 @@ export class ImportStore {
   async current(): Promise<{ version: string; layers: ImportedLayer[] }> {
     const c = this.cached;
     if (c && Date.now() - c.at < this.maxAgeMs) return c;
+    // Stamped when the read starts, also when it found nothing new: a read that began before an
+    // apply committed is never served past `maxAgeMs` after that, however long it took.
+    const started = Date.now();
     this.reading ??= this.read(c)
       .then(({ version, layers }) => {
-        // Stamped now, also when the versions read found nothing new (`r` is then the cached entry).
-        this.cached = { at: Date.now(), version, layers };
+        this.cached = { at: started, version, layers };
         return { version, layers };
       })
       .catch(() => c ?? { version: "", layers: [] })
