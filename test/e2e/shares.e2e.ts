@@ -17,7 +17,7 @@ import { signUp, type TestUser } from "../support/auth-emulator";
 import { call } from "../support/api-client";
 import { launchBrowser, reportFailure, screenshot } from "../support/browser";
 import { E2E_MEMBER_DOMAIN } from "../support/e2e-access";
-import { seedAccess, until } from "../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../support/seed-access";
 import { stackEnv } from "../support/stack-env";
 
 const PASSWORD = "e2e-shares-pw";
@@ -100,7 +100,8 @@ afterAll(async () => {
   await browser?.close();
   if (db) {
     for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
-    // Later files run with no groups: wait until the function's cache has let go of them.
+    // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+    await accessSeenEverywhere();
     await until(
       () => me(nobody),
       (m) => m.scope.datasets.includes("shop") && m.scope.datasets.includes("jaffle"),

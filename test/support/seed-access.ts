@@ -4,9 +4,25 @@
  * function reads access through a short cache).
  */
 import type { Firestore } from "@google-cloud/firestore";
-import type { TestUser } from "./auth-emulator";
+import { INTEGRATION_ACCESS_ENV, type TestUser } from "./auth-emulator";
 
-/** Writes each group (name → datasets) and each member (with their role and groups). */
+/** How long the stacks' function keeps access it read (QUARRY_ACCESS_CACHE_SECONDS, both stacks). */
+const ACCESS_CACHE_MS = Number(INTEGRATION_ACCESS_ENV.QUARRY_ACCESS_CACHE_SECONDS) * 1000;
+
+/**
+ * Waits out the function's access cache after writes that have returned: by then every instance's
+ * copy was read after them (an entry lasts ACCESS_CACHE_MS from its read's start, lru.ts TtlCache),
+ * whichever of the emulator's workers the next request reaches. A `/me` that shows the change
+ * answers for one worker only.
+ */
+export async function accessSeenEverywhere(): Promise<void> {
+  await new Promise((r) => setTimeout(r, ACCESS_CACHE_MS));
+}
+
+/**
+ * Writes each group (name → datasets) and each member (with their role and groups), and returns once
+ * every instance of the function sees them.
+ */
 export async function seedAccess(
   db: Firestore,
   groups: Record<string, readonly string[]>,
@@ -25,6 +41,7 @@ export async function seedAccess(
       .doc(u.email)
       .set({ email: u.email, role, groups: inGroups, addedBy: "test", addedAt: now, updatedAt: now });
   }
+  await accessSeenEverywhere();
 }
 
 /**

@@ -17,7 +17,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { importSeenEverywhere } from "../../support/imports-fresh";
 import { JAFFLE, MAP } from "../../support/jaffle";
-import { seedAccess, until } from "../../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -111,7 +111,8 @@ afterAll(async () => {
   await db.collection("context_imports").doc(ID).delete();
   for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
   const nobody = await signUp(stackEnv().urls.auth!);
-  // Later files run with no groups: wait until the function's cache has let go of them.
+  // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+  await accessSeenEverywhere();
   await until(
     async () =>
       (await call(api, "/me", { token: nobody.idToken })).json as { scope?: { datasets: string[] } },

@@ -16,6 +16,7 @@ import type { Group, GroupsAnswer, Member, MembersAnswer } from "../../../functi
 import { MEMBER_DOMAIN, signUp, type TestUser } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
+import { accessSeenEverywhere, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -55,8 +56,8 @@ afterAll(async () => {
       await call(api, `/admin/groups/${g.name}`, { method: "DELETE", token: admin.idToken });
     }
     expect((await listGroups()).groups).toEqual([]);
-    // Later files run with no groups: wait until the function sees every dataset again for a
-    // person in none (any of its instances' caches may still hold a group for a moment).
+    // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+    await accessSeenEverywhere();
     const plain = await signUp(stackEnv().urls.auth!);
     await until(
       async () =>
@@ -68,20 +69,6 @@ afterAll(async () => {
   await app?.close();
   await db?.terminate();
 }, 60_000);
-
-/**
- * Reads `read` until `done` holds, failing with the last value after `timeoutMs` (hooks cannot use
- * expect.poll; this is its loop).
- */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const send = (method: string, path: string, body?: unknown, base = api) =>
   call(base, path, { method, token: admin.idToken, ...(body !== undefined ? { body } : {}) });

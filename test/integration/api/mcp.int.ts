@@ -20,6 +20,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { CLARIFYING_CHOICES, CLARIFYING_QUESTION } from "../../support/scripted-model-script";
 import { stackEnv } from "../../support/stack-env";
+import { accessSeenEverywhere } from "../../support/seed-access";
 import { connectMcp, mcpInitialize } from "../../support/mcp-client";
 
 let api: string;
@@ -188,6 +189,7 @@ describe("personal access tokens", () => {
     const theirs = await newToken(outsider.idToken);
     expect((await mcpInitialize(api, theirs.token)).status).toBe(200);
     await member.delete();
+    await accessSeenEverywhere();
     await expect
       .poll(async () => (await mcpInitialize(api, theirs.token)).status, { timeout: 20_000 })
       .toBe(403);
@@ -388,8 +390,9 @@ describe("MCP tools", () => {
         addedAt: now,
         updatedAt: now,
       });
+    // The member entry is cached for the access cache's window: every instance sees the cap after it.
+    await accessSeenEverywhere();
     const client = await connect((await newToken(capped.idToken)).token);
-    // The member entry is cached for the access cache's window: wait until the function sees the cap.
     let calls = 0;
     for (;;) {
       const r = (await client.callTool({ name: "list_tables", arguments: {} })) as ToolResult;

@@ -17,7 +17,7 @@ import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_SALARIES_CSV, FINANCE_WORDS } from "../../support/finance";
 import { holdClient, HOLD_URL_ENV, type Holds } from "../../support/hold-control";
 import { SCRIPTED_FOLLOW_UPS } from "../../support/api-script";
-import { seedAccess, until } from "../../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 import { connectMcp, makeToken } from "../../support/mcp-client";
 
@@ -80,7 +80,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (db) {
     for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
-    // Later files run with no groups: wait until the function's cache has let go of them.
+    // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+    await accessSeenEverywhere();
     await until(
       () => me(nobody),
       (m) => m.scope.datasets.includes("shop") && m.scope.datasets.includes("finance"),

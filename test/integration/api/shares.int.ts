@@ -15,7 +15,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { FINANCE_WORDS } from "../../support/finance";
-import { seedAccess, until } from "../../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -115,7 +115,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (db) {
     for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
-    // Later files run with no groups: wait until the function's cache has let go of them.
+    // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+    await accessSeenEverywhere();
     await until(
       () => me(nobody),
       (m) => m.scope.datasets.includes("shop") && m.scope.datasets.includes("finance"),

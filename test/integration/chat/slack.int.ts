@@ -11,7 +11,7 @@ import { Firestore } from "@google-cloud/firestore";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
-import { seedAccess, until } from "../../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
 import { SLACK_TEST, type SlackCall } from "../../support/slack-standin";
 import { interactionBody, messageEvent, slackCalls, slackPost, slackUpload } from "../../support/slack";
 import { darkPixels, readPng } from "../../support/png";
@@ -404,7 +404,8 @@ describe("Slack: a room an admin bound to a group", () => {
       });
       await db.collection("groups").doc(GROUP).delete();
       await db.collection("members").doc(boss.email).delete();
-      // Later files run with no groups: wait until the function's cache has let go of this one.
+      // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+      await accessSeenEverywhere();
       await until(
         () => me(alice),
         (m) => !!m.scope?.datasets.includes("finance"),
@@ -449,6 +450,7 @@ describe("Slack: a room an admin bound to a group", () => {
     } finally {
       await db.collection("groups").doc(GROUP).delete();
       await db.collection("members").doc(carol.email).delete();
+      await accessSeenEverywhere();
       await until(
         () => me(alice),
         (m) => !!m.scope?.datasets.includes("finance"),
