@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { connectMcp, makeToken } from "../../support/mcp-client";
-import { seedAccess, until } from "../../support/seed-access";
+import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -211,6 +211,8 @@ describe("the business view", () => {
     });
     expect(set.status, set.text).toBe(200);
     expect(set.json).toMatchObject({ name: "trust-business", datasets: ["shop"], defaultView: "business" });
+    // Groups are read through the access cache: every instance has the new default after it.
+    await accessSeenEverywhere();
     expect(
       await until(
         () => read(bea),
