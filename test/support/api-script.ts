@@ -54,6 +54,8 @@ const SCRIPTED_SQL: Record<string, string> = {
   // Answers no test approves (trust tests: "written for this question"), and one trust.int.ts approves.
   written: "SELECT COUNT(*) AS orders FROM shop.orders WHERE order_id > 0",
   "to-verify": "SELECT channel, COUNT(*) AS orders FROM shop.orders WHERE order_id > 0 GROUP BY channel",
+  // And one only trust.int.ts's approval on a single instance approves.
+  "verify-here": "SELECT channel, COUNT(*) AS orders FROM shop.orders WHERE order_id > 1 GROUP BY channel",
   // Durable runs (durable.int.ts): a query whose BigQuery job the stand-in holds running.
   "held-job": "SELECT COUNT(*) AS orders FROM shop.orders WHERE 1 = 1 /* held job */",
   "string-agg":

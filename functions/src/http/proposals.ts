@@ -13,6 +13,7 @@ import { QuarryError } from "../errors";
 import { firestore } from "../services";
 import { auditAction } from "../access/admin-audit";
 import { callerOf } from "../access/caller";
+import { approvedQueries } from "../runs/runtime";
 import { parse } from "../runs/schemas";
 
 const ProposalId = z.string().regex(/^[0-9a-f]{40}$/, "must be a proposal id");
@@ -80,7 +81,7 @@ async function edit(req: Request, res: Response): Promise<void> {
 
 async function approve(req: Request, res: Response): Promise<void> {
   const { id, ref, p } = await proposal(req);
-  const [{ getWarehouse }, { ApprovedQueries, ApprovalError, validateVerifiedQuery }] = await Promise.all([
+  const [{ getWarehouse }, { ApprovalError, validateVerifiedQuery }] = await Promise.all([
     import("../tools/index.js"),
     import("../context/approved.js"),
   ]);
@@ -92,7 +93,10 @@ async function approve(req: Request, res: Response): Promise<void> {
     throw err;
   }
   const by = callerOf(req).email ?? callerOf(req).uid;
-  const approved = await new ApprovedQueries(await firestore()).add({
+  // This instance's own store, so its next question has the approval at once.
+  const approved = await (
+    await approvedQueries()
+  ).add({
     id,
     proposalId: id,
     ...entry,

@@ -57,6 +57,19 @@ export function importStore(): Promise<import("../context/imports/firestore-stor
   return imports;
 }
 
+let approved: Promise<import("../context/approved.js").ApprovedQueries> | undefined;
+
+/**
+ * The queries approved in the admin page (one store per instance: an approval made here reaches
+ * this instance's next question at once, the others' within the store's 30 s).
+ */
+export function approvedQueries(): Promise<import("../context/approved.js").ApprovedQueries> {
+  approved ??= Promise.all([firestore(), import("../context/approved.js")]).then(
+    ([db, m]) => new m.ApprovedQueries(db),
+  );
+  return approved;
+}
+
 let runs: Promise<RunStore> | undefined;
 
 /** The run store (leases, run documents, event logs), beside the thread store. */
@@ -87,12 +100,11 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
       return Promise.all([
         firestore(),
         import("../context/catalog-store.js"),
-        import("../context/approved.js"),
+        approvedQueries(),
         accessStores(),
         credentialSource(),
         importStore(),
-      ]).then(([db, { FirestoreCatalogStore }, { ApprovedQueries }, { audit }, credentials, imports]) => {
-        const approved = new ApprovedQueries(db);
+      ]).then(([db, { FirestoreCatalogStore }, approved, { audit }, credentials, imports]) => {
         return agent.createGraphFactory({
           config: config(),
           // User identity mode: each person's BigQuery calls with their own token, by uid.

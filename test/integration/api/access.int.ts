@@ -10,6 +10,7 @@ import { MEMBER_DOMAIN, TEST_ADMIN_EMAIL, signUp, type TestUser } from "../../su
 import { call, sdkClient } from "../../support/api-client";
 import { startInProcessApp, type InProcessApp } from "../../support/in-process-app";
 import { stackEnv } from "../../support/stack-env";
+import { accessSeenEverywhere } from "../../support/seed-access";
 
 let api: string;
 let authUrl: string;
@@ -117,10 +118,11 @@ describe("who may use Quarry", () => {
     });
     expect(added.status).toBe(201);
     expect(added.json).toMatchObject({ email: outsider.email, role: "member", addedBy: TEST_ADMIN_EMAIL });
-    // Within the cache time (2 s in this stack) every instance sees it.
+    // Within the cache time (2 s in this stack) every instance sees it: one at once, the rest after it.
     await expect
       .poll(async () => (await call(api, "/me", { token: outsider.idToken })).status, { timeout: 10_000 })
       .toBe(200);
+    await accessSeenEverywhere();
     const thread = await sdkClient(api, outsider).threads.create();
     await sdkClient(api, outsider).runs.wait(thread.thread_id, "quarry", { input: input() });
     const listed = await call(api, "/admin/members", { token: admin.idToken });
@@ -311,6 +313,8 @@ describe("quotas", () => {
       token: admin.idToken,
       body: { email: person.email, quotas: { tokensPerDay: used } },
     });
+    // Every instance has the cap before the next question (one without it would run and charge it).
+    await accessSeenEverywhere();
     await expect
       .poll(
         async () => {

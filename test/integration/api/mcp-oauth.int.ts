@@ -25,6 +25,7 @@ import {
   type MetadataServer,
 } from "../../support/oauth-client";
 import { stackEnv } from "../../support/stack-env";
+import { accessSeenEverywhere } from "../../support/seed-access";
 import { mcpInitialize } from "../../support/mcp-client";
 import { call } from "../../support/api-client";
 
@@ -247,6 +248,8 @@ describe("OAuth for hosted MCP clients", () => {
     await expect
       .poll(async () => (await mcpInitialize(api, tokens.access_token)).status, { timeout: 20_000 })
       .toBe(401);
+    // Refused by one instance; every other's account cache has let go of the old account after this.
+    await accessSeenEverywhere();
     const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/sessions were revoked/);
     // The refresh token gets nothing more from the authorization server.
@@ -286,6 +289,8 @@ describe("OAuth for hosted MCP clients", () => {
     await expect
       .poll(async () => (await mcpInitialize(api, tokens.access_token)).status, { timeout: 20_000 })
       .toBe(401);
+    // Refused by one instance; every other's grant cache has let go of the grant after this.
+    await accessSeenEverywhere();
     const refused = await mcpInitialize(api, tokens.access_token);
     expect(JSON.stringify(await refused.json())).toMatch(/disconnected/);
     await expectRefreshRefused(tokens.refresh_token!);

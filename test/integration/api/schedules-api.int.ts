@@ -9,7 +9,6 @@ import { Timestamp } from "@google-cloud/firestore";
 import { signUp } from "../../support/auth-emulator";
 import { call } from "../../support/api-client";
 import { stackEnv } from "../../support/stack-env";
-import { accessSeenEverywhere } from "../../support/seed-access";
 import {
   DAILY,
   SQL,
@@ -246,8 +245,7 @@ describe("scope", () => {
         addedAt: now,
         updatedAt: now,
       });
-    // The function reads groups and members through a short cache: every instance scopes dave after it.
-    await accessSeenEverywhere();
+    // The function reads groups and members through a short cache: wait until it scopes dave.
     await expect
       .poll(async () =>
         (

@@ -15,6 +15,7 @@ import { signUp, type TestUser } from "../../support/auth-emulator";
 import { call, sdkClient } from "../../support/api-client";
 import { connectMcp, makeToken } from "../../support/mcp-client";
 import { accessSeenEverywhere, seedAccess, until } from "../../support/seed-access";
+import { startInProcessApp } from "../../support/in-process-app";
 import { stackEnv } from "../../support/stack-env";
 
 let api: string;
@@ -30,9 +31,9 @@ interface Computed {
   sql: string[];
 }
 
-/** Asks in a new thread through the SDK; the custom events and the stored answer message. */
-async function ask(u: TestUser, question: string) {
-  const client = sdkClient(api, u);
+/** Asks in a new thread through the SDK (at `base`); the custom events and the stored answer message. */
+async function ask(u: TestUser, question: string, base = api) {
+  const client = sdkClient(base, u);
   const thread = await client.threads.create();
   const custom: { type: string; computed?: Computed }[] = [];
   for await (const chunk of client.runs.stream(thread.thread_id, "quarry", {
@@ -80,6 +81,8 @@ afterAll(async () => {
   if (!db) return;
   for (const name of Object.keys(GROUPS)) await db.collection("groups").doc(name).delete();
   for (const u of [admin, ann, bea]) await db.collection("preferences").doc(u.uid).delete();
+  // Later files run with no groups: every instance's cache lets go of them, and one shows it.
+  await accessSeenEverywhere();
   const nobody = await signUp(stackEnv().urls.auth!);
   await until(
     async () =>
@@ -180,6 +183,37 @@ describe("how an answer was computed, verified or not", () => {
       45_000,
     );
     expect(next.event!.verification).toEqual({ status: "verified", by: "verified_query", names: [question] });
+  });
+
+  it("the instance that approved a proposal verifies the next identical question at once", async () => {
+    // One instance, the function's app in this process (the emulated function runs several workers).
+    const app = await startInProcessApp();
+    try {
+      // Its SQL is one only this test approves ("[sql:verify-here]"), so the first answer is written.
+      const question = `Orders by channel after the first, ${randomUUID().slice(0, 8)}? [sql:verify-here]`;
+      // Answered here first, so this instance holds the approved queries as they were before.
+      const first = await ask(ann, question, app.url);
+      expect(first.event!.verification).toEqual({ status: "written" });
+      const filed = await call(app.url, `/threads/${first.threadId}/verify`, {
+        method: "POST",
+        token: ann.idToken,
+        body: { question_id: first.questionId },
+      });
+      expect(filed.status, filed.text).toBe(201);
+      const approved = await call(app.url, `/admin/proposals/${String(filed.json.proposal_id)}/approve`, {
+        method: "POST",
+        token: admin.idToken,
+      });
+      expect(approved.status, approved.text).toBe(200);
+      const next = await ask(ann, question, app.url);
+      expect(next.event!.verification).toEqual({
+        status: "verified",
+        by: "verified_query",
+        names: [question],
+      });
+    } finally {
+      await app.close();
+    }
   });
 
   it("refuses to file an answer that ran no SQL", async () => {
