@@ -94,9 +94,8 @@ async function approve(req: Request, res: Response): Promise<void> {
   }
   const by = callerOf(req).email ?? callerOf(req).uid;
   // This instance's own store, so its next question has the approval at once.
-  const approved = await (
-    await approvedQueries()
-  ).add({
+  const store = await approvedQueries();
+  const approved = await store.add({
     id,
     proposalId: id,
     ...entry,

@@ -104,8 +104,8 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
         accessStores(),
         credentialSource(),
         importStore(),
-      ]).then(([db, { FirestoreCatalogStore }, approved, { audit }, credentials, imports]) => {
-        return agent.createGraphFactory({
+      ]).then(([db, { FirestoreCatalogStore }, approved, { audit }, credentials, imports]) =>
+        agent.createGraphFactory({
           config: config(),
           // User identity mode: each person's BigQuery calls with their own token, by uid.
           ...(credentials ? { credentials } : {}),
@@ -121,8 +121,8 @@ export function graphFactory(): Promise<import("../agent/index.js").GraphFactory
                 logger.error("audit entry not written", { err: String(err), sql: q.sql }),
               );
           },
-        });
-      });
+        }),
+      );
     })
     .catch((err: unknown) => {
       factory = undefined; // a failed start (e.g. missing credentials) is retried on the next request
